@@ -1,0 +1,202 @@
+// Package bash is the executor seam: the types every executor speaks and the
+// [Executor] interface that the local executor implements today and that
+// sandboxed and remote executors will implement later.
+//
+// The seam knows nothing of tools, tasks, sessions or models. A caller builds a
+// [Request] from what it trusts, turns it into a [Spec] with
+// [Executor.Resolve] (pure defaulting and clamping with the executor's config),
+// and then either waits for the command with [Executor.Run] or starts it in the
+// background with [Executor.Start]. Run and Start never re-default: a Spec is
+// taken as it is, so what a caller resolved is what runs.
+//
+// Errors are for infrastructure only. A command that exits non-zero, is killed
+// by its timeout, is cancelled by its caller or dies by a signal has run: all of
+// those are normal [Result]s, and the error return stays nil. Run returns an
+// error when the command could not be run at all (a missing working directory,
+// no shell, a context that was cancelled before spawn).
+//
+// Output is bounded. Each stream keeps its tail in memory and, once it
+// overflows, the whole stream from byte 0 in a private spill file whose path
+// is reported only when the file was written and closed without error. See
+// package [github.com/dsh-go/dsh/bash/capture] for the collector and
+// [github.com/dsh-go/dsh/bash/local] for the local executor.
+package bash
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Executor runs shell commands. Implementations are safe for concurrent use
+// by many sessions and keep no per-session state.
+type Executor interface {
+	// Resolve applies the executor's defaults and caps to r. It checks
+	// values (a given timeout must be positive and finite) but touches
+	// nothing on disk: the working directory is checked by Run and Start.
+	Resolve(r Request) (Spec, error)
+
+	// Run runs spec in the foreground and waits for it, its timeout, or the
+	// cancellation of ctx, whichever comes first. A timeout or a
+	// cancellation kills the command's process group (SIGTERM, then SIGKILL
+	// after the executor's grace) and is reported in the Result. The error
+	// is non-nil only when nothing could be run.
+	Run(ctx context.Context, spec Spec) (Result, error)
+
+	// Start runs spec in the background and returns at once. No timeout
+	// applies; the process ends by itself, by [Process.Kill], or by Close.
+	// A spawn failure is returned synchronously and leaves nothing behind.
+	Start(spec Spec) (Process, error)
+
+	// Close kills every process the executor still runs, waits until each
+	// has exited, and releases the executor's files. Run and Start fail
+	// after Close.
+	Close() error
+}
+
+// Request is what a caller asks for. Optional fields are pointers or nil
+// slices and maps so that absent stays distinguishable from empty.
+type Request struct {
+	// Command is run by the shell as `bash -c Command`.
+	Command string
+	// TimeoutMs, when set, overrides the executor's default timeout. It must
+	// be finite and > 0; it is rounded up to a whole millisecond and clamped
+	// to the executor's maximum.
+	TimeoutMs *float64
+	// Workdir is the working directory; empty means the executor's default.
+	Workdir string
+	// Stdin, when non-nil, is written to the command's standard input, which
+	// is then closed. When nil the command reads /dev/null.
+	Stdin []byte
+	// Env, when non-nil, is applied last over the executor's environment.
+	// It is meant for trusted callers (hooks), never for model input.
+	Env map[string]string
+}
+
+// Spec is a resolved Request: every default applied, every cap enforced.
+type Spec struct {
+	Command string
+	// TimeoutMs is the effective foreground timeout in whole milliseconds.
+	// Start ignores it.
+	TimeoutMs int64
+	Workdir   string
+	Stdin     []byte
+	Env       map[string]string
+}
+
+// Timeout returns the effective timeout as a duration.
+func (s Spec) Timeout() time.Duration { return time.Duration(s.TimeoutMs) * time.Millisecond }
+
+// Result is the outcome of a foreground run.
+type Result struct {
+	// ExitCode is nil when the process was killed by a signal.
+	ExitCode *int
+	// Signal is the name of the signal that ended the process ("SIGTERM"),
+	// or empty when it exited.
+	Signal string
+	// TimedOut reports that the executor's own timer fired and killed the
+	// command. Aborted reports that the caller's context was cancelled.
+	// They are never both true.
+	TimedOut bool
+	Aborted  bool
+	// TimeoutMs is the effective timeout the run had.
+	TimeoutMs int64
+	// Duration is the wall time from spawn to the end of output collection.
+	Duration time.Duration
+	Stdout   Output
+	Stderr   Output
+}
+
+// Output is what was collected of one stream.
+type Output struct {
+	// Text is the kept tail, valid UTF-8 (invalid bytes are replaced by
+	// U+FFFD). When Truncated, it starts at a character boundary.
+	Text string
+	// Truncated reports that bytes were dropped from Text.
+	Truncated bool
+	// SpillPath names a file holding the stream from byte 0. It is set
+	// only when the file was created safely, written and closed without
+	// error.
+	SpillPath string
+	// SpillCapped reports that the spill file stopped growing at the
+	// executor's spill limit; SpillBytes is then its size.
+	SpillCapped bool
+	SpillBytes  int64
+	// TotalBytes counts every byte the process wrote to the stream.
+	TotalBytes int64
+}
+
+// Status is the life cycle of a background process: StatusRunning, then
+// exactly one of StatusCompleted or StatusKilled.
+type Status string
+
+const (
+	StatusRunning   Status = "running"
+	StatusCompleted Status = "completed"
+	StatusKilled    Status = "killed"
+)
+
+// State is a snapshot of a background process.
+type State struct {
+	Status Status
+	// ExitCode is set once the process exited by itself (also when a Kill
+	// raced its exit); nil while running or when a signal ended it.
+	ExitCode *int
+	// Signal names the signal that ended the process, if one did.
+	Signal string
+}
+
+// Process is the handle of a background command.
+type Process interface {
+	// Command is the command line the process runs.
+	Command() string
+	// State reports the current status. After Kill it is StatusKilled at
+	// once, even while the process is still terminating.
+	State() State
+	// Done is closed once the process has exited and its output has been
+	// collected. It always closes.
+	Done() <-chan struct{}
+	// Kill starts the kill sequence. It returns true only for the first
+	// call made while the process runs; later calls do nothing (and do not
+	// restart the grace timer).
+	Kill() bool
+	// Read consumes the output written since the previous Read. It stays
+	// valid after exit; the read after the last one returns an empty delta.
+	Read() ReadResult
+}
+
+// ReadResult is one consuming read of a background process.
+type ReadResult struct {
+	// Delta is the new stdout, then the new stderr after a "[stderr]"
+	// line, joined by [JoinStreams].
+	Delta string
+	// Lossy reports that unread bytes were dropped from memory since the
+	// previous read; the spill files still hold them (up to their cap).
+	Lossy bool
+	// StdoutSpill and StderrSpill name the spill files of streams that have
+	// one, lossy or not.
+	StdoutSpill string
+	StderrSpill string
+}
+
+// StderrHeader introduces the stderr part of a combined output (exact).
+const StderrHeader = "[stderr]\n"
+
+// JoinStreams combines a stdout and a stderr text the way every output the
+// model reads does: stdout, then, if stderr is non-empty, "[stderr]\n" and
+// stderr, with a "\n" before the header only when stdout is non-empty and
+// does not end in one.
+func JoinStreams(stdout, stderr string) string {
+	if stderr == "" {
+		return stdout
+	}
+	var b strings.Builder
+	b.Grow(len(stdout) + 1 + len(StderrHeader) + len(stderr))
+	b.WriteString(stdout)
+	if stdout != "" && !strings.HasSuffix(stdout, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(StderrHeader)
+	b.WriteString(stderr)
+	return b.String()
+}
