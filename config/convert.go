@@ -1,0 +1,47 @@
+package config
+
+import (
+	"math"
+	"time"
+)
+
+// maxWholeMillis is the largest whole number of milliseconds that a
+// time.Duration holds.
+const maxWholeMillis = int64(math.MaxInt64 / time.Millisecond)
+
+// WholeMillis returns v milliseconds rounded up to a whole millisecond
+// (SPEC.md: a fractional value is rounded up), so 0.1 and 1 give 1 and 1.5
+// gives 2. It saturates at the largest whole-millisecond [time.Duration]
+// (about 292 years), so the result times [time.Millisecond] never overflows.
+// A value that is not positive (0, negative, NaN) gives 0; a validated config
+// never holds one.
+func WholeMillis(v float64) int64 {
+	if !(v > 0) {
+		return 0
+	}
+	c := math.Ceil(v)
+	if c >= float64(maxWholeMillis) {
+		return maxWholeMillis
+	}
+	return int64(c)
+}
+
+// Millis returns v milliseconds as a duration: [WholeMillis] of v, in
+// milliseconds, with the same rounding and saturation.
+func Millis(v float64) time.Duration {
+	return time.Duration(WholeMillis(v)) * time.Millisecond
+}
+
+// Bytes returns v bytes rounded up to a whole byte, saturating at
+// [math.MaxInt64]. A value that is not positive (0, negative, NaN) gives 0.
+func Bytes(v float64) int64 {
+	if !(v > 0) {
+		return 0
+	}
+	c := math.Ceil(v)
+	// float64(math.MaxInt64) is 2⁶³, one above the largest int64.
+	if c >= float64(math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return int64(c)
+}

@@ -1,0 +1,73 @@
+package config
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestWholeMillisAndMillis(t *testing.T) {
+	const maxMs = int64(math.MaxInt64 / int64(time.Millisecond))
+	for _, tc := range []struct {
+		v    float64
+		want int64
+	}{
+		{0.1, 1},
+		{1.0, 1},
+		{1.5, 2},
+		{1.0000001, 2},
+		{5e-324, 1},
+		{999.999, 1000},
+		{120000, 120000},
+		{9007199254740992, maxMs}, // 2⁵³ ms is past the largest Duration
+		{float64(maxMs), maxMs},
+		{float64(maxMs) - 1, maxMs - 1},
+		{float64(maxMs) - 1.5, maxMs - 1},
+		{1e300, maxMs},
+		{math.MaxFloat64, maxMs},
+		{math.Inf(1), maxMs},
+		{0, 0},
+		{-1, 0},
+		{-0.5, 0},
+		{math.Inf(-1), 0},
+		{math.NaN(), 0},
+	} {
+		if got := WholeMillis(tc.v); got != tc.want {
+			t.Errorf("WholeMillis(%v) = %d, want %d", tc.v, got, tc.want)
+		}
+		want := time.Duration(tc.want) * time.Millisecond
+		if got := Millis(tc.v); got != want {
+			t.Errorf("Millis(%v) = %v, want %v", tc.v, got, want)
+		}
+	}
+	if got, want := Millis(1e300), time.Duration(math.MaxInt64).Truncate(time.Millisecond); got != want {
+		t.Errorf("Millis(1e300) = %d, want the largest whole-ms Duration %d", got, want)
+	}
+}
+
+func TestBytes(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want int64
+	}{
+		{0.1, 1},
+		{1, 1},
+		{1.5, 2},
+		{64000, 64000},
+		{67108864, 67108864},
+		{9007199254740993, 9007199254740992}, // not representable: the float is 2⁵³
+		{float64(1 << 62), 1 << 62},
+		{math.Ldexp(1, 63) - 1024, math.MaxInt64 - 1023}, // the largest float64 below 2⁶³
+		{math.Ldexp(1, 63), math.MaxInt64},
+		{1e300, math.MaxInt64},
+		{math.Inf(1), math.MaxInt64},
+		{0, 0},
+		{-3, 0},
+		{math.Inf(-1), 0},
+		{math.NaN(), 0},
+	} {
+		if got := Bytes(tc.v); got != tc.want {
+			t.Errorf("Bytes(%v) = %d, want %d", tc.v, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package config
+
+// Local is the configuration of the local executor (SPEC.md §2.1). The zero
+// value of every field means "use the default"; a negative, NaN or infinite
+// number is refused by [Local.Validate].
+type Local struct {
+	// Cwd is the default working directory; empty means the process cwd.
+	Cwd string `yaml:"cwd,omitempty"`
+	// TimeoutMs is the default foreground timeout (default 120000).
+	TimeoutMs float64 `yaml:"timeoutMs,omitempty"`
+	// MaxTimeoutMs caps per-call timeouts and the default (default 600000).
+	MaxTimeoutMs float64 `yaml:"maxTimeoutMs,omitempty"`
+	// MaxOutputBytes is the tail of each stream kept in memory (default 64000).
+	MaxOutputBytes float64 `yaml:"maxOutputBytes,omitempty"`
+	// MaxSpillBytes caps each stream's spill file (default 64 MiB).
+	MaxSpillBytes float64 `yaml:"maxSpillBytes,omitempty"`
+	// GraceMs is the SIGTERM → SIGKILL grace (default 3000).
+	GraceMs float64 `yaml:"graceMs,omitempty"`
+	// SpillDir is the directory under which the executor creates its private
+	// spill directory; empty means the OS temp dir.
+	SpillDir string `yaml:"spillDir,omitempty"`
+	// Shell is the shell binary; empty means "bash" looked up in PATH.
+	Shell string `yaml:"shell,omitempty"`
+	Env   Env    `yaml:"env,omitempty"`
+}
+
+// Env shapes the environment of every command (SPEC.md §2.4).
+type Env struct {
+	// Passthrough names variables kept even when the credential scrub
+	// matches them.
+	Passthrough []string `yaml:"passthrough,omitempty"`
+	// Scrub names extra variables, or glob patterns, to drop.
+	Scrub []string `yaml:"scrub,omitempty"`
+	// Set is applied to every command over the scrubbed environment.
+	Set map[string]string `yaml:"set,omitempty"`
+}
