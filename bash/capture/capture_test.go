@@ -1,0 +1,409 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"unicode/utf8"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newCollector(t *testing.T, max, spillMax int64) (*Collector, *SpillDir) {
+	t.Helper()
+	dir := NewSpillDir(t.TempDir())
+	t.Cleanup(func() { _ = dir.Remove() })
+	return New(Options{Stream: "stdout", MaxBytes: max, MaxSpillBytes: spillMax, Spill: dir}), dir
+}
+
+func write(t *testing.T, c *Collector, chunks ...string) {
+	t.Helper()
+	for _, s := range chunks {
+		if n, err := c.Write([]byte(s)); err != nil || n != len(s) {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+}
+
+func TestExactlyTheCapIsNotTruncated(t *testing.T) {
+	c, dir := newCollector(t, 10, 100)
+	write(t, c, "01234", "56789")
+	r := c.Close()
+	if r.Text != "0123456789" || r.Truncated || r.SpillPath != "" || r.TotalBytes != 10 {
+		t.Fatalf("got %+v", r)
+	}
+	if dir.Path() != "" {
+		t.Fatalf("spill dir %q made for output that fit", dir.Path())
+	}
+}
+
+func TestOverflowSpillsFromByteZero(t *testing.T) {
+	c, dir := newCollector(t, 10, 100)
+	write(t, c, "0123456", "789", "abcdef")
+	r := c.Close()
+	if r.Text != "6789abcdef" || !r.Truncated || r.TotalBytes != 16 {
+		t.Fatalf("got %+v", r)
+	}
+	data, err := os.ReadFile(r.SpillPath)
+	if err != nil || string(data) != "0123456789abcdef" {
+		t.Fatalf("spill = %q, %v", data, err)
+	}
+	if r.SpillCapped || r.SpillBytes != 16 {
+		t.Fatalf("capped %v bytes %d", r.SpillCapped, r.SpillBytes)
+	}
+	assertMode(t, r.SpillPath, 0o600)
+	assertMode(t, dir.Path(), 0o700|os.ModeDir)
+	if filepath.Dir(r.SpillPath) != dir.Path() {
+		t.Fatalf("spill file %s outside private dir %s", r.SpillPath, dir.Path())
+	}
+	if !strings.HasSuffix(r.SpillPath, "-stdout.log") {
+		t.Fatalf("spill name %s", r.SpillPath)
+	}
+	if !strings.HasPrefix(filepath.Base(dir.Path()), fmt.Sprintf("dsh-spill-%d-", os.Getpid())) {
+		t.Fatalf("private dir name %s", dir.Path())
+	}
+}
+
+func assertMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	info, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode() != want {
+		t.Fatalf("%s: mode %v, want %v", path, info.Mode(), want)
+	}
+}
+
+func TestSpillStopsAtItsCap(t *testing.T) {
+	c, _ := newCollector(t, 4, 6)
+	write(t, c, "abc", "defgh", "ijkl")
+	r := c.Close()
+	if r.Text != "ijkl" || !r.Truncated || !r.SpillCapped || r.SpillBytes != 6 || r.TotalBytes != 12 {
+		t.Fatalf("got %+v", r)
+	}
+	if data, _ := os.ReadFile(r.SpillPath); string(data) != "abcdef" {
+		t.Fatalf("spill = %q", data)
+	}
+}
+
+func TestSpillExactlyAtItsCapIsNotCapped(t *testing.T) {
+	c, _ := newCollector(t, 2, 6)
+	write(t, c, "abcdef")
+	if r := c.Close(); r.SpillCapped || r.SpillBytes != 6 {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestTailCutMovesToCharacterStart(t *testing.T) {
+	// "é" is 2 bytes and "€" 3: a 4-byte cap over "ab€é" (7 bytes) falls
+	// inside "€", so the kept text is "é" alone.
+	c, _ := newCollector(t, 4, 100)
+	write(t, c, "ab€é")
+	r := c.Close()
+	if r.Text != "é" || !r.Truncated {
+		t.Fatalf("got %q truncated=%v", r.Text, r.Truncated)
+	}
+}
+
+func TestInvalidBytesReplacedOneForOne(t *testing.T) {
+	c, _ := newCollector(t, 100, 100)
+	write(t, c, "a\xff\xfeb\xe2\x82")
+	if got := c.Close().Text; got != "a\uFFFD\uFFFDb\uFFFD\uFFFD" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestReadNewIsIncrementalAndKeepsCharactersWhole(t *testing.T) {
+	c, _ := newCollector(t, 100, 1000)
+	write(t, c, "one\n", "tw\xe2\x82")
+	if got, lossy := c.ReadNew(); string(got) != "one\ntw" || lossy {
+		t.Fatalf("first read %q lossy=%v", got, lossy)
+	}
+	if got, _ := c.ReadNew(); len(got) != 0 {
+		t.Fatalf("read with nothing new: %q", got)
+	}
+	write(t, c, "\xac!")
+	if got, _ := c.ReadNew(); string(got) != "€!" {
+		t.Fatalf("second read %q", got)
+	}
+	write(t, c, "x\xe2")
+	c.Close()
+	if got, _ := c.ReadNew(); string(got) != "x\xe2" {
+		t.Fatalf("read after close %q (an unfinished character is released at the end)", got)
+	}
+	if got, lossy := c.ReadNew(); len(got) != 0 || lossy {
+		t.Fatalf("read after the last: %q lossy=%v", got, lossy)
+	}
+}
+
+func TestReadNewReportsLoss(t *testing.T) {
+	c, _ := newCollector(t, 5, 1000)
+	write(t, c, "abc")
+	if got, lossy := c.ReadNew(); string(got) != "abc" || lossy {
+		t.Fatalf("got %q lossy=%v", got, lossy)
+	}
+	write(t, c, "defghij") // keeps "fghij"; "de" unread and dropped
+	if got, lossy := c.ReadNew(); string(got) != "fghij" || !lossy {
+		t.Fatalf("got %q lossy=%v", got, lossy)
+	}
+	write(t, c, "k")
+	if got, lossy := c.ReadNew(); string(got) != "k" || lossy {
+		t.Fatalf("got %q lossy=%v", got, lossy)
+	}
+	// A loss that cuts a character: the read starts at the next one.
+	write(t, c, "xx€yyy") // keeps the last 5 bytes, "\x82\xacyyy": cut inside €
+	if got, lossy := c.ReadNew(); string(got) != "yyy" || !lossy {
+		t.Fatalf("got %q lossy=%v", got, lossy)
+	}
+}
+
+// failingSpiller makes files that fail on the chosen step.
+type failingSpiller struct {
+	dir                              string
+	failCreate, failWrite, failClose bool
+	made                             []string
+}
+
+type failingFile struct {
+	*os.File
+	s *failingSpiller
+}
+
+func (f failingFile) Write(p []byte) (int, error) {
+	if f.s.failWrite {
+		return 0, syscall.ENOSPC
+	}
+	return f.File.Write(p)
+}
+
+func (f failingFile) Close() error {
+	err := f.File.Close()
+	if f.s.failClose {
+		return syscall.EIO
+	}
+	return err
+}
+
+func (s *failingSpiller) Create(stream string) (File, error) {
+	if s.failCreate {
+		return nil, syscall.ENOSPC
+	}
+	f, err := os.CreateTemp(s.dir, "*-"+stream+".log")
+	if err != nil {
+		return nil, err
+	}
+	s.made = append(s.made, f.Name())
+	return failingFile{f, s}, nil
+}
+
+func TestSpillFailuresWithholdThePath(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    failingSpiller
+		want error
+	}{
+		{"create", failingSpiller{failCreate: true}, syscall.ENOSPC},
+		{"write (disk full)", failingSpiller{failWrite: true}, syscall.ENOSPC},
+		{"close", failingSpiller{failClose: true}, syscall.EIO},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.s.dir = t.TempDir()
+			c := New(Options{Stream: "stderr", MaxBytes: 4, MaxSpillBytes: 100, Spill: &tc.s})
+			write(t, c, "hello", " world")
+			r := c.Close()
+			if r.SpillPath != "" || !r.Truncated || r.Text != "orld" || r.TotalBytes != 11 {
+				t.Fatalf("got %+v", r)
+			}
+			if !errors.Is(r.SpillErr, tc.want) {
+				t.Fatalf("SpillErr = %v, want %v", r.SpillErr, tc.want)
+			}
+			if c.SpillPath() != "" {
+				t.Fatalf("SpillPath() = %q after a failure", c.SpillPath())
+			}
+			for _, name := range tc.s.made {
+				if _, err := os.Stat(name); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("failed spill file %s left behind", name)
+				}
+			}
+		})
+	}
+}
+
+func TestWithoutSpillerTruncatesWithNoPath(t *testing.T) {
+	c := New(Options{Stream: "stdout", MaxBytes: 3, MaxSpillBytes: 10})
+	write(t, c, "abcdef")
+	if r := c.Close(); r.Text != "def" || !r.Truncated || r.SpillPath != "" {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestSpillFilesAreExclusiveAndUnique(t *testing.T) {
+	dir := NewSpillDir(t.TempDir())
+	defer dir.Remove()
+	seen := map[string]bool{}
+	for range 50 {
+		f, err := dir.Create("stdout")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[f.Name()] {
+			t.Fatalf("name %s reused", f.Name())
+		}
+		seen[f.Name()] = true
+		f.Close()
+	}
+	// A planted symlink with a would-be name is never followed: O_EXCL
+	// refuses any existing name.
+	target := filepath.Join(t.TempDir(), "target")
+	link := filepath.Join(dir.Path(), "link-stdout.log")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.OpenFile(link, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600); err == nil {
+		t.Fatal("exclusive create followed a symlink")
+	}
+	if err := dir.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dir.Create("stdout"); err == nil {
+		t.Fatal("Create after Remove succeeded")
+	}
+}
+
+func TestSweepRemovesOnlyDeadOwners(t *testing.T) {
+	base := t.TempDir()
+	mk := func(name string) string {
+		p := filepath.Join(base, name)
+		if err := os.Mkdir(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dead := mk(fmt.Sprintf("dsh-spill-%d-1-abc", deadPid(t)))
+	mine := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", os.Getpid(), processStart(os.Getpid())))
+	parent := os.Getppid()
+	alive := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", parent, processStart(parent)))
+	reused := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", parent, processStart(parent)+12345))
+	other := mk("dsh-spill-notapid")
+
+	removed, err := Sweep(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGone := map[string]bool{dead: true, reused: true}
+	for _, p := range []string{dead, mine, alive, reused, other} {
+		_, err := os.Stat(p)
+		if gone := errors.Is(err, os.ErrNotExist); gone != wantGone[p] {
+			t.Errorf("%s: gone=%v, want %v", filepath.Base(p), gone, wantGone[p])
+		}
+	}
+	if len(removed) != 2 {
+		t.Errorf("removed %v", removed)
+	}
+}
+
+// deadPid returns a pid that runs no process.
+func deadPid(t *testing.T) int {
+	for pid := 999_999; pid > 100_000; pid-- {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return pid
+		}
+	}
+	t.Fatal("no free pid found")
+	return 0
+}
+
+func TestReadFromGrowsItsBufferOnlyWhenNeeded(t *testing.T) {
+	c, _ := newCollector(t, 1<<20, 1<<20)
+	data := bytes.Repeat([]byte("x"), 300_000)
+	n, err := c.ReadFrom(bytes.NewReader(data))
+	if err != nil || n != int64(len(data)) || c.Total() != int64(len(data)) {
+		t.Fatalf("ReadFrom = %d, %v; total %d", n, err, c.Total())
+	}
+	if r := c.Close(); r.Text != string(data) || r.Truncated {
+		t.Fatal("content changed")
+	}
+	if _, err := c.Write([]byte("late")); err == nil {
+		t.Fatal("Write after Close succeeded")
+	}
+}
+
+// FuzzCollector writes a stream in random chunks, with random caps and reads
+// in between, and checks the collector's promises.
+func FuzzCollector(f *testing.F) {
+	f.Add([]byte("hello, world"), uint16(5), uint16(7), uint64(0x1234))
+	f.Add([]byte("ab€é€€€éé"), uint16(4), uint16(100), uint64(7))
+	f.Add([]byte("a\xff\xe2\x82\xacb\xe2"), uint16(3), uint16(2), uint64(99))
+	f.Add(bytes.Repeat([]byte("line\n"), 200), uint16(64), uint16(300), uint64(3))
+	f.Fuzz(func(t *testing.T, stream []byte, maxBytes, maxSpill uint16, seed uint64) {
+		max, spillMax := int64(maxBytes%512)+1, int64(maxSpill%1024)+1
+		dir := NewSpillDir(t.TempDir())
+		defer dir.Remove()
+		c := New(Options{Stream: "stdout", MaxBytes: max, MaxSpillBytes: spillMax, Spill: dir})
+		valid := utf8.Valid(stream)
+		var reads []byte
+		lost := false
+		rest := stream
+		for len(rest) > 0 {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			n := min(int(seed>>33)%(2*int(max)+2)+1, len(rest))
+			if _, err := c.Write(rest[:n]); err != nil {
+				t.Fatal(err)
+			}
+			rest = rest[n:]
+			if seed&1 == 0 {
+				got, lossy := c.ReadNew()
+				lost = lost || lossy
+				if valid && !utf8.Valid(got) {
+					t.Fatalf("read split a character: %q", got)
+				}
+				reads = append(reads, got...)
+			}
+		}
+		r := c.Close()
+		got, lossy := c.ReadNew()
+		reads, lost = append(reads, got...), lost || lossy
+
+		if !utf8.ValidString(r.Text) {
+			t.Fatalf("text is not valid UTF-8: %q", r.Text)
+		}
+		if r.TotalBytes != int64(len(stream)) {
+			t.Fatalf("total %d, want %d", r.TotalBytes, len(stream))
+		}
+		if valid {
+			if !strings.HasSuffix(string(stream), r.Text) || int64(len(r.Text)) > max {
+				t.Fatalf("text %q is not a suffix of at most %d bytes", r.Text, max)
+			}
+			if r.Truncated && int64(len(r.Text)) < max-3 {
+				t.Fatalf("text %d bytes, cut more than a character below %d", len(r.Text), max)
+			}
+		}
+		if r.Truncated != (int64(len(stream)) > max) {
+			t.Fatalf("truncated=%v with %d bytes and cap %d", r.Truncated, len(stream), max)
+		}
+		if !lost && !bytes.Equal(reads, stream) {
+			t.Fatalf("lossless reads %q != stream %q", reads, stream)
+		}
+		if int64(len(stream)) <= max {
+			if r.SpillPath != "" || dir.Path() != "" {
+				t.Fatalf("spill made for output that fit")
+			}
+			return
+		}
+		data, err := os.ReadFile(r.SpillPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := stream[:min(int64(len(stream)), spillMax)]; !bytes.Equal(data, want) {
+			t.Fatalf("spill %q, want the first %d bytes %q", data, spillMax, want)
+		}
+	})
+}

@@ -1,0 +1,206 @@
+package capture
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// SpillDir is an executor's private spill directory. It is made lazily, on
+// the first spill, inside a base directory, with mode 0700 and a name that
+// records the owning process ("dsh-spill-<pid>-<start>-<random>") so that a
+// later executor can tell a leftover from a live one ([Sweep]).
+//
+// Files are created exclusively (O_CREAT|O_EXCL|O_NOFOLLOW) with mode 0600
+// and named "<seq>-<12 hex>-<stream>.log", where seq is a per-process
+// sequence number.
+type SpillDir struct {
+	base string
+
+	mu      sync.Mutex
+	dir     string
+	removed bool
+}
+
+// spillSeq numbers spill files across all SpillDirs of this process.
+var spillSeq atomic.Uint64
+
+const spillPrefix = "dsh-spill-"
+
+// NewSpillDir returns a SpillDir under base (the OS temp dir when empty).
+// Nothing is created until the first spill.
+func NewSpillDir(base string) *SpillDir {
+	if base == "" {
+		base = os.TempDir()
+	}
+	return &SpillDir{base: base}
+}
+
+// Path returns the private directory, or "" before the first spill.
+func (d *SpillDir) Path() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dir
+}
+
+var errSpillDirRemoved = errors.New("spill directory already removed")
+
+func (d *SpillDir) ensure() (string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.removed {
+		return "", errSpillDirRemoved
+	}
+	if d.dir != "" {
+		return d.dir, nil
+	}
+	if err := os.MkdirAll(d.base, 0o700); err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(d.base, fmt.Sprintf("%s%d-%d-", spillPrefix, os.Getpid(), processStart(os.Getpid())))
+	if err != nil {
+		return "", err
+	}
+	// MkdirTemp uses 0700 already; make it exact whatever the umask.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		_ = os.Remove(dir)
+		return "", err
+	}
+	d.dir = dir
+	return dir, nil
+}
+
+// Create makes a new spill file for stream.
+func (d *SpillDir) Create(stream string) (File, error) {
+	dir, err := d.ensure()
+	if err != nil {
+		return nil, err
+	}
+	var random [6]byte
+	if _, err := rand.Read(random[:]); err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("%06d-%s-%s.log", spillSeq.Add(1), hex.EncodeToString(random[:]), stream)
+	path := filepath.Join(dir, name)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		_ = os.Remove(path)
+		return nil, err
+	}
+	return f, nil
+}
+
+// Remove deletes the private directory and everything in it. Create fails
+// afterwards.
+func (d *SpillDir) Remove() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.removed = true
+	if d.dir == "" {
+		return nil
+	}
+	err := os.RemoveAll(d.dir)
+	d.dir = ""
+	return err
+}
+
+var spillDirName = regexp.MustCompile(`^` + spillPrefix + `(\d+)-(\d+)-[^/]+$`)
+
+// Sweep removes, under base (the OS temp dir when empty), the private spill
+// directories of processes that no longer run. A directory is left alone
+// unless it is a real directory owned by this user whose recorded process
+// is gone, or whose pid now belongs to a process started at another time.
+// It returns the directories it removed.
+func Sweep(base string) ([]string, error) {
+	if base == "" {
+		base = os.TempDir()
+	}
+	entries, err := os.ReadDir(base)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		m := spillDirName.FindStringSubmatch(e.Name())
+		if m == nil || !e.IsDir() {
+			continue
+		}
+		pid, err1 := strconv.Atoi(m[1])
+		start, err2 := strconv.ParseUint(m[2], 10, 64)
+		if err1 != nil || err2 != nil || pid == os.Getpid() || processAlive(pid, start) {
+			continue
+		}
+		path := filepath.Join(base, e.Name())
+		info, err := os.Lstat(path)
+		if err != nil || !info.IsDir() {
+			continue
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+			continue
+		}
+		if err := os.RemoveAll(path); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, path)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// processStart returns the start time of pid in clock ticks since boot
+// (field 22 of /proc/<pid>/stat), or 0 when it cannot be read.
+func processStart(pid int) uint64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces and parentheses; the
+	// fields after it start after the last ')'.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(s[i+1:])
+	// fields[0] is field 3 (state); the start time is field 22.
+	if len(fields) < 20 {
+		return 0
+	}
+	v, err := strconv.ParseUint(fields[19], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// processAlive reports whether pid runs and, when start is known on both
+// sides, was started at start (so a reused pid does not count).
+func processAlive(pid int, start uint64) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	now := processStart(pid)
+	if start == 0 || now == 0 {
+		return true
+	}
+	return now == start
+}
+
+func removeFile(name string) { _ = os.Remove(name) }
