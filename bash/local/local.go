@@ -1,0 +1,420 @@
+// Package local is the local executor: it runs `bash -c` on this machine,
+// implementing [bash.Executor] as SPEC.md §2 describes.
+//
+// Each command leads a new session and process group (setsid): it has no
+// controlling terminal, so nothing can prompt on /dev/tty, and the whole
+// group can be signalled at once. Its stdin is /dev/null unless the spec
+// carries bytes; stdout and stderr are separate pipes, each collected by a
+// [capture.Collector] that keeps the tail in memory and spills the stream to
+// a private file. If this process dies, the kernel kills the group leader
+// (parent-death signal).
+//
+// The environment is the server's minus credentials (by name, by value, by
+// the configured scrub patterns, unless passed through), then NO_COLOR=1,
+// TERM=dumb, PAGER=cat, GIT_PAGER=cat, GIT_TERMINAL_PROMPT=0, then the
+// configured env.set, then the spec's env. It is computed once, when the
+// executor is made: the executor never changes, nor re-reads, its own
+// process environment.
+//
+// Killing is SIGTERM to the group, then SIGKILL after graceMs unless no
+// live member is left. Once the leader has exited, collection drains the
+// pipes until EOF or graceMs later, whichever is first: a descendant that
+// escaped the group cannot hold a foreground call open beyond timeout plus
+// grace. Descendants the command leaves running when it exits by itself are
+// not killed; the containment issue adds that.
+//
+// Decisions where the spec is silent:
+//
+//   - A configured spillDir is the base under which the executor makes its
+//     private directory ("dsh-spill-<pid>-<start>-<random>", mode 0700), as
+//     the OS temp dir is by default. Close removes only that private
+//     directory; New sweeps the base for private directories of processes
+//     that no longer run.
+//   - Close also kills foreground runs still in progress; their Result is
+//     marked Aborted.
+//   - A spec with a non-positive TimeoutMs (one that did not go through
+//     Resolve) is refused by Run.
+//   - The shell is looked up in PATH on every spawn, so a missing shell is
+//     an error of that call, not of construction.
+//   - Commands longer than 64 KiB are handed to bash on fd 3 and run with
+//     eval, because Linux refuses a single argument of 128 KiB.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/config"
+)
+
+// spillDir is where the collectors' spill files go; *capture.SpillDir in
+// production, a failing one in tests.
+type spillDir interface {
+	capture.Spiller
+	Remove() error
+}
+
+// Name prefixes the executor's errors.
+const Name = "bash-local"
+
+// Executor is the local executor. Make one with New; it is safe for
+// concurrent use.
+type Executor struct {
+	cwd            string
+	timeoutMs      int64
+	maxTimeoutMs   int64
+	maxOutputBytes int64
+	maxSpillBytes  int64
+	grace          time.Duration
+	shell          string
+	env            []string
+	spill          spillDir
+	launcher       launcher
+
+	mu     sync.Mutex
+	closed bool
+	runs   map[*run]struct{}
+	wg     sync.WaitGroup
+}
+
+var _ bash.Executor = (*Executor)(nil)
+
+// New validates cfg, applies its defaults and returns an executor. It also
+// sweeps the spill base directory for private directories left by
+// executors whose process no longer runs.
+func New(cfg config.Local) (*Executor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	shell := cfg.Shell
+	if shell == "" {
+		shell = "bash"
+	}
+	e := &Executor{
+		cwd:            cfg.Cwd,
+		timeoutMs:      config.WholeMillis(cfg.TimeoutMs),
+		maxTimeoutMs:   config.WholeMillis(cfg.MaxTimeoutMs),
+		maxOutputBytes: config.Bytes(cfg.MaxOutputBytes),
+		maxSpillBytes:  config.Bytes(cfg.MaxSpillBytes),
+		grace:          config.Millis(cfg.GraceMs),
+		shell:          shell,
+		env:            baseEnv(os.Environ(), cfg.Env),
+		spill:          capture.NewSpillDir(cfg.SpillDir),
+		launcher:       shellLauncher{},
+		runs:           make(map[*run]struct{}),
+	}
+	if removed, err := capture.Sweep(cfg.SpillDir); err != nil {
+		slog.Warn("bash-local: sweeping old spill directories", "err", err)
+	} else if len(removed) > 0 {
+		slog.Info("bash-local: removed spill directories of exited processes", "dirs", removed)
+	}
+	return e, nil
+}
+
+// Resolve applies the executor's defaults and caps to r.
+func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
+	ms := e.timeoutMs
+	if r.TimeoutMs != nil {
+		v := *r.TimeoutMs
+		if !(v > 0) || math.IsInf(v, 0) {
+			return bash.Spec{}, errors.New(Name + ": request.timeoutMs must be a positive finite number")
+		}
+		ms = config.WholeMillis(v)
+	}
+	ms = min(ms, e.maxTimeoutMs)
+	wd := r.Workdir
+	if wd == "" {
+		wd = e.cwd
+	}
+	if wd == "" {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return bash.Spec{}, fmt.Errorf("%s: process working directory: %w", Name, err)
+		}
+		wd = cwd
+	}
+	return bash.Spec{
+		Command:   r.Command,
+		TimeoutMs: ms,
+		Workdir:   wd,
+		Stdin:     r.Stdin,
+		Env:       r.Env,
+	}, nil
+}
+
+// errTimedOut is the cause a run's own timer gives its context.
+var errTimedOut = errors.New("timed out")
+
+// Run runs spec in the foreground. See [bash.Executor].
+func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error) {
+	if ctx.Err() != nil {
+		return bash.Result{}, abortedBeforeSpawn(ctx)
+	}
+	if spec.TimeoutMs <= 0 {
+		return bash.Result{}, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
+	}
+	r, err := e.spawn(spec)
+	if err != nil {
+		return bash.Result{}, err
+	}
+
+	tctx, cancel := context.WithTimeoutCause(ctx, spec.Timeout(), errTimedOut)
+	defer cancel()
+	var timedOut, aborted bool
+	select {
+	case <-r.exited:
+	case <-r.killCh: // Close
+		aborted = true
+	case <-tctx.Done():
+		select {
+		case <-r.exited: // it ended by itself in the same instant
+		default:
+			if context.Cause(tctx) == errTimedOut {
+				timedOut = true
+			} else {
+				aborted = true
+			}
+			r.kill()
+		}
+	}
+	<-r.done
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	code, sig := exitInfo(r.state)
+	return bash.Result{
+		ExitCode:  code,
+		Signal:    sig,
+		TimedOut:  timedOut,
+		Aborted:   aborted,
+		TimeoutMs: spec.TimeoutMs,
+		Duration:  r.ended.Sub(r.started),
+		Stdout:    output(r.outRes),
+		Stderr:    output(r.errRes),
+	}, nil
+}
+
+func abortedBeforeSpawn(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if cause == nil || cause == context.Canceled {
+		return errors.New("aborted before spawn: aborted")
+	}
+	return fmt.Errorf("aborted before spawn: %w", cause)
+}
+
+// Start runs spec in the background. See [bash.Executor].
+func (e *Executor) Start(spec bash.Spec) (bash.Process, error) {
+	r, err := e.spawn(spec)
+	if err != nil {
+		return nil, err
+	}
+	return &process{run: r}, nil
+}
+
+// Close kills every live process, waits until each has exited and removes
+// the private spill directory.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	for r := range e.runs {
+		r.kill()
+	}
+	e.mu.Unlock()
+	e.wg.Wait()
+	return e.spill.Remove()
+}
+
+var errClosed = errors.New(Name + ": executor closed")
+
+// spawn checks the working directory and the shell, then launches the
+// command as a run the executor tracks until it is done.
+func (e *Executor) spawn(spec bash.Spec) (*run, error) {
+	if err := checkWorkdir(spec.Workdir); err != nil {
+		return nil, err
+	}
+	shell, err := exec.LookPath(e.shell)
+	if err != nil {
+		return nil, fmt.Errorf("%s: shell %q not found: %w", Name, e.shell, err)
+	}
+
+	// Register before spawning, so Close waits for a spawn in flight;
+	// spawn itself runs without the lock, so spawns do not queue.
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errClosed
+	}
+	e.wg.Add(1)
+	e.mu.Unlock()
+	r, err := e.launch(spec, shell)
+	if err != nil {
+		e.wg.Done()
+		return nil, err
+	}
+	e.mu.Lock()
+	e.runs[r] = struct{}{}
+	closed := e.closed
+	e.mu.Unlock()
+	go e.forget(r)
+	if closed {
+		r.kill()
+		return nil, errClosed
+	}
+	return r, nil
+}
+
+// launch makes the pipes, spawns the command and starts the run's
+// goroutines.
+func (e *Executor) launch(spec bash.Spec, shell string) (*run, error) {
+	var (
+		parentEnds []*os.File // ours; closed on failure
+		childEnds  []*os.File // the child's; closed after launch either way
+	)
+	fail := func(err error) (*run, error) {
+		closeAll(parentEnds)
+		closeAll(childEnds)
+		return nil, err
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: pipe: %w", Name, err)
+		}
+		return r, w, nil
+	}
+
+	outR, outW, err := pipe()
+	if err != nil {
+		return fail(err)
+	}
+	parentEnds, childEnds = append(parentEnds, outR), append(childEnds, outW)
+	errR, errW, err := pipe()
+	if err != nil {
+		return fail(err)
+	}
+	parentEnds, childEnds = append(parentEnds, errR), append(childEnds, errW)
+
+	ls := launchSpec{
+		shell:   shell,
+		command: spec.Command,
+		dir:     spec.Workdir,
+		env:     withEnv(e.env, spec.Env),
+		stdout:  outW,
+		stderr:  errW,
+	}
+	type feed struct {
+		w    *os.File
+		data []byte
+	}
+	var feeds []feed
+	if spec.Stdin != nil {
+		r, w, err := pipe()
+		if err != nil {
+			return fail(err)
+		}
+		parentEnds, childEnds = append(parentEnds, w), append(childEnds, r)
+		ls.stdin = r
+		feeds = append(feeds, feed{w, spec.Stdin})
+	}
+	if len(spec.Command) > maxArgCommand {
+		r, w, err := pipe()
+		if err != nil {
+			return fail(err)
+		}
+		parentEnds, childEnds = append(parentEnds, w), append(childEnds, r)
+		ls.script = r
+		feeds = append(feeds, feed{w, []byte(spec.Command)})
+	}
+
+	started := time.Now()
+	cmd, grp, err := e.launcher.launch(ls)
+	closeAll(childEnds)
+	if err != nil {
+		closeAll(parentEnds)
+		return nil, fmt.Errorf("%s: spawn: %w", Name, err)
+	}
+
+	r := &run{
+		command: spec.Command,
+		grace:   e.grace,
+		started: started,
+		cmd:     cmd,
+		grp:     grp,
+		stdout:  e.collector("stdout"),
+		stderr:  e.collector("stderr"),
+		outR:    outR,
+		errR:    errR,
+		exited:  make(chan struct{}),
+		done:    make(chan struct{}),
+		killCh:  make(chan struct{}),
+	}
+	for _, f := range feeds {
+		r.feeds = append(r.feeds, f.w)
+		r.feedWG.Add(1)
+		go r.feed(f.w, f.data)
+	}
+	r.readWG.Add(2)
+	go func() { defer r.readWG.Done(); _, _ = r.stdout.ReadFrom(outR) }()
+	go func() { defer r.readWG.Done(); _, _ = r.stderr.ReadFrom(errR) }()
+	go func() {
+		_ = cmd.Wait()
+		r.mu.Lock()
+		r.state = cmd.ProcessState
+		r.mu.Unlock()
+		close(r.exited)
+	}()
+	go r.supervise()
+	return r, nil
+}
+
+// forget drops a run from the live set once it is done.
+func (e *Executor) forget(r *run) {
+	<-r.done
+	e.mu.Lock()
+	delete(e.runs, r)
+	e.mu.Unlock()
+	e.wg.Done()
+}
+
+func (e *Executor) collector(stream string) *capture.Collector {
+	return capture.New(capture.Options{
+		Stream:        stream,
+		MaxBytes:      e.maxOutputBytes,
+		MaxSpillBytes: e.maxSpillBytes,
+		Spill:         e.spill,
+	})
+}
+
+// checkWorkdir turns an unusable working directory into an error that names
+// it, before anything is spawned.
+func checkWorkdir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: workdir %q does not exist", Name, dir)
+	case err != nil:
+		return fmt.Errorf("%s: workdir %q is not usable: %w", Name, dir, err)
+	case !info.IsDir():
+		return fmt.Errorf("%s: workdir %q is not a directory", Name, dir)
+	}
+	return nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		_ = f.Close()
+	}
+}

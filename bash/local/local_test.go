@@ -1,0 +1,850 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/config"
+)
+
+func TestRunBasics(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	for _, tc := range []struct {
+		command        string
+		stdout, stderr string
+		exit           string
+	}{
+		{"echo hello", "hello\n", "", "0"},
+		{"true", "", "", "0"},
+		{"echo out; echo err >&2", "out\n", "err\n", "0"},
+		{"echo failing; exit 3", "failing\n", "", "3"},
+		{"kill -TERM $$", "", "", "signal SIGTERM"},
+		{"kill -KILL $$", "", "", "signal SIGKILL"},
+		{"cat", "", "", "0"}, // stdin is /dev/null: returns at once
+		{"echo $0; [ -t 0 ] || echo no-tty", "bash\nno-tty\n", "", "0"},
+		{"shopt -q login_shell || echo non-login; [[ $- == *i* ]] || echo non-interactive", "non-login\nnon-interactive\n", "", "0"},
+		{"exec 3>/dev/tty", "", "/dev/tty", "1"}, // no controlling terminal
+		{"[ $$ -eq $(ps -o pgid= $$) ] && [ $$ -eq $(ps -o sid= $$) ] && echo leader", "leader\n", "", "0"},
+		{"printf 'caf\\xc3'", "caf\uFFFD", "", "0"},
+	} {
+		r := runCmd(t, e, tc.command, 5000)
+		if r.Stdout.Text != tc.stdout || !strings.Contains(r.Stderr.Text, tc.stderr) || exitCode(r) != tc.exit {
+			t.Errorf("%q: stdout %q stderr %q exit %s; want %q, %q, %s",
+				tc.command, r.Stdout.Text, r.Stderr.Text, exitCode(r), tc.stdout, tc.stderr, tc.exit)
+		}
+		if r.TimedOut || r.Aborted || r.TimeoutMs != 5000 {
+			t.Errorf("%q: timedOut %v aborted %v timeoutMs %d", tc.command, r.TimedOut, r.Aborted, r.TimeoutMs)
+		}
+	}
+}
+
+func TestSelfKillIsNotATimeoutNorAnAbort(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	r := runCmd(t, e, "kill -TERM $$", 5000)
+	if r.Signal != "SIGTERM" || r.ExitCode != nil || r.TimedOut || r.Aborted {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestTimeoutKillsWithSIGTERM(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	begin := time.Now()
+	r := runCmd(t, e, "sleep 60", 100)
+	if !r.TimedOut || r.Aborted || r.Signal != "SIGTERM" || r.TimeoutMs != 100 {
+		t.Fatalf("got %+v", r)
+	}
+	if took := time.Since(begin); took > 5*time.Second {
+		t.Fatalf("took %v", took)
+	}
+}
+
+func TestTrappedTERMDiesBySIGKILLAfterGrace(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.GraceMs = 300
+	e := newExecutor(t, cfg)
+	begin := time.Now()
+	r := runCmd(t, e, "trap '' TERM; sleep 60", 100)
+	took := time.Since(begin)
+	if !r.TimedOut || r.Signal != "SIGKILL" {
+		t.Fatalf("got %+v", r)
+	}
+	if took < 400*time.Millisecond {
+		t.Fatalf("SIGKILL came after %v, before timeout+grace", took)
+	}
+}
+
+func TestTrapThatExitsZeroStillTimedOut(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	r := runCmd(t, e, "trap 'exit 0' TERM; sleep 60 & wait", 100)
+	if !r.TimedOut || exitCode(r) != "0" {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestKillReachesGrandchildren(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	pidFile := tempFile(t, "pid")
+	killOnCleanup(t, pidFile)
+	r := runCmd(t, e, "sleep 60 & echo $! > "+pidFile+"; wait", 200)
+	if !r.TimedOut {
+		t.Fatalf("got %+v", r)
+	}
+	if pid := readPid(t, pidFile); !gone(pid) {
+		t.Fatalf("grandchild %d survived the kill", pid)
+	}
+}
+
+func TestCancelAborts(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	spec, _ := e.Resolve(bash.Request{Command: "echo started; sleep 60"})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	r, err := e.Run(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Aborted || r.TimedOut || r.Signal != "SIGTERM" || r.Stdout.Text != "started\n" {
+		t.Fatalf("got %+v", r)
+	}
+	// The caller's own deadline is an abort too, not the executor's timeout.
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if r, _ := e.Run(ctx, spec); !r.Aborted || r.TimedOut {
+		t.Fatalf("caller deadline: got %+v", r)
+	}
+}
+
+func TestAbortedBeforeSpawn(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	marker := tempFile(t, "ran")
+	spec, _ := e.Resolve(bash.Request{Command: "touch " + marker})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := e.Run(ctx, spec)
+	if err == nil || err.Error() != "aborted before spawn: aborted" {
+		t.Fatalf("err = %v", err)
+	}
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	cancelCause(errors.New("client went away"))
+	_, err = e.Run(ctx, spec)
+	if err == nil || err.Error() != "aborted before spawn: client went away" {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a cancelled run spawned its command")
+	}
+}
+
+func TestUnusableWorkdir(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir")
+	file := tempFile(t, "plain")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{
+		missing: fmt.Sprintf("bash-local: workdir %q does not exist", missing),
+		file:    fmt.Sprintf("bash-local: workdir %q is not a directory", file),
+	} {
+		spec, _ := e.Resolve(bash.Request{Command: "true", Workdir: dir})
+		if _, err := e.Run(context.Background(), spec); err == nil || err.Error() != want {
+			t.Errorf("Run: err = %v, want %s", err, want)
+		}
+		if _, err := e.Start(spec); err == nil || err.Error() != want {
+			t.Errorf("Start: err = %v, want %s", err, want)
+		}
+	}
+}
+
+func TestWorkdir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := testConfig(t)
+	cfg.Cwd = dir
+	e := newExecutor(t, cfg)
+	if r := runCmd(t, e, "pwd", 0); r.Stdout.Text != dir+"\n" {
+		t.Fatalf("default cwd: %q", r.Stdout.Text)
+	}
+	other := t.TempDir()
+	spec, _ := e.Resolve(bash.Request{Command: "pwd", Workdir: other})
+	if r, _ := e.Run(context.Background(), spec); r.Stdout.Text != other+"\n" {
+		t.Fatalf("given workdir: %q", r.Stdout.Text)
+	}
+}
+
+func TestShellNotFound(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Shell = "dsh-no-such-shell"
+	e := newExecutor(t, cfg)
+	spec, _ := e.Resolve(bash.Request{Command: "true"})
+	if _, err := e.Run(context.Background(), spec); err == nil || !strings.Contains(err.Error(), `shell "dsh-no-such-shell" not found`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestStdin(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	spec, _ := e.Resolve(bash.Request{Command: "cat; echo", Stdin: []byte("from stdin")})
+	if r, _ := e.Run(context.Background(), spec); r.Stdout.Text != "from stdin\n" {
+		t.Fatalf("got %q", r.Stdout.Text)
+	}
+	// 1 MiB into a command that never reads it: the write fails (EPIPE)
+	// and is ignored; the real exit status is reported.
+	spec, _ = e.Resolve(bash.Request{Command: "exit 7", Stdin: make([]byte, 1<<20)})
+	if r, _ := e.Run(context.Background(), spec); exitCode(r) != "7" {
+		t.Fatalf("got exit %s", exitCode(r))
+	}
+	// A command that neither reads nor exits is still timed out, and the
+	// writer blocked on the full pipe does not outlive the run.
+	spec, _ = e.Resolve(bash.Request{Command: "sleep 60", Stdin: make([]byte, 1<<20), TimeoutMs: new(100.0)})
+	if r, _ := e.Run(context.Background(), spec); !r.TimedOut {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestOutputOfExactlyTheCap(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxOutputBytes = 500
+	e := newExecutor(t, cfg)
+	r := runCmd(t, e, "head -c 500 /dev/zero | tr '\\0' x", 0)
+	if len(r.Stdout.Text) != 500 || r.Stdout.Truncated || r.Stdout.SpillPath != "" || r.Stdout.TotalBytes != 500 {
+		t.Fatalf("got %+v", r.Stdout)
+	}
+	if entries, _ := os.ReadDir(cfg.SpillDir); len(entries) != 0 {
+		t.Fatalf("spill made for output that fit: %v", entries)
+	}
+}
+
+func TestLongOutputKeepsTailAndSpills(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxOutputBytes = 500
+	e := newExecutor(t, cfg)
+	r := runCmd(t, e, "for i in $(seq 1 200); do printf 'line-%04d\\n' $i; done", 0)
+	out := r.Stdout
+	if !strings.Contains(out.Text, "line-0200\n") || strings.Contains(out.Text, "line-0001") || !out.Truncated {
+		t.Fatalf("tail: %+v", out)
+	}
+	if len(out.Text) > 500 || out.TotalBytes != 2000 {
+		t.Fatalf("kept %d of %d bytes", len(out.Text), out.TotalBytes)
+	}
+	data, err := os.ReadFile(out.SpillPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) != 2000 || !strings.HasPrefix(string(data), "line-0001\n") || !strings.HasSuffix(string(data), "line-0200\n") {
+		t.Fatalf("spill holds %d bytes: %.30q…", len(data), data)
+	}
+	if r.Stderr.SpillPath != "" {
+		t.Fatal("stderr spilled")
+	}
+	file, _ := os.Lstat(out.SpillPath)
+	dir, _ := os.Lstat(filepath.Dir(out.SpillPath))
+	if file.Mode() != 0o600 || dir.Mode() != os.ModeDir|0o700 {
+		t.Fatalf("modes: file %v dir %v", file.Mode(), dir.Mode())
+	}
+	if filepath.Dir(filepath.Dir(out.SpillPath)) != cfg.SpillDir {
+		t.Fatalf("private dir %s not under spillDir %s", filepath.Dir(out.SpillPath), cfg.SpillDir)
+	}
+}
+
+func TestSpillCapped(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxOutputBytes, cfg.MaxSpillBytes = 100, 1000
+	e := newExecutor(t, cfg)
+	r := runCmd(t, e, "head -c 5000 /dev/zero", 0)
+	if !r.Stdout.SpillCapped || r.Stdout.SpillBytes != 1000 || r.Stdout.TotalBytes != 5000 {
+		t.Fatalf("got %+v", r.Stdout)
+	}
+	if info, _ := os.Stat(r.Stdout.SpillPath); info.Size() != 1000 {
+		t.Fatalf("spill size %d", info.Size())
+	}
+}
+
+// closeFailingSpill wraps the real spill directory but fails every close.
+type closeFailingSpill struct{ *capture.SpillDir }
+
+type closeFailingFile struct{ capture.File }
+
+func (f closeFailingFile) Close() error {
+	_ = f.File.Close()
+	return syscall.EIO
+}
+
+func (s closeFailingSpill) Create(stream string) (capture.File, error) {
+	f, err := s.SpillDir.Create(stream)
+	if err != nil {
+		return nil, err
+	}
+	return closeFailingFile{f}, nil
+}
+
+func TestFailingSpillCloseWithholdsPath(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxOutputBytes = 10
+	e := newExecutor(t, cfg)
+	e.spill = closeFailingSpill{e.spill.(*capture.SpillDir)}
+	r := runCmd(t, e, "seq 1 100", 0)
+	if r.Stdout.SpillPath != "" || !r.Stdout.Truncated || r.Stdout.Text != "98\n99\n100\n" || exitCode(r) != "0" {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestSpillDirectoryRetention(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxOutputBytes = 10
+	stale := filepath.Join(cfg.SpillDir, "dsh-spill-999999-1-abcdef")
+	if err := os.Mkdir(stale, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("stale spill directory of a dead process survived New")
+	}
+	r := runCmd(t, e, "seq 1 100", 0)
+	if _, err := os.Stat(r.Stdout.SpillPath); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(cfg.SpillDir); len(entries) != 0 {
+		t.Fatalf("Close left %v", entries)
+	}
+}
+
+func TestHugeHeredocCommand(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	body := strings.Repeat("0123456789abcdef\n", 300<<10/17+1) // > 300 KiB
+	target := tempFile(t, "f")
+	command := "cat > " + target + " <<'EOF'\n" + body + "EOF\nwc -c < " + target + "; echo $0; ls /proc/self/fd | tr '\\n' ' '"
+	if len(command) <= 128<<10 {
+		t.Fatal("command is not over the single-argument limit")
+	}
+	r := runCmd(t, e, command, 0)
+	if exitCode(r) != "0" || r.Stderr.Text != "" {
+		t.Fatalf("got %+v", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout.Text), "\n")
+	if lines[0] != fmt.Sprint(len(body)) || lines[1] != "bash" {
+		t.Fatalf("output %q", r.Stdout.Text)
+	}
+	// The script pipe (fd 3) is not inherited by what the command runs:
+	// its children see the fds a short command's children see.
+	if base := runCmd(t, e, "ls /proc/self/fd | tr '\\n' ' '", 0).Stdout.Text; lines[2] != strings.TrimSpace(base) {
+		t.Fatalf("fds of a command's child: %q, want %q", lines[2], base)
+	}
+	data, _ := os.ReadFile(target)
+	if string(data) != body {
+		t.Fatal("heredoc content changed")
+	}
+}
+
+func TestEscapedGrandchildHoldingStdout(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.GraceMs = 300
+	e := newExecutor(t, cfg)
+
+	// The command exits at once; an escaped process keeps stdout open.
+	pidFile := tempFile(t, "pid")
+	killOnCleanup(t, pidFile)
+	begin := time.Now()
+	r := runCmd(t, e, "setsid sleep 60 & echo $! > "+pidFile+"; echo started", 5000)
+	if took := time.Since(begin); took > 5*time.Second {
+		t.Fatalf("took %v", took)
+	}
+	if r.Stdout.Text != "started\n" || exitCode(r) != "0" || r.TimedOut {
+		t.Fatalf("got %+v", r)
+	}
+
+	// The command times out while the escaped process holds stdout.
+	pidFile2 := tempFile(t, "pid2")
+	killOnCleanup(t, pidFile2)
+	begin = time.Now()
+	r = runCmd(t, e, "setsid sleep 60 & echo $! > "+pidFile2+"; sleep 60", 200)
+	if took := time.Since(begin); took > 200*time.Millisecond+300*time.Millisecond+2*time.Second {
+		t.Fatalf("took %v, more than timeout+grace", took)
+	}
+	if !r.TimedOut {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	// t.Setenv: not parallel. The executor reads the environment once, in New.
+	for name, value := range map[string]string{
+		"OPENAI_API_KEY":         "sk-abcdefghijklmnop",
+		"GITHUB_TOKEN":           "x",
+		"AWS_SECRET_ACCESS_KEY":  "x",
+		"DB_PASSWORD":            "x",
+		"NPMTOKEN":               "x",
+		"MONKEY":                 "banana",
+		"KEYBOARD_LAYOUT":        "us",
+		"TOKENIZERS_PARALLELISM": "false",
+		"INNOCENT_NAME":          "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+		"DATABASE_URL":           "postgres://app:hunter2@db/app",
+		"PLAIN_URL":              "https://example.invalid/path",
+		"KEPT_SECRET":            "x",
+		"MY_CUSTOM_THING":        "x",
+		"TERM":                   "xterm-256color",
+		"PAGER":                  "less",
+	} {
+		t.Setenv(name, value)
+	}
+	cfg := testConfig(t)
+	cfg.Env.Passthrough = []string{"KEPT_SECRET"}
+	cfg.Env.Scrub = []string{"MY_*"}
+	cfg.Env.Set["FROM_SET"] = "set"
+	cfg.Env.Set["PAGER"] = "more"
+	e := newExecutor(t, cfg)
+
+	spec, _ := e.Resolve(bash.Request{Command: "env", Env: map[string]string{"FROM_SPEC": "spec", "FROM_SET": "spec wins"}})
+	r, err := e.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(r.Stdout.Text), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k] = v
+	}
+	for _, name := range []string{"OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "NPMTOKEN", "INNOCENT_NAME", "DATABASE_URL", "MY_CUSTOM_THING"} {
+		if v, ok := got[name]; ok {
+			t.Errorf("%s=%s reached the command", name, v)
+		}
+	}
+	want := map[string]string{
+		"MONKEY": "banana", "KEYBOARD_LAYOUT": "us", "TOKENIZERS_PARALLELISM": "false",
+		"PLAIN_URL": "https://example.invalid/path", "KEPT_SECRET": "x",
+		"NO_COLOR": "1", "TERM": "dumb", "PAGER": "more", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0",
+		"FROM_SET": "spec wins", "FROM_SPEC": "spec",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s=%q, want %q", k, got[k], v)
+		}
+	}
+	if got["PATH"] != os.Getenv("PATH") {
+		t.Errorf("PATH changed: %q", got["PATH"])
+	}
+	// The executor's own environment is untouched.
+	if os.Getenv("OPENAI_API_KEY") == "" || os.Getenv("TERM") != "xterm-256color" {
+		t.Error("the executor changed its process environment")
+	}
+}
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	cwd, _ := os.Getwd()
+	cfg := testConfig(t)
+	cfg.TimeoutMs, cfg.MaxTimeoutMs = 2000, 5000
+	e := newExecutor(t, cfg)
+	clamped := newExecutor(t, config.Local{TimeoutMs: 9000, MaxTimeoutMs: 5000})
+	for _, tc := range []struct {
+		name string
+		e    *Executor
+		req  bash.Request
+		want bash.Spec
+		err  string
+	}{
+		{"defaults", e, bash.Request{Command: "x"}, bash.Spec{Command: "x", TimeoutMs: 2000, Workdir: cwd}, ""},
+		{"given", e, bash.Request{Command: "x", TimeoutMs: new(300.0), Workdir: "/tmp"}, bash.Spec{Command: "x", TimeoutMs: 300, Workdir: "/tmp"}, ""},
+		{"fraction rounds up", e, bash.Request{TimeoutMs: new(0.1)}, bash.Spec{TimeoutMs: 1, Workdir: cwd}, ""},
+		{"1.5 rounds up", e, bash.Request{TimeoutMs: new(1.5)}, bash.Spec{TimeoutMs: 2, Workdir: cwd}, ""},
+		{"clamped silently", e, bash.Request{TimeoutMs: new(1e12)}, bash.Spec{TimeoutMs: 5000, Workdir: cwd}, ""},
+		{"default clamped", clamped, bash.Request{}, bash.Spec{TimeoutMs: 5000, Workdir: cwd}, ""},
+		{"stdin and env kept", e, bash.Request{Stdin: []byte{}, Env: map[string]string{"A": "1"}}, bash.Spec{TimeoutMs: 2000, Workdir: cwd, Stdin: []byte{}, Env: map[string]string{"A": "1"}}, ""},
+		{"zero", e, bash.Request{TimeoutMs: new(0.0)}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
+		{"negative", e, bash.Request{TimeoutMs: new(-1.0)}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
+		{"NaN", e, bash.Request{TimeoutMs: new(math.NaN())}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
+		{"Inf", e, bash.Request{TimeoutMs: new(math.Inf(1))}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
+	} {
+		got, err := tc.e.Resolve(tc.req)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: err = %v, want %s", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	// Absent stays absent.
+	if s, _ := e.Resolve(bash.Request{}); s.Stdin != nil || s.Env != nil {
+		t.Errorf("absent stdin/env became present: %+v", s)
+	}
+	// A spec that skipped Resolve is refused rather than run with no timeout.
+	if _, err := e.Run(context.Background(), bash.Spec{Command: "true"}); err == nil {
+		t.Error("Run accepted a spec with no timeout")
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	t.Parallel()
+	_, err := New(config.Local{GraceMs: -1})
+	if err == nil || err.Error() != "bash-local: graceMs must be a positive finite number" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestBackgroundCompletes(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	p := start(t, e, "echo bg-ok")
+	if p.Command() != "echo bg-ok" {
+		t.Fatalf("command %q", p.Command())
+	}
+	wait(t, p)
+	st := p.State()
+	if st.Status != bash.StatusCompleted || st.ExitCode == nil || *st.ExitCode != 0 || st.Signal != "" {
+		t.Fatalf("state %+v", st)
+	}
+	if r := p.Read(); r.Delta != "bg-ok\n" || r.Lossy {
+		t.Fatalf("read %+v", r)
+	}
+	if r := p.Read(); r.Delta != "" {
+		t.Fatalf("second read %+v", r)
+	}
+	if p.Kill() {
+		t.Fatal("Kill of a finished process returned true")
+	}
+	if p.State().Status != bash.StatusCompleted {
+		t.Fatal("Kill after the end changed the status")
+	}
+}
+
+func TestBackgroundNonZeroIsCompleted(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	p := start(t, e, "exit 4")
+	wait(t, p)
+	if st := p.State(); st.Status != bash.StatusCompleted || *st.ExitCode != 4 {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+func TestBackgroundReadDelta(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	for command, want := range map[string]string{
+		"echo out; echo err >&2":   "out\n[stderr]\nerr\n",
+		"echo err >&2":             "[stderr]\nerr\n",
+		"printf out; echo err >&2": "out\n[stderr]\nerr\n",
+		"printf out":               "out",
+	} {
+		p := start(t, e, command)
+		wait(t, p)
+		if r := p.Read(); r.Delta != want {
+			t.Errorf("%q: delta %q, want %q", command, r.Delta, want)
+		}
+	}
+}
+
+func TestBackgroundIncrementalReads(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	fifo := tempFile(t, "go")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ready := tempFile(t, "ready")
+	p := start(t, e, "echo one; touch "+ready+"; read x < "+fifo+"; echo two")
+	waitFile(t, ready)
+	if r := p.Read(); r.Delta != "one\n" {
+		t.Fatalf("first read %q", r.Delta)
+	}
+	if st := p.State(); st.Status != bash.StatusRunning {
+		t.Fatalf("state %+v", st)
+	}
+	if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, p)
+	if r := p.Read(); r.Delta != "two\n" {
+		t.Fatalf("second read %q", r.Delta)
+	}
+}
+
+// waitFile waits for a command to create path (the command's own signal
+// that it reached a point; no sleep guesses the time).
+func waitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestBackgroundLossyRead(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxOutputBytes = 100
+	e := newExecutor(t, cfg)
+	p := start(t, e, "seq 1 1000")
+	wait(t, p)
+	r := p.Read()
+	if !r.Lossy || !strings.HasSuffix(r.Delta, "\n1000\n") || len(r.Delta) > 100 || r.StdoutSpill == "" || r.StderrSpill != "" {
+		t.Fatalf("read %+v", r)
+	}
+	if data, _ := os.ReadFile(r.StdoutSpill); !strings.HasPrefix(string(data), "1\n2\n") {
+		t.Fatalf("spill starts %.10q", data)
+	}
+	if r := p.Read(); r.Lossy || r.Delta != "" || r.StdoutSpill == "" {
+		t.Fatalf("read after the last %+v", r)
+	}
+}
+
+func TestBackgroundKill(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	p := start(t, e, "sleep 60")
+	if !p.Kill() {
+		t.Fatal("first Kill returned false")
+	}
+	if st := p.State(); st.Status != bash.StatusKilled {
+		t.Fatalf("state right after Kill: %+v", st)
+	}
+	if p.Kill() {
+		t.Fatal("second Kill returned true")
+	}
+	wait(t, p)
+	if st := p.State(); st.Status != bash.StatusKilled || st.Signal != "SIGTERM" || st.ExitCode != nil {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+func TestBackgroundKillTrappedTERM(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.GraceMs = 300
+	e := newExecutor(t, cfg)
+	ready := tempFile(t, "ready")
+	p := start(t, e, "trap '' TERM; touch "+ready+"; sleep 60")
+	waitFile(t, ready)
+	begin := time.Now()
+	p.Kill()
+	time.Sleep(100 * time.Millisecond)
+	p.Kill() // must not restart the grace timer
+	wait(t, p)
+	took := time.Since(begin)
+	if st := p.State(); st.Status != bash.StatusKilled || st.Signal != "SIGKILL" {
+		t.Fatalf("state %+v", st)
+	}
+	if took < 300*time.Millisecond || took > 350*time.Millisecond+2*time.Second {
+		t.Fatalf("SIGKILL after %v, want the 300ms grace from the first Kill", took)
+	}
+}
+
+func TestBackgroundSelfSignal(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	p := start(t, e, "kill -TERM $$")
+	wait(t, p)
+	if st := p.State(); st.Status != bash.StatusKilled || st.Signal != "SIGTERM" {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+func TestKillRacingExitEndsKilled(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	for range 20 {
+		p := start(t, e, "true")
+		if p.Kill() {
+			wait(t, p)
+			if st := p.State(); st.Status != bash.StatusKilled {
+				t.Fatalf("a Kill that returned true ended %+v", st)
+			}
+		} else {
+			wait(t, p)
+			if st := p.State(); st.Status != bash.StatusCompleted {
+				t.Fatalf("a Kill that returned false ended %+v", st)
+			}
+		}
+	}
+}
+
+func TestCloseWaitsForTrappingBackgroundChild(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.GraceMs = 300
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := tempFile(t, "pid")
+	killOnCleanup(t, pidFile)
+	p := start(t, e, "trap '' TERM; sleep 60 & echo $! > "+pidFile+"; wait")
+	waitFile(t, pidFile)
+	begin := time.Now()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(begin); took < 300*time.Millisecond {
+		t.Fatalf("Close returned after %v, before the grace", took)
+	}
+	select {
+	case <-p.Done():
+	default:
+		t.Fatal("Close returned before the process was done")
+	}
+	if pid := readPid(t, pidFile); !gone(pid) {
+		t.Fatalf("child %d survived Close", pid)
+	}
+	if st := p.State(); st.Status != bash.StatusKilled || st.Signal != "SIGKILL" {
+		t.Fatalf("state %+v", st)
+	}
+	spec, _ := e.Resolve(bash.Request{Command: "true"})
+	if _, err := e.Run(context.Background(), spec); err == nil {
+		t.Fatal("Run after Close succeeded")
+	}
+	if _, err := e.Start(spec); err == nil {
+		t.Fatal("Start after Close succeeded")
+	}
+}
+
+func TestCloseAbortsForegroundRuns(t *testing.T) {
+	t.Parallel()
+	e, err := New(testConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := e.Resolve(bash.Request{Command: "echo started; sleep 60"})
+	got := make(chan bash.Result)
+	go func() {
+		r, _ := e.Run(context.Background(), spec)
+		got <- r
+	}()
+	for {
+		e.mu.Lock()
+		n := len(e.runs)
+		e.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; !r.Aborted || r.TimedOut || r.Signal != "SIGTERM" {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			if i%2 == 0 {
+				spec, _ := e.Resolve(bash.Request{Command: fmt.Sprintf("echo %d", i)})
+				r, err := e.Run(context.Background(), spec)
+				if err != nil || r.Stdout.Text != fmt.Sprintf("%d\n", i) {
+					t.Errorf("run %d: %q %v", i, r.Stdout.Text, err)
+				}
+				return
+			}
+			spec, _ := e.Resolve(bash.Request{Command: fmt.Sprintf("echo %d; sleep 60", i)})
+			p, err := e.Start(spec)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			p.Kill()
+			<-p.Done()
+		})
+	}
+	wg.Wait()
+}
+
+const helperEnv = "DSH_LOCAL_TEST_HELPER"
+
+// runHelperProcess is the body of a child test process: it starts a
+// background command through an executor, reports the command's pid, and
+// waits to be killed.
+func runHelperProcess() {
+	e, err := New(config.Local{Env: config.Env{Set: map[string]string{"DSH_HELPER": "1"}}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	pidFile := os.Getenv(helperEnv)
+	spec, _ := e.Resolve(bash.Request{Command: "echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; exec sleep 60"})
+	if _, err := e.Start(spec); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	select {}
+}
+
+func TestParentDeathKillsTheGroupLeader(t *testing.T) {
+	t.Parallel()
+	pidFile := tempFile(t, "pid")
+	killOnCleanup(t, pidFile)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+pidFile, leakMark)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, pidFile)
+	pid := readPid(t, pidFile)
+	if gone(pid) {
+		t.Fatal("the background command is not running")
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	deadline := time.Now().Add(5 * time.Second)
+	for !gone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("leader %d outlived the killed server", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

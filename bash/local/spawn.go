@@ -1,0 +1,75 @@
+package local
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+)
+
+// launcher is the spawn step. A sandboxing executor will wrap it (to start
+// the shell inside a sandbox) and a remote one will replace it; everything
+// around it (pipes, collection, the kill sequence) stays as it is.
+type launcher interface {
+	launch(l launchSpec) (*exec.Cmd, container, error)
+}
+
+// launchSpec is everything the spawn step needs. The files are the child's
+// ends; the caller closes its copies after launch.
+type launchSpec struct {
+	shell   string // absolute path of the shell
+	command string
+	dir     string
+	env     []string
+	stdin   *os.File // nil means /dev/null
+	stdout  *os.File
+	stderr  *os.File
+	script  *os.File // when set, the command comes on fd 3 instead of argv
+}
+
+// maxArgCommand is the longest command passed as an argument. Linux refuses
+// a single argument of 128 KiB or more (MAX_ARG_STRLEN) with E2BIG; longer
+// commands, typically a heredoc writing a file, are handed to bash through a
+// pipe instead. The margin keeps clear of that limit whatever the page size.
+const maxArgCommand = 64 << 10
+
+// pipeScript reads the command from fd 3 and evaluates it. Words are
+// expanded before redirections, so the command substitution reads fd 3 and
+// `3<&-` then closes it for everything the command starts. eval runs the
+// text as -c would: $0 stays the shell's name, exit ends the shell, and
+// commands before a syntax error still run.
+const pipeScript = `eval "$(cat <&3)" 3<&-`
+
+// shellLauncher starts `bash -c command` as the leader of a new session and
+// process group, with no controlling terminal, and asks the kernel to
+// SIGKILL it if this process dies.
+type shellLauncher struct{}
+
+func (shellLauncher) launch(l launchSpec) (*exec.Cmd, container, error) {
+	script := l.command
+	var extra []*os.File
+	if l.script != nil {
+		script = pipeScript
+		extra = []*os.File{l.script}
+	}
+	cmd := &exec.Cmd{
+		Path:       l.shell,
+		Args:       []string{filepath.Base(l.shell), "-c", script},
+		Dir:        l.dir,
+		Env:        l.env,
+		Stdout:     l.stdout,
+		Stderr:     l.stderr,
+		ExtraFiles: extra,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setsid:    true,
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	if l.stdin != nil {
+		cmd.Stdin = l.stdin
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	return cmd, processGroup{pgid: cmd.Process.Pid}, nil
+}
