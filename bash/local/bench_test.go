@@ -1,0 +1,177 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/config"
+)
+
+// The benchmarks of the executor issue. Run them with
+//
+//	go test -run '^$' -bench . -count 6 ./bash/local/
+//
+// and compare with benchstat; heap figures are reported as extra metrics
+// (MiB above the heap at the start).
+
+// BenchmarkSpawnTrue compares a Run of `true` with the bare spawn it stands
+// on. Goal: within 10%. Each iteration does one of each, alternating, so
+// the machine's drift (large on a shared VM) hits both alike; ns/op is the
+// pair, and the metrics split it.
+func BenchmarkSpawnTrue(b *testing.B) {
+	e := benchExecutor(b, config.Local{})
+	var bare, run time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command("bash", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		spec, err := e.Resolve(bash.Request{Command: "true"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r, err := e.Run(context.Background(), spec); err != nil || *r.ExitCode != 0 {
+			b.Fatal(r, err)
+		}
+		bare, run = bare+t1.Sub(t0), run+time.Since(t1)
+	}
+	b.ReportMetric(float64(bare.Nanoseconds())/float64(b.N), "bare-ns/op")
+	b.ReportMetric(float64(run.Nanoseconds())/float64(b.N), "Run-ns/op")
+	b.ReportMetric(float64(run)/float64(bare), "Run/bare")
+}
+
+// BenchmarkThroughput pushes n bytes through Run with the default caps,
+// against the floor of the same bytes through a pipe into cat. Goal: wall
+// time within 1.5× of the floor; the heap never more than 16 MiB above its
+// start, whatever n.
+func BenchmarkThroughput(b *testing.B) {
+	for _, n := range []int64{1 << 20, 100 << 20, 1 << 30} {
+		b.Run(fmt.Sprintf("floor/%dMiB", n>>20), func(b *testing.B) {
+			b.SetBytes(n)
+			for b.Loop() {
+				cmd := exec.Command("bash", "-c", fmt.Sprintf("head -c %d /dev/zero | cat > /dev/null", n))
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("Run/%dMiB", n>>20), func(b *testing.B) {
+			e := benchExecutor(b, config.Local{})
+			spec, _ := e.Resolve(bash.Request{Command: fmt.Sprintf("head -c %d /dev/zero", n)})
+			heap := startHeapSampler()
+			for b.Loop() {
+				r, err := e.Run(context.Background(), spec)
+				if err != nil || r.Stdout.TotalBytes != n {
+					b.Fatal(r, err)
+				}
+				b.StopTimer()
+				_ = os.Remove(r.Stdout.SpillPath)
+				b.StartTimer()
+			}
+			b.SetBytes(n)
+			heap.report(b)
+		})
+	}
+}
+
+// BenchmarkBackground200 starts 200 background processes that each write
+// 10 MiB, reads every one to the end while they run, and reports the heap
+// growth. Goal: below 2 × 200 × maxOutputBytes + 16 MiB (41.6 MiB with the
+// default 64 000).
+func BenchmarkBackground200(b *testing.B) {
+	const procs, size = 200, 10 << 20
+	e := benchExecutor(b, config.Local{})
+	spec, _ := e.Resolve(bash.Request{Command: fmt.Sprintf("head -c %d /dev/zero", size)})
+	heap := startHeapSampler()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for range procs {
+			p, err := e.Start(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wg.Go(func() {
+				tick := time.NewTicker(10 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					select {
+					case <-p.Done():
+						r := p.Read()
+						_ = os.Remove(r.StdoutSpill)
+						return
+					case <-tick.C:
+						p.Read()
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	heap.report(b)
+}
+
+func benchExecutor(b *testing.B, cfg config.Local) *Executor {
+	b.Helper()
+	cfg.SpillDir = b.TempDir()
+	e, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// heapSampler records the peak of the heap (objects in use, garbage not
+// yet collected included) and of the live heap (as of the last GC) above
+// their values at start, sampled every millisecond.
+type heapSampler struct {
+	stop       chan struct{}
+	done       chan struct{}
+	start      uint64
+	peak, live uint64
+}
+
+func startHeapSampler() *heapSampler {
+	runtime.GC()
+	s := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(samples)
+	s.start = samples[0].Value.Uint64()
+	startLive := samples[1].Value.Uint64()
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(samples)
+			if v := samples[0].Value.Uint64(); v > s.start {
+				s.peak = max(s.peak, v-s.start)
+			}
+			if v := samples[1].Value.Uint64(); v > startLive {
+				s.live = max(s.live, v-startLive)
+			}
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *heapSampler) report(b *testing.B) {
+	close(s.stop)
+	<-s.done
+	b.ReportMetric(float64(s.peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(s.live)/(1<<20), "peak-live-MiB")
+}
