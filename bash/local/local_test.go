@@ -848,3 +848,73 @@ func TestParentDeathKillsTheGroupLeader(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func TestBackgroundReadsNeverSplitACharacter(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	fifo := tempFile(t, "go")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ready := tempFile(t, "ready")
+	p := start(t, e, `printf 'a\xe2\x82'; touch `+ready+`; read x < `+fifo+`; printf '\xac'`)
+	waitFile(t, ready)
+	if r := p.Read(); r.Delta != "a" {
+		t.Fatalf("first read %q: half a character escaped", r.Delta)
+	}
+	if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, p)
+	if r := p.Read(); r.Delta != "€" {
+		t.Fatalf("second read %q", r.Delta)
+	}
+}
+
+func TestBackgroundSpillPathWithoutLoss(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxOutputBytes = 100
+	e := newExecutor(t, cfg)
+	fifo := tempFile(t, "go")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ready := tempFile(t, "ready")
+	// 60 bytes, read, then 60 more: the stream overflows the 100-byte tail
+	// and spills, but nothing unread is ever dropped.
+	p := start(t, e, `printf '%060d' 0; touch `+ready+`; read x < `+fifo+`; printf '%060d' 1`)
+	waitFile(t, ready)
+	if r := p.Read(); len(r.Delta) != 60 || r.Lossy {
+		t.Fatalf("first read %+v", r)
+	}
+	if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, p)
+	r := p.Read()
+	if len(r.Delta) != 60 || r.Lossy || r.StdoutSpill == "" {
+		t.Fatalf("second read %+v", r)
+	}
+	if data, _ := os.ReadFile(r.StdoutSpill); len(data) != 120 {
+		t.Fatalf("spill holds %d bytes", len(data))
+	}
+}
+
+func TestBackgroundIgnoresTimeout(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	ready := tempFile(t, "ready")
+	spec, _ := e.Resolve(bash.Request{Command: "sleep 0.5; touch " + ready, TimeoutMs: new(50.0)})
+	p, err := e.Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, p)
+	if st := p.State(); st.Status != bash.StatusCompleted || *st.ExitCode != 0 {
+		t.Fatalf("state %+v", st)
+	}
+	if _, err := os.Stat(ready); err != nil {
+		t.Fatal("a background process was stopped by the foreground timeout")
+	}
+}
