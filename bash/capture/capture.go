@@ -5,7 +5,8 @@
 // A [Collector] is written by one goroutine (usually through
 // [Collector.ReadFrom] on a pipe) and may be read concurrently by others:
 // [Collector.ReadNew] consumes what was written since the previous call, and
-// [Collector.Close] ends the stream and reports what was kept.
+// [Collector.Close] ends the stream and reports what was kept; a Write that
+// comes after Close fails and changes nothing.
 //
 // The contract (SPEC.md §2.5):
 //
@@ -87,13 +88,15 @@ const (
 	minTailAlloc  = 4 << 10
 )
 
-// Collector is one stream's collector. Write (or ReadFrom) must be called
-// from one goroutine at a time; ReadNew, SpillPath and Total may be called
-// from any goroutine at any time.
+// Collector is one stream's collector. All its methods are safe for
+// concurrent use; writes are serialized, and reads never wait for the disk.
 type Collector struct {
 	opts Options
 
-	// Spill state, owned by the writing goroutine until Close.
+	// wmu serializes Write and Close and guards the spill state, so file
+	// work never holds mu, which readers take.
+	wmu        sync.Mutex
+	closedW    bool
 	spill      File
 	spillBytes int64
 	spillErr   error
@@ -124,19 +127,18 @@ var errClosed = errors.New("capture: write after close")
 // Write records p. It never fails for spill trouble: the error is kept and
 // the path withheld. It fails only after Close.
 func (c *Collector) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closedW {
+		return 0, errClosed
+	}
 	if len(p) == 0 {
 		return 0, nil
 	}
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return 0, errClosed
-	}
 	before := c.total
 	c.mu.Unlock()
 
-	// File work happens outside the lock: only this goroutine touches it,
-	// and a reader must not wait for the disk.
 	if !c.spilling && before+int64(len(p)) > c.opts.MaxBytes {
 		c.startSpill()
 	}
@@ -168,8 +170,8 @@ func (c *Collector) startSpill() {
 	c.mu.Lock()
 	c.path = f.Name()
 	c.mu.Unlock()
-	// Reading the ring without the lock is safe: only this goroutine
-	// writes it.
+	// Reading the ring without mu is safe: only writers, serialized by
+	// wmu, change it.
 	first, second := c.segments()
 	c.spillWrite(first)
 	c.spillWrite(second)
@@ -240,7 +242,7 @@ func (c *Collector) appendTail(p []byte) {
 }
 
 // segments returns the kept bytes in order, as at most two slices of the
-// ring. Called with mu held or from the writing goroutine.
+// ring. Called with mu or wmu held.
 func (c *Collector) segments() ([]byte, []byte) {
 	if c.n == 0 {
 		return nil, nil
@@ -338,13 +340,14 @@ func (c *Collector) ReadNew() (data []byte, lossy bool) {
 // Close ends the stream: it closes the spill file and computes the final
 // Result. Later calls return the same Result.
 func (c *Collector) Close() Result {
-	c.mu.Lock()
-	if c.closed {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closedW {
+		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.result
 	}
-	c.closed = true
-	c.mu.Unlock()
+	c.closedW = true
 
 	if c.spill != nil {
 		f := c.spill
@@ -360,6 +363,7 @@ func (c *Collector) Close() Result {
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closed = true
 	truncated := c.total > int64(c.n)
 	kept := c.copyFrom(c.total - int64(c.n))
 	if truncated {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"runtime"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -260,15 +262,32 @@ func TestSpillFilesAreExclusiveAndUnique(t *testing.T) {
 		seen[f.Name()] = true
 		f.Close()
 	}
-	// A planted symlink with a would-be name is never followed: O_EXCL
-	// refuses any existing name.
+	// A symlink planted at the next name is never followed: the create
+	// fails and the link's target stays untouched.
+	dir.random = bytes.NewReader(bytes.Repeat([]byte{0xab}, 6))
+	next := filepath.Join(dir.Path(), fmt.Sprintf("%06d-abababababab-stdout.log", spillSeq.Load()+1))
 	target := filepath.Join(t.TempDir(), "target")
-	link := filepath.Join(dir.Path(), "link-stdout.log")
-	if err := os.Symlink(target, link); err != nil {
+	if err := os.WriteFile(target, []byte("precious"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.OpenFile(link, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600); err == nil {
-		t.Fatal("exclusive create followed a symlink")
+	if err := os.Symlink(target, next); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := dir.Create("stdout"); err == nil {
+		f.Close()
+		t.Fatal("Create followed a planted symlink")
+	}
+	if data, _ := os.ReadFile(target); string(data) != "precious" {
+		t.Fatalf("symlink target changed: %q", data)
+	}
+	// A plain file planted at the next name is not reused either.
+	dir.random = bytes.NewReader(bytes.Repeat([]byte{0xcd}, 6))
+	next = filepath.Join(dir.Path(), fmt.Sprintf("%06d-cdcdcdcdcdcd-stdout.log", spillSeq.Load()+1))
+	if err := os.WriteFile(next, []byte("theirs"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dir.Create("stdout"); err == nil {
+		t.Fatal("Create reused an existing file")
 	}
 	if err := dir.Remove(); err != nil {
 		t.Fatal(err)
@@ -319,6 +338,38 @@ func deadPid(t *testing.T) int {
 	}
 	t.Fatal("no free pid found")
 	return 0
+}
+
+// TestMemoryIsBounded pushes 64 MiB through a collector with a 64 000-byte
+// tail and checks what it allocated: the tail, one read buffer and its
+// growth steps, nothing per byte. (The spill file is off: its writes cost
+// no heap, and this measures the collector.)
+func TestMemoryIsBounded(t *testing.T) {
+	const max = 64000
+	c := New(Options{Stream: "stdout", MaxBytes: max, MaxSpillBytes: 1 << 30})
+	src := io.LimitReader(zeros{}, 64<<20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := c.ReadFrom(src); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	// Tail growth steps (4K…64000, about 2×max in all) plus read buffers
+	// (8K…64K, about 128K in all), with room for the runtime's own.
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(2*max+(128<<10)+(64<<10)); got > limit {
+		t.Fatalf("allocated %d bytes for a 64 MiB stream, want at most %d", got, limit)
+	}
+	if len(c.tail) != max {
+		t.Fatalf("tail holds %d bytes, want %d", len(c.tail), max)
+	}
+	c.Close()
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
 
 func TestReadFromGrowsItsBufferOnlyWhenNeeded(t *testing.T) {
@@ -406,4 +457,32 @@ func FuzzCollector(f *testing.F) {
 			t.Fatalf("spill %q, want the first %d bytes %q", data, spillMax, want)
 		}
 	})
+}
+
+func TestCloseRacingWrites(t *testing.T) {
+	c, _ := newCollector(t, 16, 1<<20)
+	var written int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			n, err := c.Write([]byte("0123456789"))
+			if err != nil {
+				return
+			}
+			written += int64(n)
+			c.ReadNew()
+		}
+	}()
+	for c.Total() < 1000 {
+		runtime.Gosched()
+	}
+	r := c.Close()
+	<-done
+	if r.TotalBytes != written {
+		t.Fatalf("result counts %d bytes, writer wrote %d", r.TotalBytes, written)
+	}
+	if data, err := os.ReadFile(r.SpillPath); err != nil || int64(len(data)) != written {
+		t.Fatalf("spill holds %d bytes (%v), want %d", len(data), err, written)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,7 +25,8 @@ import (
 // and named "<seq>-<12 hex>-<stream>.log", where seq is a per-process
 // sequence number.
 type SpillDir struct {
-	base string
+	base   string
+	random io.Reader // the names' random part; crypto/rand unless a test sets it
 
 	mu      sync.Mutex
 	dir     string
@@ -42,7 +44,7 @@ func NewSpillDir(base string) *SpillDir {
 	if base == "" {
 		base = os.TempDir()
 	}
-	return &SpillDir{base: base}
+	return &SpillDir{base: base, random: rand.Reader}
 }
 
 // Path returns the private directory, or "" before the first spill.
@@ -86,7 +88,7 @@ func (d *SpillDir) Create(stream string) (File, error) {
 		return nil, err
 	}
 	var random [6]byte
-	if _, err := rand.Read(random[:]); err != nil {
+	if _, err := io.ReadFull(d.random, random[:]); err != nil {
 		return nil, err
 	}
 	name := fmt.Sprintf("%06d-%s-%s.log", spillSeq.Add(1), hex.EncodeToString(random[:]), stream)

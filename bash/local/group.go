@@ -18,6 +18,8 @@ type container interface {
 	// signal sends sig to every member. It never fails loudly: a gone
 	// group, EPERM or a missing pid are no-ops.
 	signal(sig syscall.Signal)
+	// live reports whether a member other than a zombie remains.
+	live() bool
 	// await waits until no live member remains or deadline passes, and
 	// reports whether none remains.
 	await(deadline time.Time) bool
@@ -50,6 +52,17 @@ func (g processGroup) await(deadline time.Time) bool {
 		return false // cannot tell: the caller goes on to SIGKILL
 	}
 	return awaitExit(pids, deadline)
+}
+
+func (g processGroup) live() bool {
+	if g.pgid <= 1 {
+		return false
+	}
+	if err := syscall.Kill(-g.pgid, 0); err == syscall.ESRCH {
+		return false
+	}
+	pids, err := g.members()
+	return err != nil || len(pids) > 0
 }
 
 // members lists the group's processes that are not zombies.

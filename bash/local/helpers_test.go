@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -166,6 +167,95 @@ func killOnCleanup(t *testing.T, pidFile string) {
 			}
 		}
 	})
+}
+
+// readyFifo makes a FIFO a command writes to when it reaches a point
+// (`echo > fifo`), and returns its path and a function that blocks until
+// that write happened: an event, not a guessed sleep.
+func readyFifo(t *testing.T) (string, func()) {
+	t.Helper()
+	path := tempFile(t, "ready")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, func() {
+		t.Helper()
+		got := make(chan error, 1)
+		go func() {
+			f, err := os.Open(path) // blocks until the command opens it to write
+			if err == nil {
+				_, err = io.ReadAll(f)
+				f.Close()
+			}
+			got <- err
+		}()
+		select {
+		case err := <-got:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			// Unblock the reader so it does not outlive the test.
+			if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+			<-got
+			t.Fatalf("the command never reached %s", path)
+		}
+	}
+}
+
+// gateFifo makes a FIFO a command waits on (`read x < fifo`), and returns
+// its path and a function that lets the command go on.
+func gateFifo(t *testing.T) (string, func()) {
+	t.Helper()
+	path := tempFile(t, "gate")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, func() {
+		t.Helper()
+		if err := os.WriteFile(path, []byte("go\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readUntil reads p until the reads add up to want, failing at once on a
+// read that does not extend toward it. The bytes a command wrote reach the
+// collector through a goroutine, so a command's signal that it wrote them
+// does not mean they can be read yet.
+func readUntil(t *testing.T, p bash.Process, want string) bash.ReadResult {
+	t.Helper()
+	var got string
+	var last bash.ReadResult
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := p.Read()
+		got += r.Delta
+		if r.Delta != "" {
+			last = r
+		}
+		last.Lossy = last.Lossy || r.Lossy
+		if got == want {
+			return last
+		}
+		if !strings.HasPrefix(want, got) {
+			t.Fatalf("reads gave %q, want %q", got, want)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reads gave %q after 10s, want %q", got, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// awaitGone waits, through a pidfd, until pid has exited.
+func awaitGone(t *testing.T, pid int) {
+	t.Helper()
+	if !awaitExit([]int{pid}, time.Now().Add(10*time.Second)) {
+		t.Fatalf("process %d still runs", pid)
+	}
 }
 
 func tempFile(t *testing.T, name string) string {

@@ -17,11 +17,16 @@
 // process environment.
 //
 // Killing is SIGTERM to the group, then SIGKILL after graceMs unless no
-// live member is left. Once the leader has exited, collection drains the
-// pipes until EOF or graceMs later, whichever is first: a descendant that
-// escaped the group cannot hold a foreground call open beyond timeout plus
-// grace. Descendants the command leaves running when it exits by itself are
-// not killed; the containment issue adds that.
+// live member is left; the run is done only when no member of its group
+// runs. A command's processes live as long as the command: when the leader
+// exits by itself, members it left in its group (`sleep 60 &`) get the same
+// kill sequence, so neither a foreground call nor a finished background
+// task leaks a process that stayed in the group. Once the leader has
+// exited, collection drains the pipes until EOF or graceMs later (or until
+// a pending SIGKILL, if later), so a descendant that escaped the group
+// cannot hold a call open beyond timeout plus grace. Descendants that left
+// the group (setsid, double fork) are out of reach of a group kill; the
+// containment issue adds that, and the keepDetached switch.
 //
 // Decisions where the spec is silent:
 //
@@ -267,8 +272,9 @@ func (e *Executor) spawn(spec bash.Spec) (*run, error) {
 	e.mu.Unlock()
 	go e.forget(r)
 	if closed {
+		// Close came while this spawn was in flight: the run is killed
+		// like every other, and its caller sees that in its result.
 		r.kill()
-		return nil, errClosed
 	}
 	return r, nil
 }
@@ -364,8 +370,8 @@ func (e *Executor) launch(spec bash.Spec, shell string) (*run, error) {
 		go r.feed(f.w, f.data)
 	}
 	r.readWG.Add(2)
-	go func() { defer r.readWG.Done(); _, _ = r.stdout.ReadFrom(outR) }()
-	go func() { defer r.readWG.Done(); _, _ = r.stderr.ReadFrom(errR) }()
+	go func() { defer r.readWG.Done(); collect(outR, r.stdout) }()
+	go func() { defer r.readWG.Done(); collect(errR, r.stderr) }()
 	go func() {
 		_ = cmd.Wait()
 		r.mu.Lock()

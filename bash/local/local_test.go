@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,21 +82,33 @@ func TestTrappedTERMDiesBySIGKILLAfterGrace(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.GraceMs = 300
 	e := newExecutor(t, cfg)
+	ready, reached := readyFifo(t)
+	spec, _ := e.Resolve(bash.Request{Command: "trap '' TERM; echo > " + ready + "; sleep 60"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan bash.Result, 1)
+	go func() { r, _ := e.Run(ctx, spec); got <- r }()
+	reached()
 	begin := time.Now()
-	r := runCmd(t, e, "trap '' TERM; sleep 60", 100)
-	took := time.Since(begin)
-	if !r.TimedOut || r.Signal != "SIGKILL" {
+	cancel()
+	r := <-got
+	if took := time.Since(begin); took < 300*time.Millisecond {
+		t.Fatalf("SIGKILL came after %v, before the grace", took)
+	}
+	if !r.Aborted || r.Signal != "SIGKILL" {
 		t.Fatalf("got %+v", r)
 	}
-	if took < 400*time.Millisecond {
-		t.Fatalf("SIGKILL came after %v, before timeout+grace", took)
+	// The same through the timeout: timed out, SIGKILL.
+	r = runCmd(t, e, "trap '' TERM; sleep 60", 500)
+	if !r.TimedOut || r.Signal != "SIGKILL" {
+		t.Fatalf("timeout: got %+v", r)
 	}
 }
 
 func TestTrapThatExitsZeroStillTimedOut(t *testing.T) {
 	t.Parallel()
 	e := newExecutor(t, testConfig(t))
-	r := runCmd(t, e, "trap 'exit 0' TERM; sleep 60 & wait", 100)
+	r := runCmd(t, e, "trap 'exit 0' TERM; sleep 60 & wait", 500)
 	if !r.TimedOut || exitCode(r) != "0" {
 		t.Fatalf("got %+v", r)
 	}
@@ -105,7 +119,7 @@ func TestKillReachesGrandchildren(t *testing.T) {
 	e := newExecutor(t, testConfig(t))
 	pidFile := tempFile(t, "pid")
 	killOnCleanup(t, pidFile)
-	r := runCmd(t, e, "sleep 60 & echo $! > "+pidFile+"; wait", 200)
+	r := runCmd(t, e, "sleep 60 & echo $! > "+pidFile+"; wait", 500)
 	if !r.TimedOut {
 		t.Fatalf("got %+v", r)
 	}
@@ -117,19 +131,20 @@ func TestKillReachesGrandchildren(t *testing.T) {
 func TestCancelAborts(t *testing.T) {
 	t.Parallel()
 	e := newExecutor(t, testConfig(t))
-	spec, _ := e.Resolve(bash.Request{Command: "echo started; sleep 60"})
+	ready, reached := readyFifo(t)
+	spec, _ := e.Resolve(bash.Request{Command: "echo started; echo > " + ready + "; sleep 60"})
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	r, err := e.Run(ctx, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !r.Aborted || r.TimedOut || r.Signal != "SIGTERM" || r.Stdout.Text != "started\n" {
+	got := make(chan bash.Result, 1)
+	go func() { r, _ := e.Run(ctx, spec); got <- r }()
+	reached()
+	cancel()
+	if r := <-got; !r.Aborted || r.TimedOut || r.Signal != "SIGTERM" || r.Stdout.Text != "started\n" {
 		t.Fatalf("got %+v", r)
 	}
 	// The caller's own deadline is an abort too, not the executor's timeout.
 	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
+	spec, _ = e.Resolve(bash.Request{Command: "sleep 60"})
 	if r, _ := e.Run(ctx, spec); !r.Aborted || r.TimedOut {
 		t.Fatalf("caller deadline: got %+v", r)
 	}
@@ -582,41 +597,18 @@ func TestBackgroundReadDelta(t *testing.T) {
 func TestBackgroundIncrementalReads(t *testing.T) {
 	t.Parallel()
 	e := newExecutor(t, testConfig(t))
-	fifo := tempFile(t, "go")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ready := tempFile(t, "ready")
-	p := start(t, e, "echo one; touch "+ready+"; read x < "+fifo+"; echo two")
-	waitFile(t, ready)
-	if r := p.Read(); r.Delta != "one\n" {
-		t.Fatalf("first read %q", r.Delta)
-	}
+	ready, reached := readyFifo(t)
+	gate, open := gateFifo(t)
+	p := start(t, e, "echo one; echo > "+ready+"; read x < "+gate+"; echo two")
+	reached()
+	readUntil(t, p, "one\n")
 	if st := p.State(); st.Status != bash.StatusRunning {
 		t.Fatalf("state %+v", st)
 	}
-	if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	open()
 	wait(t, p)
 	if r := p.Read(); r.Delta != "two\n" {
 		t.Fatalf("second read %q", r.Delta)
-	}
-}
-
-// waitFile waits for a command to create path (the command's own signal
-// that it reached a point; no sleep guesses the time).
-func waitFile(t *testing.T, path string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never appeared", path)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -661,22 +653,24 @@ func TestBackgroundKill(t *testing.T) {
 func TestBackgroundKillTrappedTERM(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.GraceMs = 300
+	cfg.GraceMs = 1000
 	e := newExecutor(t, cfg)
-	ready := tempFile(t, "ready")
-	p := start(t, e, "trap '' TERM; touch "+ready+"; sleep 60")
-	waitFile(t, ready)
+	ready, reached := readyFifo(t)
+	p := start(t, e, "trap '' TERM; echo > "+ready+"; sleep 60")
+	reached()
 	begin := time.Now()
 	p.Kill()
-	time.Sleep(100 * time.Millisecond)
-	p.Kill() // must not restart the grace timer
+	// A second Kill 700ms later must not restart the grace timer: the
+	// SIGKILL stays due 1000ms after the first, not 1700ms.
+	time.Sleep(700 * time.Millisecond)
+	p.Kill()
 	wait(t, p)
 	took := time.Since(begin)
 	if st := p.State(); st.Status != bash.StatusKilled || st.Signal != "SIGKILL" {
 		t.Fatalf("state %+v", st)
 	}
-	if took < 300*time.Millisecond || took > 350*time.Millisecond+2*time.Second {
-		t.Fatalf("SIGKILL after %v, want the 300ms grace from the first Kill", took)
+	if took < time.Second || took >= 1700*time.Millisecond {
+		t.Fatalf("SIGKILL after %v, want the 1s grace from the first Kill", took)
 	}
 }
 
@@ -692,20 +686,29 @@ func TestBackgroundSelfSignal(t *testing.T) {
 
 func TestKillRacingExitEndsKilled(t *testing.T) {
 	t.Parallel()
-	e := newExecutor(t, testConfig(t))
-	for range 20 {
-		p := start(t, e, "true")
-		if p.Kill() {
-			wait(t, p)
-			if st := p.State(); st.Status != bash.StatusKilled {
-				t.Fatalf("a Kill that returned true ended %+v", st)
-			}
-		} else {
-			wait(t, p)
-			if st := p.State(); st.Status != bash.StatusCompleted {
-				t.Fatalf("a Kill that returned false ended %+v", st)
-			}
-		}
+	cfg := testConfig(t)
+	cfg.GraceMs = 2000
+	e := newExecutor(t, cfg)
+	// The leader exits at once; an escaped process holds stdout, so the
+	// run is still collecting (not done) when Kill comes.
+	leader, holder := tempFile(t, "leader"), tempFile(t, "holder")
+	killOnCleanup(t, holder)
+	ready, reached := readyFifo(t)
+	p := start(t, e, "setsid sleep 60 & echo $! > "+holder+"; echo $$ > "+leader+"; echo > "+ready)
+	reached()
+	awaitGone(t, readPid(t, leader))
+	if !p.Kill() {
+		t.Fatal("Kill while the output was still being collected returned false")
+	}
+	wait(t, p)
+	if st := p.State(); st.Status != bash.StatusKilled || st.ExitCode == nil || *st.ExitCode != 0 || st.Signal != "" {
+		t.Fatalf("an exit raced by Kill ended %+v, want killed with exit code 0", st)
+	}
+	// And the plain case: Kill after done is refused.
+	q := start(t, e, "true")
+	wait(t, q)
+	if q.Kill() || q.State().Status != bash.StatusCompleted {
+		t.Fatalf("Kill after done: %+v", q.State())
 	}
 }
 
@@ -719,8 +722,9 @@ func TestCloseWaitsForTrappingBackgroundChild(t *testing.T) {
 	}
 	pidFile := tempFile(t, "pid")
 	killOnCleanup(t, pidFile)
-	p := start(t, e, "trap '' TERM; sleep 60 & echo $! > "+pidFile+"; wait")
-	waitFile(t, pidFile)
+	ready, reached := readyFifo(t)
+	p := start(t, e, "trap '' TERM; sleep 60 & echo $! > "+pidFile+"; echo > "+ready+"; wait")
+	reached()
 	begin := time.Now()
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -754,25 +758,18 @@ func TestCloseAbortsForegroundRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, _ := e.Resolve(bash.Request{Command: "echo started; sleep 60"})
+	ready, reached := readyFifo(t)
+	spec, _ := e.Resolve(bash.Request{Command: "echo started; echo > " + ready + "; sleep 60"})
 	got := make(chan bash.Result)
 	go func() {
 		r, _ := e.Run(context.Background(), spec)
 		got <- r
 	}()
-	for {
-		e.mu.Lock()
-		n := len(e.runs)
-		e.mu.Unlock()
-		if n == 1 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	reached()
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if r := <-got; !r.Aborted || r.TimedOut || r.Signal != "SIGTERM" {
+	if r := <-got; !r.Aborted || r.TimedOut || r.Signal != "SIGTERM" || r.Stdout.Text != "started\n" {
 		t.Fatalf("got %+v", r)
 	}
 }
@@ -815,56 +812,61 @@ func runHelperProcess() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	pidFile := os.Getenv(helperEnv)
-	spec, _ := e.Resolve(bash.Request{Command: "echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; exec sleep 60"})
-	if _, err := e.Start(spec); err != nil {
+	fifo := os.Getenv(helperEnv)
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	select {}
+	spec, _ := e.Resolve(bash.Request{Command: "echo $$ > " + fifo + "; exec sleep 60"})
+	p, err := e.Start(spec)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	pid, err := os.ReadFile(fifo) // returns once the command wrote its pid
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	fmt.Print(string(pid))
+	<-p.Done()
 }
 
 func TestParentDeathKillsTheGroupLeader(t *testing.T) {
 	t.Parallel()
-	pidFile := tempFile(t, "pid")
-	killOnCleanup(t, pidFile)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+pidFile, leakMark)
+	cmd.Env = append(os.Environ(), helperEnv+"="+tempFile(t, "pid"), leakMark)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFile(t, pidFile)
-	pid := readPid(t, pidFile)
-	if gone(pid) {
-		t.Fatal("the background command is not running")
+	// The helper prints the pid once its background command runs.
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
 	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || gone(pid) {
+		t.Fatalf("background command %q is not running", line)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	deadline := time.Now().Add(5 * time.Second)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("leader %d outlived the killed server", pid)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	awaitGone(t, pid)
 }
 
 func TestBackgroundReadsNeverSplitACharacter(t *testing.T) {
 	t.Parallel()
 	e := newExecutor(t, testConfig(t))
-	fifo := tempFile(t, "go")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ready := tempFile(t, "ready")
-	p := start(t, e, `printf 'a\xe2\x82'; touch `+ready+`; read x < `+fifo+`; printf '\xac'`)
-	waitFile(t, ready)
-	if r := p.Read(); r.Delta != "a" {
-		t.Fatalf("first read %q: half a character escaped", r.Delta)
-	}
-	if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ready, reached := readyFifo(t)
+	gate, open := gateFifo(t)
+	p := start(t, e, `printf 'a\xe2\x82'; echo > `+ready+`; read x < `+gate+`; printf '\xac'`)
+	reached()
+	readUntil(t, p, "a") // fails at once if a read carries half of "€"
+	open()
 	wait(t, p)
 	if r := p.Read(); r.Delta != "€" {
 		t.Fatalf("second read %q", r.Delta)
@@ -876,21 +878,14 @@ func TestBackgroundSpillPathWithoutLoss(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.MaxOutputBytes = 100
 	e := newExecutor(t, cfg)
-	fifo := tempFile(t, "go")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ready := tempFile(t, "ready")
+	ready, reached := readyFifo(t)
+	gate, open := gateFifo(t)
 	// 60 bytes, read, then 60 more: the stream overflows the 100-byte tail
 	// and spills, but nothing unread is ever dropped.
-	p := start(t, e, `printf '%060d' 0; touch `+ready+`; read x < `+fifo+`; printf '%060d' 1`)
-	waitFile(t, ready)
-	if r := p.Read(); len(r.Delta) != 60 || r.Lossy {
-		t.Fatalf("first read %+v", r)
-	}
-	if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	p := start(t, e, `printf '%060d' 0; echo > `+ready+`; read x < `+gate+`; printf '%060d' 1`)
+	reached()
+	readUntil(t, p, fmt.Sprintf("%060d", 0))
+	open()
 	wait(t, p)
 	r := p.Read()
 	if len(r.Delta) != 60 || r.Lossy || r.StdoutSpill == "" {
@@ -917,4 +912,113 @@ func TestBackgroundIgnoresTimeout(t *testing.T) {
 	if _, err := os.Stat(ready); err != nil {
 		t.Fatal("a background process was stopped by the foreground timeout")
 	}
+}
+
+func TestLongCommandNeedsNothingOnPath(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	command := strings.Repeat(": padding\n", 7000) + "echo $0; exit 5"
+	spec, _ := e.Resolve(bash.Request{Command: command, Env: map[string]string{"PATH": "/nonexistent"}})
+	r, err := e.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exitCode(r) != "5" || r.Stdout.Text != "bash\n" || r.Stderr.Text != "" {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestLeftoversInTheGroupEndWithTheCommand(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.GraceMs = 3000
+	e := newExecutor(t, cfg)
+
+	// Foreground: the command exits; its background child, output
+	// redirected or not, does not outlive it, and the call does not wait
+	// out the grace.
+	for _, command := range []string{"sleep 60 >/dev/null 2>&1 & echo $!", "sleep 60 & echo $!"} {
+		begin := time.Now()
+		r := runCmd(t, e, command, 0)
+		if took := time.Since(begin); took > 2*time.Second {
+			t.Errorf("%q took %v", command, took)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(r.Stdout.Text))
+		if err != nil || exitCode(r) != "0" {
+			t.Fatalf("%q: %+v", command, r)
+		}
+		if !gone(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("%q: child %d outlived the command", command, pid)
+		}
+	}
+
+	// Background: the task ends when its leader does, and so do its
+	// children.
+	p := start(t, e, "sleep 60 >/dev/null 2>&1 & echo $!")
+	wait(t, p)
+	r := p.Read()
+	pid, _ := strconv.Atoi(strings.TrimSpace(r.Delta))
+	if st := p.State(); st.Status != bash.StatusCompleted || pid == 0 || !gone(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("state %+v, child %d gone=%v", st, pid, gone(pid))
+	}
+}
+
+func TestTrappedTERMWithEscapedHolderReturnsWithinTimeoutPlusGrace(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.GraceMs = 500
+	e := newExecutor(t, cfg)
+	pidFile := tempFile(t, "pid")
+	killOnCleanup(t, pidFile)
+	begin := time.Now()
+	r := runCmd(t, e, "trap '' TERM; setsid sleep 60 & echo $! > "+pidFile+"; sleep 60", 300)
+	took := time.Since(begin)
+	if !r.TimedOut || r.Signal != "SIGKILL" {
+		t.Fatalf("got %+v", r)
+	}
+	// timeout + grace = 800ms; twice the grace would be 1300ms.
+	if took > 1200*time.Millisecond {
+		t.Fatalf("took %v, more than timeout plus grace", took)
+	}
+}
+
+func TestFailedSpawnLeavesNothing(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Shell = tempFile(t, "not-a-program")
+	if err := os.WriteFile(cfg.Shell, []byte("\x00\x01\x02"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e := newExecutor(t, cfg)
+	spec, _ := e.Resolve(bash.Request{Command: "true"})
+	if _, err := e.Start(spec); err == nil || !strings.Contains(err.Error(), "bash-local: spawn: ") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := e.Run(context.Background(), spec); err == nil {
+		t.Fatal("Run of a broken shell succeeded")
+	}
+	e.mu.Lock()
+	n := len(e.runs)
+	e.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d runs registered after failed spawns", n)
+	}
+}
+
+func TestSignallingAGoneGroupIsANoOp(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	g := processGroup{pgid: cmd.Process.Pid}
+	g.signal(syscall.SIGTERM)
+	g.signal(syscall.SIGKILL)
+	if g.live() || !g.await(time.Now()) {
+		t.Fatal("a gone group reported live members")
+	}
+	processGroup{pgid: 0}.signal(syscall.SIGKILL) // never the caller's own group
+	processGroup{pgid: 1}.signal(syscall.SIGKILL) // nor init's
 }

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"sync"
@@ -108,7 +109,22 @@ func (r *run) supervise() {
 		}
 	}
 
-	deadline := time.Now().Add(r.grace)
+	// The leader is gone. Members it left in its group end with it: a
+	// command's processes live as long as the command. (Signalling only a
+	// group that still has live members also keeps the kill off a pgid
+	// that was freed and reused.)
+	exitedAt := time.Now()
+	if !killStarted && r.grp.live() {
+		startKill()
+	}
+	// Drain until EOF, or until graceMs after the leader's exit, or, when
+	// a kill is under way, until its SIGKILL is due if that is later: a
+	// process that escaped the group and holds a pipe open cannot keep the
+	// run going beyond timeout plus grace.
+	deadline := exitedAt.Add(r.grace)
+	if killStarted {
+		deadline = sigkillTime
+	}
 	_ = r.outR.SetReadDeadline(deadline)
 	_ = r.errR.SetReadDeadline(deadline)
 	readers := make(chan struct{})
@@ -118,16 +134,17 @@ func (r *run) supervise() {
 		case <-readers:
 			readers = nil
 		case <-killReq:
-			// The leader is gone, but members it left may not be.
-			startKill()
+			if r.grp.live() {
+				startKill()
+			}
 		case <-sigkillAt:
 			sigkill()
 		}
 	}
-	// After a kill, members the leader left behind (a TERM-trapping child
-	// whose output is redirected, say) are awaited until the SIGKILL is
-	// due, then killed and awaited again, so nothing the run started is
-	// still running when done closes.
+	// Members that outlive the SIGTERM (a TERM-trapping child whose output
+	// is redirected, say) are awaited until the SIGKILL is due, then
+	// killed and awaited again, so nothing of the group still runs when
+	// done closes.
 	if killStarted && !sigkilled && !r.grp.await(sigkillTime) {
 		sigkill()
 	}
@@ -148,6 +165,42 @@ func (r *run) supervise() {
 	r.ended = time.Now()
 	r.mu.Unlock()
 }
+
+// collect copies a pipe into its collector. When the drain deadline cuts
+// it short, what is already buffered in the pipe is still taken, with
+// non-blocking reads and up to maxFinalDrain bytes, so a deadline never
+// loses output that was written before it.
+func collect(f *os.File, c *capture.Collector) {
+	_, err := c.ReadFrom(f)
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return
+	}
+	if f.SetReadDeadline(time.Time{}) != nil {
+		return
+	}
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 64<<10)
+	_ = raw.Read(func(fd uintptr) bool {
+		for taken := 0; taken < maxFinalDrain; {
+			n, err := unix.Read(int(fd), buf)
+			if n <= 0 || err != nil {
+				break
+			}
+			if _, err := c.Write(buf[:n]); err != nil {
+				break
+			}
+			taken += n
+		}
+		return true // never wait for more
+	})
+}
+
+// maxFinalDrain bounds the last non-blocking drain, so a process that
+// keeps writing cannot hold it.
+const maxFinalDrain = 1 << 20
 
 // feed writes data to w and closes it. A write error (EPIPE when the
 // command exits without reading, or the deadline set when the run ends) is

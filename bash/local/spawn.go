@@ -35,10 +35,11 @@ const maxArgCommand = 64 << 10
 
 // pipeScript reads the command from fd 3 and evaluates it. Words are
 // expanded before redirections, so the command substitution reads fd 3 and
-// `3<&-` then closes it for everything the command starts. eval runs the
+// `3<&-` then closes it for everything the command starts. `$(< file)` is
+// bash's own read, so it needs no cat on the command's PATH. eval runs the
 // text as -c would: $0 stays the shell's name, exit ends the shell, and
 // commands before a syntax error still run.
-const pipeScript = `eval "$(cat <&3)" 3<&-`
+const pipeScript = `eval "$(< /dev/fd/3)" 3<&-`
 
 // shellLauncher starts `bash -c command` as the leader of a new session and
 // process group, with no controlling terminal, and asks the kernel to
