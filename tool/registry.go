@@ -1,0 +1,181 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"sync"
+)
+
+// Registry holds tool definitions and the waterfalls. It is safe for
+// concurrent use: tools and middleware may come and go while calls run; a
+// call uses the definitions and middleware as they were when it started.
+type Registry struct {
+	mu     sync.RWMutex
+	tools  map[string]Definition
+	order  []string // registration order, for listing
+	pre    []preEntry
+	post   []postEntry
+	nextID uint64
+}
+
+type preEntry struct {
+	id uint64
+	mw PreExecute
+}
+
+type postEntry struct {
+	id uint64
+	mw PostExecute
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{tools: make(map[string]Definition)}
+}
+
+// Register adds def. It fails for a missing name or Execute, a name already
+// registered, or a parameter schema that is not an object schema or uses
+// keywords the validator does not check.
+func (r *Registry) Register(def Definition) error {
+	if def.Name == "" {
+		return errors.New("tool: a definition needs a name")
+	}
+	if def.Execute == nil {
+		return fmt.Errorf("tool %q: no Execute function", def.Name)
+	}
+	if def.Parameters == nil || def.Parameters.Type != "object" {
+		return fmt.Errorf("tool %q: parameters must be an object schema", def.Name)
+	}
+	if err := checkSupported(def.Parameters, "parameters"); err != nil {
+		return fmt.Errorf("tool %q: %w", def.Name, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.tools[def.Name]; dup {
+		return fmt.Errorf("tool %q is already registered", def.Name)
+	}
+	r.tools[def.Name] = def
+	r.order = append(r.order, def.Name)
+	return nil
+}
+
+// Remove removes the named tool and reports whether it was registered.
+// Calls already running finish.
+func (r *Registry) Remove(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.tools[name]; !ok {
+		return false
+	}
+	delete(r.tools, name)
+	r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == name })
+	return true
+}
+
+// Lookup returns the named definition.
+func (r *Registry) Lookup(name string) (Definition, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	def, ok := r.tools[name]
+	return def, ok
+}
+
+// List returns what a model is shown of each tool, in registration order.
+func (r *Registry) List() []Schema {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Schema, 0, len(r.order))
+	for _, name := range r.order {
+		d := r.tools[name]
+		out = append(out, Schema{Name: d.Name, Description: d.Description, Parameters: d.Parameters, Annotations: d.Annotations})
+	}
+	return out
+}
+
+// Execute runs a call through validation, the waterfalls and the tool. It
+// always returns a result; failures are error results.
+func (r *Registry) Execute(ctx context.Context, call Call) Result {
+	r.mu.RLock()
+	def, ok := r.tools[call.Name]
+	pre := make([]PreExecute, len(r.pre))
+	for i, e := range r.pre {
+		pre[i] = e.mw
+	}
+	post := make([]PostExecute, len(r.post))
+	for i, e := range r.post {
+		post[i] = e.mw
+	}
+	r.mu.RUnlock()
+
+	if !ok {
+		return ErrorResult(CodeUnknownTool, fmt.Sprintf("unknown tool %q", call.Name))
+	}
+	if _, err := Validate(def.Parameters, call.Args); err != nil {
+		return errorResult(err, CodeInvalidArgs)
+	}
+
+	var res Result
+	decision, err := runPre(ctx, call, pre)
+	switch {
+	case err != nil:
+		res = errorResult(err, CodePanic)
+	case decision.Verdict == Deny:
+		res = ErrorResult(CodeDenied, decision.reasonOr(fmt.Sprintf("tool %q was denied", call.Name)))
+	case decision.Verdict == Ask:
+		res = ErrorResult(CodeApprovalRequired, decision.reasonOr(fmt.Sprintf("tool %q requires approval (not yet supported)", call.Name)))
+	default:
+		res = runTool(ctx, def, call)
+	}
+
+	after, err := runPost(ctx, call, res, post)
+	switch {
+	case err != nil:
+		return errorResult(err, CodePanic)
+	case after.Block:
+		return ErrorResult(CodeBlocked, after.feedbackOr(fmt.Sprintf("the result of tool %q was blocked", call.Name)))
+	case after.Context != "":
+		res.Content = append(slices.Clone(res.Content), TextContent(after.Context))
+	}
+	return res
+}
+
+// runTool executes def, turning an error or a panic into an error result.
+func runTool(ctx context.Context, def Definition, call Call) (res Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("tool panicked", "tool", call.Name, "panic", v, "stack", string(debug.Stack()))
+			res = ErrorResult(CodePanic, fmt.Sprint(v))
+		}
+	}()
+	res, err := def.Execute(ctx, call)
+	if err != nil {
+		return errorResult(err, CodeFailed)
+	}
+	return res
+}
+
+// errorResult renders err, keeping the code of a *Error.
+func errorResult(err error, code string) Result {
+	var te *Error
+	if errors.As(err, &te) {
+		return ErrorResult(te.Code, te.Message)
+	}
+	return ErrorResult(code, err.Error())
+}
+
+// panicError is a middleware or presenter panic, as an error.
+func panicError(what string, v any) error {
+	slog.Error(what+" panicked", "panic", v, "stack", string(debug.Stack()))
+	return &Error{Code: CodePanic, Message: fmt.Sprint(v)}
+}
+
+// decodeArgs soft-validates args for presenters.
+func decodeArgs(def Definition, args json.RawMessage) (map[string]any, bool) {
+	m, err := Validate(def.Parameters, args)
+	return m, err == nil
+}

@@ -1,0 +1,144 @@
+package tool
+
+import (
+	"context"
+	"slices"
+)
+
+// Verdict is a pre-execute decision.
+type Verdict int
+
+const (
+	// Allow runs the tool.
+	Allow Verdict = iota
+	// Deny refuses the call: `Error: <reason>`.
+	Deny
+	// Ask needs a person's approval, which no front end offers yet: the
+	// call is refused with the reason, or with
+	// `tool "<name>" requires approval (not yet supported)`.
+	Ask
+)
+
+// Decision is what the pre-execute waterfall decided.
+type Decision struct {
+	Verdict Verdict
+	Reason  string
+}
+
+func (d Decision) reasonOr(fallback string) string {
+	if d.Reason != "" {
+		return d.Reason
+	}
+	return fallback
+}
+
+// PreNext hands the call to the rest of the waterfall and returns its
+// decision; the end of the waterfall allows.
+type PreNext func(ctx context.Context, call Call) Decision
+
+// PreExecute is a pre-execute middleware. It may decide at once (allow,
+// deny, ask), or call next and return, or change, what the rest decided.
+// The call it passes to next is for the middleware after it; the tool
+// always runs the call as the registry received it.
+type PreExecute func(ctx context.Context, call Call, next PreNext) Decision
+
+// PostDecision is what the post-execute waterfall decided about a result.
+type PostDecision struct {
+	// Block replaces the result with an error result `Error: <Feedback>`.
+	Block    bool
+	Feedback string
+	// Context, when the result is accepted, is added as a last text block.
+	Context string
+}
+
+func (d PostDecision) feedbackOr(fallback string) string {
+	if d.Feedback != "" {
+		return d.Feedback
+	}
+	return fallback
+}
+
+// PostNext hands the result to the rest of the waterfall; its end accepts
+// with no context.
+type PostNext func(ctx context.Context, call Call, res Result) PostDecision
+
+// PostExecute is a post-execute middleware: it sees every executed or
+// denied call's result and may accept it (with context) or block it.
+type PostExecute func(ctx context.Context, call Call, res Result, next PostNext) PostDecision
+
+// UsePre appends mw to the pre-execute waterfall: the first registered is
+// the outermost. The returned func removes it.
+func (r *Registry) UsePre(mw PreExecute) (remove func()) { return r.addPre(mw, false) }
+
+// UsePreFirst puts mw before every middleware registered so far.
+func (r *Registry) UsePreFirst(mw PreExecute) (remove func()) { return r.addPre(mw, true) }
+
+func (r *Registry) addPre(mw PreExecute, first bool) func() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextID++
+	e := preEntry{id: r.nextID, mw: mw}
+	if first {
+		r.pre = slices.Insert(r.pre, 0, e)
+	} else {
+		r.pre = append(r.pre, e)
+	}
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.pre = slices.DeleteFunc(r.pre, func(x preEntry) bool { return x.id == e.id })
+	}
+}
+
+// UsePost appends mw to the post-execute waterfall (first registered is
+// outermost). The returned func removes it.
+func (r *Registry) UsePost(mw PostExecute) (remove func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextID++
+	e := postEntry{id: r.nextID, mw: mw}
+	r.post = append(r.post, e)
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.post = slices.DeleteFunc(r.post, func(x postEntry) bool { return x.id == e.id })
+	}
+}
+
+// runPre runs the pre-execute chain. A panic anywhere in it becomes err.
+func runPre(ctx context.Context, call Call, chain []PreExecute) (d Decision, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError("pre-execute middleware", v)
+		}
+	}()
+	var step func(i int) PreNext
+	step = func(i int) PreNext {
+		return func(ctx context.Context, call Call) Decision {
+			if i == len(chain) {
+				return Decision{Verdict: Allow}
+			}
+			return chain[i](ctx, call, step(i+1))
+		}
+	}
+	return step(0)(ctx, call), nil
+}
+
+// runPost runs the post-execute chain. A panic anywhere in it becomes err.
+func runPost(ctx context.Context, call Call, res Result, chain []PostExecute) (d PostDecision, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError("post-execute middleware", v)
+		}
+	}()
+	var step func(i int) PostNext
+	step = func(i int) PostNext {
+		return func(ctx context.Context, call Call, res Result) PostDecision {
+			if i == len(chain) {
+				return PostDecision{}
+			}
+			return chain[i](ctx, call, res, step(i+1))
+		}
+	}
+	return step(0)(ctx, call, res), nil
+}
