@@ -12,7 +12,10 @@
 //
 // Host operations (Provide, Remove, Load, Unload, Close) are serialized, and
 // a plugin's Apply and dispose run inside them, so a plugin never sees a
-// service vanish while it wires itself in. Tool calls do not go through the
+// service vanish while it wires itself in. For the same reason Apply and
+// dispose must not call those operations themselves (they would wait for
+// themselves, as sync.Once.Do would); Service and Active are safe anywhere.
+// An Env refuses adds once its plugin is disposed. Tool calls do not go through the
 // host: they run on the registry concurrently with all of this, and a call
 // already running when its tool is removed finishes.
 //
@@ -50,9 +53,14 @@ const (
 // Plugin is a unit of composition.
 type Plugin struct {
 	Name string
-	// Needs lists the services the plugin uses, Tools and Prompt included
-	// when it adds tools or sections.
+	// Needs lists the services the plugin cannot work without, Tools and
+	// Prompt included when it adds tools or sections.
 	Needs []string
+	// Uses lists optional services: the plugin may look them up through
+	// its Env at any time, while it is applied (the bash tool looks up the
+	// task runtime on each background call); their coming and going does
+	// not apply or dispose it.
+	Uses []string
 	// Apply wires the plugin in. dispose, if not nil, runs when the
 	// plugin is disposed, before its tools and sections are removed.
 	Apply func(env *Env) (dispose func(), err error)
@@ -60,29 +68,49 @@ type Plugin struct {
 
 // Env is what a plugin sees while it is applied.
 type Env struct {
-	h        *Host
-	needs    []string
+	h     *Host
+	needs []string
+	uses  []string
+
+	mu       sync.Mutex
+	closed   bool // disposed (or failed to apply): adds are refused
 	tools    []string
 	sections []string
 }
 
-// Service returns a service the plugin needs, or nil: a plugin sees only
-// what it declared, so removing a service always disposes every plugin
-// that used it.
+// Service returns a service the plugin declared (in Needs or Uses) and
+// that is provided now, or nil. A plugin sees only what it declared, so
+// removing a needed service always disposes every plugin that relied on it.
 func (e *Env) Service(name string) any {
-	if !slices.Contains(e.needs, name) {
+	if !slices.Contains(e.needs, name) && !slices.Contains(e.uses, name) {
 		return nil
 	}
 	svc, _ := e.h.Service(name)
 	return svc
 }
 
-// AddTool registers def in the Tools service; it is removed when the
-// plugin is disposed.
+// needed returns a service only if the plugin needs it (not merely uses
+// it): what a plugin adds must go away when that service goes.
+func (e *Env) needed(name string) any {
+	if !slices.Contains(e.needs, name) {
+		return nil
+	}
+	return e.Service(name)
+}
+
+var errEnvClosed = errors.New("host: the plugin has been disposed")
+
+// AddTool registers def in the Tools service, which the plugin must need;
+// it is removed when the plugin is disposed.
 func (e *Env) AddTool(def tool.Definition) error {
-	reg, ok := e.Service(Tools).(*tool.Registry)
+	reg, ok := e.needed(Tools).(*tool.Registry)
 	if !ok {
 		return fmt.Errorf("host: no %q service among the plugin's needs to add tool %q to", Tools, def.Name)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errEnvClosed
 	}
 	if err := reg.Register(def); err != nil {
 		return err
@@ -91,12 +119,17 @@ func (e *Env) AddTool(def tool.Definition) error {
 	return nil
 }
 
-// AddSection adds s to the Prompt service; it is removed when the plugin is
-// disposed.
+// AddSection adds s to the Prompt service, which the plugin must need; it
+// is removed when the plugin is disposed.
 func (e *Env) AddSection(s prompt.Section) error {
-	reg, ok := e.Service(Prompt).(*prompt.Registry)
+	reg, ok := e.needed(Prompt).(*prompt.Registry)
 	if !ok {
 		return fmt.Errorf("host: no %q service among the plugin's needs to add section %q to", Prompt, s.Name)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return errEnvClosed
 	}
 	if err := reg.Add(s); err != nil {
 		return err
@@ -106,8 +139,12 @@ func (e *Env) AddSection(s prompt.Section) error {
 }
 
 // undo removes what the plugin added, from the registries it added them to
-// (even when those services are being removed themselves).
+// (even when those services are being removed themselves), and closes the
+// Env to further adds.
 func (e *Env) undo(services map[string]any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closed = true
 	if reg, ok := services[Tools].(*tool.Registry); ok {
 		for _, name := range e.tools {
 			reg.Remove(name)
@@ -135,7 +172,7 @@ type Host struct {
 	mu       sync.RWMutex // guards services, for Service from any goroutine
 	services map[string]any
 
-	plugins []*loaded // load order; only touched under op
+	plugins []*loaded // load order; changed under op and mu, read under either
 	closed  bool
 }
 
@@ -216,7 +253,9 @@ func (h *Host) Load(p Plugin) error {
 		return fmt.Errorf("host: plugin %q is already loaded", p.Name)
 	}
 	l := &loaded{plugin: p}
+	h.mu.Lock()
 	h.plugins = append(h.plugins, l)
+	h.mu.Unlock()
 	return h.apply(l)
 }
 
@@ -231,14 +270,16 @@ func (h *Host) Unload(name string) bool {
 	if h.plugins[i].active {
 		h.dispose(h.plugins[i])
 	}
+	h.mu.Lock()
 	h.plugins = slices.Delete(h.plugins, i, i+1)
+	h.mu.Unlock()
 	return true
 }
 
 // Active reports whether the named plugin is loaded and applied.
 func (h *Host) Active(name string) bool {
-	h.op.Lock()
-	defer h.op.Unlock()
+	h.mu.RLock()
+	defer h.mu.RUnlock()
 	return slices.ContainsFunc(h.plugins, func(l *loaded) bool { return l.plugin.Name == name && l.active })
 }
 
@@ -262,7 +303,7 @@ func (h *Host) apply(l *loaded) (err error) {
 			return nil // pending
 		}
 	}
-	env := &Env{h: h, needs: l.plugin.Needs}
+	env := &Env{h: h, needs: l.plugin.Needs, uses: l.plugin.Uses}
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("panic: %v", v)
@@ -277,7 +318,9 @@ func (h *Host) apply(l *loaded) (err error) {
 	if err != nil {
 		return err
 	}
+	h.mu.Lock()
 	l.active, l.env, l.dispose = true, env, dispose
+	h.mu.Unlock()
 	return nil
 }
 
@@ -285,7 +328,9 @@ func (h *Host) apply(l *loaded) (err error) {
 func (h *Host) dispose(l *loaded) {
 	defer func() {
 		l.env.undo(h.snapshot())
+		h.mu.Lock()
 		l.active, l.env, l.dispose = false, nil, nil
+		h.mu.Unlock()
 	}()
 	if l.dispose != nil {
 		func() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -274,11 +275,14 @@ func TestConcurrentCallsWhilePluginsComeAndGo(t *testing.T) {
 		}
 	})
 	var calls sync.WaitGroup
+	var ran atomic.Int64
 	for range 8 {
 		calls.Go(func() {
 			for range 500 {
 				res := tools.Execute(context.Background(), tool.Call{Name: "bash"})
-				if res.Text() != "bash via local" && res.Code != tool.CodeUnknownTool {
+				if res.Text() == "bash via local" {
+					ran.Add(1)
+				} else if res.Code != tool.CodeUnknownTool {
 					t.Errorf("bash: %+v", res)
 				}
 				if res := tools.Execute(context.Background(), tool.Call{Name: "tasks"}); res.Text() != "tasks via tasks" {
@@ -290,4 +294,71 @@ func TestConcurrentCallsWhilePluginsComeAndGo(t *testing.T) {
 	calls.Wait()
 	close(stop)
 	churn.Wait()
+	if ran.Load() == 0 {
+		t.Fatal("the churning plugin never served a call: the test proved nothing")
+	}
+}
+
+func TestEnvAfterDisposeRefusesAdds(t *testing.T) {
+	h, tools, _ := newHost(t)
+	_ = h.Provide(Executor, &fakeExecutor{"local"})
+	var env *Env
+	_ = h.Load(Plugin{Name: "p", Needs: []string{Executor, Tools}, Apply: func(e *Env) (func(), error) {
+		env = e
+		if !h.Active("other") && h.Active("p") {
+			return nil, errors.New("Active saw the plugin before Apply returned")
+		}
+		return nil, nil
+	}})
+	if !h.Active("p") {
+		t.Fatal("not applied")
+	}
+	h.Remove(Executor)
+	def := tool.Definition{Name: "late", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) { return tool.Result{}, nil }}
+	if err := env.AddTool(def); err == nil {
+		t.Fatal("a disposed plugin added a tool")
+	}
+	if len(tools.List()) != 0 {
+		t.Fatalf("tools left: %v", names(tools))
+	}
+}
+
+func TestRegistriesMustBeNeeded(t *testing.T) {
+	h, tools, _ := newHost(t)
+	err := h.Load(Plugin{Name: "u", Uses: []string{Tools}, Apply: func(e *Env) (func(), error) {
+		return nil, e.AddTool(tool.Definition{Name: "u", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) { return tool.Result{}, nil }})
+	}})
+	if err == nil || len(tools.List()) != 0 {
+		t.Fatalf("a plugin that only uses the registry added to it: %v", err)
+	}
+}
+
+func TestOptionalServices(t *testing.T) {
+	h, tools, _ := newHost(t)
+	_ = h.Provide(Executor, &fakeExecutor{"local"})
+	var env *Env
+	err := h.Load(Plugin{Name: "bash", Needs: []string{Executor, Tools}, Uses: []string{Tasks}, Apply: func(e *Env) (func(), error) {
+		env = e
+		return nil, e.AddTool(tool.Definition{Name: "bash", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) {
+			if rt, ok := env.Service(Tasks).(*fakeExecutor); ok {
+				return tool.TextResult("background via " + rt.name), nil
+			}
+			return tool.TextResult("no task runtime"), nil
+		}})
+	}})
+	if err != nil || !h.Active("bash") {
+		t.Fatalf("a plugin waited for an optional service: %v", err)
+	}
+	call := func() string { return tools.Execute(context.Background(), tool.Call{Name: "bash"}).Text() }
+	if got := call(); got != "no task runtime" {
+		t.Fatal(got)
+	}
+	_ = h.Provide(Tasks, &fakeExecutor{"tasks"})
+	if got := call(); got != "background via tasks" {
+		t.Fatal(got)
+	}
+	h.Remove(Tasks)
+	if got := call(); got != "no task runtime" || !h.Active("bash") {
+		t.Fatalf("%s; active %v", got, h.Active("bash"))
+	}
 }

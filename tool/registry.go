@@ -86,6 +86,7 @@ func (r *Registry) Lookup(name string) (Definition, bool) {
 }
 
 // List returns what a model is shown of each tool, in registration order.
+// The schemas are the registry's own: callers must not modify them.
 func (r *Registry) List() []Schema {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -128,8 +129,10 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 		res = ErrorResult(CodeDenied, decision.reasonOr(fmt.Sprintf("tool %q was denied", call.Name)))
 	case decision.Verdict == Ask:
 		res = ErrorResult(CodeApprovalRequired, decision.reasonOr(fmt.Sprintf("tool %q requires approval (not yet supported)", call.Name)))
-	default:
+	case decision.Verdict == Allow:
 		res = runTool(ctx, def, call)
+	default: // a verdict this registry does not know: fail closed
+		res = ErrorResult(CodeDenied, fmt.Sprintf("tool %q was denied: unknown verdict %d", call.Name, decision.Verdict))
 	}
 
 	after, err := runPost(ctx, call, res, post)
@@ -139,7 +142,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	case after.Block:
 		return ErrorResult(CodeBlocked, after.feedbackOr(fmt.Sprintf("the result of tool %q was blocked", call.Name)))
 	case after.Context != "":
-		res.Content = append(slices.Clone(res.Content), TextContent(after.Context))
+		res.Notes = append(slices.Clone(res.Notes), after.Context)
 	}
 	return res
 }
@@ -159,11 +162,12 @@ func runTool(ctx context.Context, def Definition, call Call) (res Result) {
 	return res
 }
 
-// errorResult renders err, keeping the code of a *Error.
+// errorResult renders err, with the code of a *Error in its chain (and the
+// whole chain's text, so wrapping context is kept).
 func errorResult(err error, code string) Result {
 	var te *Error
-	if errors.As(err, &te) {
-		return ErrorResult(te.Code, te.Message)
+	if errors.As(err, &te) && te != nil && te.Code != "" {
+		code = te.Code
 	}
 	return ErrorResult(code, err.Error())
 }

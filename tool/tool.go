@@ -120,6 +120,11 @@ type Result struct {
 	// Structured carries facts a client should not parse from text (MCP
 	// structuredContent); nil when the tool has none.
 	Structured any
+	// Notes are extra lines for the model that are not the tool's output:
+	// context added by post-execute middleware (and, in front ends,
+	// finish notices). Front ends send them as text blocks after Content;
+	// presenters see only Content, so a note never breaks a terminal card.
+	Notes []string
 }
 
 // TextResult is a successful result of one text block.
@@ -162,4 +167,9 @@ type Error struct {
 	Message string
 }
 
-func (e *Error) Error() string { return e.Message }
+func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return e.Message
+}

@@ -141,7 +141,7 @@ func TestUnknownToolAndToolFailures(t *testing.T) {
 	for _, tc := range []struct{ name, text, code string }{
 		{"nope", `Error: unknown tool "nope"`, CodeUnknownTool},
 		{"fails", "Error: boom", CodeFailed},
-		{"coded", "Error: unknown task bash-9", "TASK_UNKNOWN"},
+		{"coded", "Error: wrapped: unknown task bash-9", "TASK_UNKNOWN"},
 		{"panics", "Error: kaboom", CodePanic},
 	} {
 		res := r.Execute(context.Background(), Call{Name: tc.name})
@@ -215,9 +215,9 @@ func TestDenyShortCircuitsAndReachesPost(t *testing.T) {
 	if seen.Text() != "Error: rm -rf is not allowed here" || seen.Code != CodeDenied {
 		t.Fatalf("post-execute saw %+v", seen)
 	}
-	want := []Content{TextContent("Error: rm -rf is not allowed here"), TextContent("policy note")}
-	if diff := cmp.Diff(want, res.Content); diff != "" || !res.IsError || res.Code != CodeDenied {
-		t.Fatalf("result %+v (-want +got):\n%s", res, diff)
+	want := Result{Content: []Content{TextContent("Error: rm -rf is not allowed here")}, IsError: true, Code: CodeDenied, Notes: []string{"policy note"}}
+	if diff := cmp.Diff(want, res); diff != "" {
+		t.Fatalf("result (-want +got):\n%s", diff)
 	}
 }
 
@@ -233,6 +233,7 @@ func TestDecisions(t *testing.T) {
 		{"ask with reason", Decision{Verdict: Ask, Reason: "needs a human"}, "Error: needs a human", CodeApprovalRequired},
 		{"ask without reason", Decision{Verdict: Ask}, `Error: tool "t" requires approval (not yet supported)`, CodeApprovalRequired},
 		{"allow short-circuits", Decision{Verdict: Allow}, "ok", ""},
+		{"unknown verdict fails closed", Decision{Verdict: 7}, `Error: tool "t" was denied: unknown verdict 7`, CodeDenied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRegistry(t, Definition{Name: "t", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, Call) (Result, error) {
@@ -318,6 +319,16 @@ func TestRegister(t *testing.T) {
 			t.Errorf("err = %v, want %s", err, tc.want)
 		}
 	}
+	for _, extra := range []*jsonschema.Schema{{Type: "string"}, {Not: &jsonschema.Schema{}}} {
+		s := &jsonschema.Schema{Type: "object", AdditionalProperties: extra}
+		if err := r.Register(Definition{Name: "y", Parameters: s, Execute: run}); err == nil || !strings.Contains(err.Error(), `"additionalProperties"`) {
+			t.Errorf("additionalProperties %+v: %v", extra, err)
+		}
+	}
+	if err := r.Register(Definition{Name: "y", Parameters: &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{}}, Execute: run}); err != nil {
+		t.Errorf("additionalProperties true refused: %v", err)
+	}
+	r.Remove("y")
 	if err := r.Register(Definition{Name: "x", Description: "d", Parameters: obj, Execute: run, Annotations: Annotations{ReadOnly: true}}); err != nil {
 		t.Fatal(err)
 	}
@@ -427,4 +438,22 @@ func TestConcurrency(t *testing.T) {
 	calls.Wait()
 	close(stop)
 	wg.Wait()
+}
+
+func TestIsInteger(t *testing.T) {
+	for n, want := range map[string]bool{
+		"0": true, "-0": true, "0.0": true, "7": true, "-7": true, "2.0": true, "2.50": false, "1.5": false,
+		"1e400": true, "1E2": true, "1.5e1": true, "1.25e1": false, "15e-1": false, "150e-1": true, "1500e-2": true,
+		"100000000000000000000.5": false, "18446744073709551617.5": false, "18446744073709551617": true,
+		"1e-2147483649": false, "1e1000000000": true, "1e-99999999999999999999": false, "1e+99999999999999999999": true,
+		"0e-5": true, "0.000e99999999999999999999": true, "120e-1": true, "123e-1": false,
+	} {
+		if got := isInteger(json.Number(n)); got != want {
+			t.Errorf("isInteger(%s) = %v, want %v", n, got, want)
+		}
+	}
+	huge := json.Number(strings.Repeat("9", 2<<20) + ".5")
+	if isInteger(huge) {
+		t.Error("a 2 MiB number with a fraction is an integer")
+	}
 }

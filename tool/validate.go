@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -179,14 +178,38 @@ func hasType(v any, t string) bool {
 	return false
 }
 
-// isInteger reports whether n has no fractional part, exactly, however
-// large (1e400 is an integer; 1.5 is not).
+// isInteger reports whether the JSON number n has no fractional part,
+// exactly and in time linear in its length, however many digits or however
+// large an exponent it has: 2.0 and 1e400 are integers, 1.5 and
+// 100000000000000000000.5 are not.
+//
+// n = D × 10^(e − len(F)), where D is the digits of I.F and e the exponent;
+// with z trailing zeros in D, n is an integer iff z ≥ len(F) − e.
 func isInteger(n json.Number) bool {
-	if _, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		return true
+	mantissa, exp, hasExp := strings.Cut(strings.ToLower(strings.TrimPrefix(string(n), "-")), "e")
+	intPart, frac, _ := strings.Cut(mantissa, ".")
+	digits := intPart + frac
+	significant := strings.TrimRight(digits, "0")
+	if strings.TrimLeft(significant, "0") == "" {
+		return true // zero
 	}
-	f, _, err := big.ParseFloat(string(n), 10, 0, big.ToNearestEven)
-	return err == nil && f.IsInt()
+	e := int64(0)
+	if hasExp {
+		var ok bool
+		if e, ok = parseExponent(exp); !ok {
+			// Beyond int64: a huge positive exponent leaves no fraction,
+			// a huge negative one leaves nothing but.
+			return !strings.HasPrefix(exp, "-")
+		}
+	}
+	zeros := int64(len(digits) - len(significant))
+	return zeros >= int64(len(frac))-e
+}
+
+// parseExponent parses a JSON exponent ("+5", "-12", "7") that fits int64.
+func parseExponent(exp string) (int64, bool) {
+	v, err := strconv.ParseInt(strings.TrimPrefix(exp, "+"), 10, 64)
+	return v, err == nil
 }
 
 // typeNames renders "a string", "an object", "a string or null".
@@ -230,6 +253,11 @@ func enumText(enum []any) string {
 	return strings.Join(parts, ", ")
 }
 
+func isTrueSchema(s *jsonschema.Schema) bool {
+	b, err := json.Marshal(s)
+	return err == nil && (string(b) == "{}" || string(b) == "true")
+}
+
 // checkSupported refuses schema keywords the validator does not enforce.
 func checkSupported(s *jsonschema.Schema, path string) error {
 	if s == nil {
@@ -248,6 +276,10 @@ func checkSupported(s *jsonschema.Schema, path string) error {
 		"dependentRequired": len(s.DependentRequired) > 0, "dependentSchemas": len(s.DependentSchemas) > 0,
 		"patternProperties": len(s.PatternProperties) > 0, "propertyNames": s.PropertyNames != nil,
 		"unevaluatedProperties": s.UnevaluatedProperties != nil, "unevaluatedItems": s.UnevaluatedItems != nil,
+		"items (as an array)": len(s.ItemsArray) > 0, "additionalItems": s.AdditionalItems != nil,
+		"minContains": s.MinContains != nil, "maxContains": s.MaxContains != nil,
+		// true ({}) is what the validator does anyway: extra keys are ignored.
+		"additionalProperties": s.AdditionalProperties != nil && !isTrueSchema(s.AdditionalProperties),
 	}
 	for kw, used := range unsupported {
 		if used {

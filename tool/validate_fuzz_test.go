@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -92,4 +93,44 @@ func expectedViolations(data []byte) (problems []string, fatal string) {
 		}
 	}
 	return problems, ""
+}
+
+// problemForm is the shape every listed violation must have.
+var problemForm = regexp.MustCompile(`^(missing required property "[^"]*"|"[^"]*" must be (a|an) [a-z]+( or (a|an|null)[a-z ]*)*|"[^"]*" must be one of .+|"arguments" must be an object|arguments are not valid JSON: .+)$`)
+
+// FuzzValidateNested runs the nested schema (objects, arrays, integers,
+// enums, type unions): no panic, and an error lists only well-formed
+// violations, one per offending path, in order.
+func FuzzValidateNested(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"count": 1.5, "paths": ["a", 2], "opts": {"depth": "x", "mode": "m"}, "either": 3}`,
+		`{"opts": {}}`, `{"count": 1e400}`, `{"paths": [[[]]]}`, `{"opts": null}`} {
+		f.Add([]byte(seed))
+	}
+	schema := nestedSchema()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		args, err := Validate(schema, data)
+		if err == nil {
+			if args == nil {
+				t.Fatal("no error and no arguments")
+			}
+			return
+		}
+		msg, ok := strings.CutPrefix(err.Error(), InvalidArgsPrefix)
+		if !ok {
+			t.Fatalf("message %q lacks the prefix", err)
+		}
+		if strings.HasPrefix(msg, "arguments are not valid JSON: ") {
+			return
+		}
+		seen := map[string]bool{}
+		for _, p := range strings.Split(msg, "; ") {
+			if !problemForm.MatchString(p) {
+				t.Fatalf("violation %q in %q is malformed", p, msg)
+			}
+			if seen[p] {
+				t.Fatalf("violation %q listed twice in %q", p, msg)
+			}
+			seen[p] = true
+		}
+	})
 }

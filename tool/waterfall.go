@@ -5,7 +5,8 @@ import (
 	"slices"
 )
 
-// Verdict is a pre-execute decision.
+// Verdict is a pre-execute decision. A value other than the three below
+// is treated as Deny: policy fails closed.
 type Verdict int
 
 const (
@@ -47,7 +48,8 @@ type PostDecision struct {
 	// Block replaces the result with an error result `Error: <Feedback>`.
 	Block    bool
 	Feedback string
-	// Context, when the result is accepted, is added as a last text block.
+	// Context, when the result is accepted, is added to the result's
+	// Notes.
 	Context string
 }
 
