@@ -86,7 +86,13 @@ type Session struct {
 	mu      sync.Mutex
 	ended   bool
 	hooks   list.List // of func(), pending, in registration order
-	notices []string
+	notices []notice
+}
+
+// notice is a queued line for the model; key, when set, lets its sender
+// withdraw it before delivery.
+type notice struct {
+	key, text string
 }
 
 // New returns a live session. cwd may be "" (no session cwd).
@@ -163,13 +169,18 @@ func (s *Session) Done() <-chan struct{} { return s.done }
 // Notify queues a notice (a line of text for the model) in the session's
 // inbox and reports true. After End the notice is dropped and Notify returns
 // false.
-func (s *Session) Notify(text string) bool {
+func (s *Session) Notify(text string) bool { return s.NotifyKey("", text) }
+
+// NotifyKey is Notify with a key that [Session.Withdraw] can name: a notice
+// that became stale before delivery (a finished task whose output the model
+// has read since) is withdrawn rather than delivered.
+func (s *Session) NotifyKey(key, text string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
 		return false
 	}
-	s.notices = append(s.notices, text)
+	s.notices = append(s.notices, notice{key, text})
 	// Sent under the lock, like TakeNotices' drain, so that a value on wake
 	// always means notices are waiting: no lost and no stale wake-ups.
 	select {
@@ -179,12 +190,41 @@ func (s *Session) Notify(text string) bool {
 	return true
 }
 
+// Withdraw removes the queued notices with key (a non-empty key) and
+// reports whether there were any.
+func (s *Session) Withdraw(key string) bool {
+	if key == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.notices[:0]
+	for _, n := range s.notices {
+		if n.key != key {
+			kept = append(kept, n)
+		}
+	}
+	removed := len(kept) != len(s.notices)
+	clear(s.notices[len(kept):])
+	s.notices = kept
+	if len(s.notices) == 0 {
+		select {
+		case <-s.wake:
+		default:
+		}
+	}
+	return removed
+}
+
 // TakeNotices removes and returns the queued notices, oldest first (nil when
 // none).
 func (s *Session) TakeNotices() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	taken := s.notices
+	var taken []string
+	for _, n := range s.notices {
+		taken = append(taken, n.text)
+	}
 	s.notices = nil
 	select {
 	case <-s.wake:

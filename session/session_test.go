@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -369,5 +370,26 @@ func TestConcurrentNotices(t *testing.T) {
 			t.Fatalf("producer %d: got notice %d, want %d", p, i, next[p])
 		}
 		next[p]++
+	}
+}
+
+func TestWithdraw(t *testing.T) {
+	s := session.New("s", "")
+	defer s.End()
+	s.NotifyKey("bash-1", "one")
+	s.Notify("plain")
+	s.NotifyKey("bash-2", "two")
+	if !s.Withdraw("bash-1") || s.Withdraw("bash-1") || s.Withdraw("") {
+		t.Fatal("Withdraw reports")
+	}
+	if got := s.TakeNotices(); !slices.Equal(got, []string{"plain", "two"}) {
+		t.Fatalf("got %q", got)
+	}
+	s.NotifyKey("bash-3", "three")
+	s.Withdraw("bash-3")
+	select {
+	case <-s.Notices():
+		t.Fatal("a wake-up stayed for a withdrawn notice")
+	default:
 	}
 }
