@@ -1,0 +1,69 @@
+package tasks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// The errors of the service. Those with a fixed text are returned as they
+// are; the others are the target of errors.Is for an error whose exact text
+// names the task, the count or the value (see the render functions below).
+var (
+	ErrNoTools      = errors.New("background tasks unavailable: no task tools are attached")
+	ErrInvalidKind  = errors.New("invalid task kind: expected a non-empty string")
+	ErrInvalidLabel = errors.New("invalid task label: expected a non-empty string")
+	ErrWaitAborted  = errors.New("wait aborted")
+	// ErrClosed: Start after Close.
+	ErrClosed = errors.New("background tasks unavailable: the task runtime is shut down")
+
+	ErrTooMany        = errors.New("too many background tasks")
+	ErrForbidden      = errors.New("task belongs to another session")
+	ErrUnknown        = errors.New("unknown task")
+	ErrInvalidTimeout = errors.New("invalid wait timeout")
+	ErrOwnerEnded     = errors.New("owner session has ended")
+)
+
+// kindError is an error with an exact text that wraps one of the sentinels.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+func tooManyMessage(n int) string {
+	return fmt.Sprintf("too many background tasks: %d are running in this session; stop one with task_kill", n)
+}
+
+func forbiddenMessage(id string) string { return "task " + id + " belongs to another session" }
+
+func unknownMessage(id string) string { return "unknown task " + id }
+
+func invalidTimeoutMessage(ms float64) string {
+	return "invalid wait timeout: expected a positive number of milliseconds, got " + jsonNumber(ms)
+}
+
+func ownerEndedMessage(id string) string {
+	return "background tasks unavailable: session " + id + " has ended"
+}
+
+func errTooMany(n int) error       { return &kindError{tooManyMessage(n), ErrTooMany} }
+func errForbidden(id string) error { return &kindError{forbiddenMessage(id), ErrForbidden} }
+func errUnknown(id string) error   { return &kindError{unknownMessage(id), ErrUnknown} }
+func errInvalidTimeout(ms float64) error {
+	return &kindError{invalidTimeoutMessage(ms), ErrInvalidTimeout}
+}
+func errOwnerEnded(id string) error { return &kindError{ownerEndedMessage(id), ErrOwnerEnded} }
+
+// jsonNumber renders ms as JSON would (what the model sent). NaN and ±Inf
+// have no JSON form; they get Go's ("NaN", "+Inf", "-Inf").
+func jsonNumber(ms float64) string {
+	b, err := json.Marshal(ms)
+	if err != nil {
+		return strconv.FormatFloat(ms, 'g', -1, 64)
+	}
+	return string(b)
+}
