@@ -1,0 +1,306 @@
+package bashtool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/bash/local"
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tasks"
+	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tool/bashtool"
+	"github.com/dsh-go/dsh/tool/tasktool"
+)
+
+// stack is the whole composition: executor, task runtime, registry and
+// prompt as services, the bash and task tools as plugins.
+type stack struct {
+	reg    *tool.Registry
+	prompt *prompt.Registry
+	rt     *tasks.Service
+}
+
+func newStack(t *testing.T, tune func(*config.Local)) *stack {
+	t.Helper()
+	lc := config.Local{GraceMs: 300, SpillDir: t.TempDir()}
+	if tune != nil {
+		tune(&lc)
+	}
+	e, err := local.New(lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stack{reg: tool.NewRegistry(), prompt: prompt.NewRegistry(), rt: tasks.New(tasks.Config{})}
+	h := host.New()
+	for name, svc := range map[string]any{host.Executor: e, host.Tools: s.reg, host.Prompt: s.prompt, host.Tasks: s.rt} {
+		if err := h.Provide(name, svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []host.Plugin{bashtool.Plugin(bashtool.Config{}), tasktool.Plugin(tasktool.Config{})} {
+		if err := h.Load(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		h.Close()
+		s.rt.Close()
+		_ = e.Close()
+	})
+	return s
+}
+
+func (s *stack) call(t *testing.T, sess *session.Session, name string, args any) tool.Result {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	return s.reg.Execute(context.Background(), tool.Call{Name: name, Args: b, Session: sess})
+}
+
+func (s *stack) start(t *testing.T, sess *session.Session, command string) string {
+	t.Helper()
+	res := s.call(t, sess, "bash", map[string]any{"command": command, "description": "run in the background", "run_in_background": true})
+	id, ok := strings.CutPrefix(res.Text(), "started background task ")
+	if !ok || res.IsError {
+		t.Fatalf("start %q: %q", command, res.Text())
+	}
+	return id
+}
+
+func (s *stack) output(t *testing.T, sess *session.Session, id string) string {
+	t.Helper()
+	return s.call(t, sess, "task_output", map[string]any{"task_id": id, "wait": true, "timeout_ms": 10000}).Text()
+}
+
+func TestBackgroundExamples(t *testing.T) {
+	s := newStack(t, nil)
+	a := session.New("a", "")
+	defer a.End()
+
+	res := s.call(t, a, "bash", map[string]any{"command": "echo bg-ok", "description": "say ok", "run_in_background": true})
+	if res.Text() != "started background task bash-1" || res.IsError {
+		t.Fatalf("start: %q", res.Text())
+	}
+	if got := s.output(t, a, "bash-1"); got != "bg-ok\n[status: completed, exit code: 0]" {
+		t.Fatalf("output: %q", got)
+	}
+
+	id := s.start(t, a, "sleep 60")
+	if id != "bash-2" {
+		t.Fatalf("second id %q", id)
+	}
+	if got := s.call(t, a, "task_kill", map[string]any{"task_id": id}).Text(); got != "requested cancellation of task bash-2" {
+		t.Fatalf("kill: %q", got)
+	}
+	if got := s.output(t, a, id); got != "(no new output)\n[status: killed, signal: SIGTERM]" {
+		t.Fatalf("killed output: %q", got)
+	}
+	if got := s.call(t, a, "task_kill", map[string]any{"task_id": id}).Text(); got != "task bash-2 had already finished [status: killed, signal: SIGTERM]" {
+		t.Fatalf("second kill: %q", got)
+	}
+
+	id = s.start(t, a, "exit 3")
+	if got := s.output(t, a, id); got != "(no new output)\n[status: completed, exit code: 3]" {
+		t.Fatalf("non-zero exit: %q", got)
+	}
+}
+
+func TestBackgroundTrappingTERMEndsBySIGKILL(t *testing.T) {
+	s := newStack(t, nil)
+	a := session.New("a", "")
+	defer a.End()
+	ready := readyFifo(t)
+	id := s.start(t, a, "trap '' TERM; echo > "+ready.path+"; sleep 60")
+	ready.wait(t)
+	s.call(t, a, "task_kill", map[string]any{"task_id": id})
+	if got := s.output(t, a, id); got != "(no new output)\n[status: killed, signal: SIGKILL]" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestBackgroundLossyRead(t *testing.T) {
+	s := newStack(t, func(c *config.Local) { c.MaxOutputBytes = 20 })
+	a := session.New("a", "")
+	defer a.End()
+	id := s.start(t, a, "seq 1 1000")
+	got := s.output(t, a, id)
+	prefix := "998\n999\n1000\n[some output was dropped from memory; full output: "
+	if !strings.Contains(got, prefix) || !strings.HasSuffix(got, "-stdout.log]\n[status: completed, exit code: 0]") {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestSessionsAreFenced(t *testing.T) {
+	s := newStack(t, nil)
+	a, b := session.New("a", ""), session.New("b", "")
+	defer a.End()
+	defer b.End()
+	id := s.start(t, a, "sleep 60")
+	if got := s.call(t, b, "task_list", map[string]any{}).Text(); got != "(no background tasks)" {
+		t.Errorf("B lists %q", got)
+	}
+	if got := s.call(t, a, "task_list", map[string]any{}).Text(); got != id+" [bash] running — sleep 60" {
+		t.Errorf("A lists %q", got)
+	}
+	want := "Error: task " + id + " belongs to another session"
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"task_output", map[string]any{"task_id": id}},
+		{"task_output", map[string]any{"task_id": id, "wait": true, "timeout_ms": 50}},
+		{"task_kill", map[string]any{"task_id": id}},
+	} {
+		if res := s.call(t, b, c.name, c.args); res.Text() != want || !res.IsError {
+			t.Errorf("B %s %v: %q", c.name, c.args, res.Text())
+		}
+	}
+	if got := s.call(t, a, "task_output", map[string]any{"task_id": id}).Text(); got != "(no new output)\n[status: running]" {
+		t.Errorf("A reads %q", got)
+	}
+}
+
+func TestSessionEndKillsTasksAndDropsEverything(t *testing.T) {
+	s := newStack(t, func(c *config.Local) { c.MaxOutputBytes = 20 })
+	a := session.New("a", "")
+	pidFile := t.TempDir() + "/pid"
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(pidFile); err == nil {
+			if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	ready := readyFifo(t)
+	id := s.start(t, a, "seq 1 1000; echo $$ > "+pidFile+"; trap '' TERM; echo > "+ready.path+"; sleep 60")
+	ready.wait(t)
+	// A read reports the spill file to the session. The output reaches
+	// the collector through a goroutine, so read until it is there.
+	var first string
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(first, "full output: ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no spill path in %q", first)
+		}
+		first = s.call(t, a, "task_output", map[string]any{"task_id": id}).Text()
+	}
+	i := strings.Index(first, "full output: ")
+	spill := strings.SplitN(first[i+len("full output: "):], "]", 2)[0]
+	pid, _ := strconv.Atoi(strings.TrimSpace(readFile(t, pidFile)))
+
+	begin := time.Now()
+	a.End() // kills the TERM-trapping task (SIGKILL after the grace) and waits
+	if took := time.Since(begin); took < 300*time.Millisecond {
+		t.Fatalf("End returned after %v, before the grace: it did not wait", took)
+	}
+	if state, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(state), ") Z ") {
+		t.Fatalf("task process %d survived the session", pid)
+	}
+	if _, err := os.Stat(spill); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("spill file %s survived the session", spill)
+	}
+	if res := s.call(t, nil, "task_output", map[string]any{"task_id": id}); res.Text() != "Error: unknown task "+id {
+		t.Fatalf("record kept: %q", res.Text())
+	}
+}
+
+func TestFinishNotices(t *testing.T) {
+	s := newStack(t, nil)
+	a := session.New("a", "")
+	defer a.End()
+
+	// Finishes unreported: one notice.
+	unread := s.start(t, a, "echo done")
+	// Read after it finished: no notice.
+	read := s.start(t, a, "true")
+	// Killed with task_kill: no notice.
+	killed := s.start(t, a, "sleep 60")
+	s.call(t, a, "task_kill", map[string]any{"task_id": killed})
+
+	s.output(t, a, read) // waits, sees the finish: reported
+	// Wait for the others without reading them: a session-less runtime
+	// wait does not mark them reported.
+	for _, id := range []string{unread, killed} {
+		waitFinished(t, s.rt, a, id)
+	}
+	notices := a.TakeNotices()
+	want := []string{"background task " + unread + " (bash: echo done) finished [status: completed, exit code: 0]. Read its output with task_output."}
+	if strings.Join(notices, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("notices %q, want %q", notices, want)
+	}
+}
+
+// waitFinished waits for a task to finish without reading or waiting on it
+// through the task tools (which would mark it reported).
+func waitFinished(t *testing.T, rt *tasks.Service, s *session.Session, id string) {
+	t.Helper()
+	done := make(chan struct{})
+	remove := rt.OnFinish(func(snap tasks.Snapshot, _ *session.Session) {
+		if snap.ID == id {
+			close(done)
+		}
+	})
+	defer remove()
+	if snap, err := rt.Get(s, id); err == nil && snap.Status.Terminal() {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("task %s did not finish", id)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+type fifo struct{ path string }
+
+// readyFifo makes a FIFO a command writes to (`echo > fifo`) when it
+// reaches a point; wait blocks until it did.
+func readyFifo(t *testing.T) fifo {
+	t.Helper()
+	path := t.TempDir() + "/ready"
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return fifo{path}
+}
+
+func (f fifo) wait(t *testing.T) {
+	t.Helper()
+	got := make(chan error, 1)
+	go func() {
+		data, err := os.ReadFile(f.path)
+		_ = data
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		if w, err := os.OpenFile(f.path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		<-got
+		t.Fatalf("the command never reached %s", f.path)
+	}
+}

@@ -1,0 +1,409 @@
+// Package bashtool is the model-facing `bash` tool (SPEC.md §3): its schema
+// and description, the checks on its arguments, the request it builds for
+// an executor, the exact text the model reads, background runs through the
+// task runtime, its prompt section and its presenters.
+//
+// A call goes: the registry's schema validation (exact messages of §3.2) →
+// value checks here (blank command or description, a timeout that is not a
+// positive number) → for a background call, the background checks, in
+// order (disabled, no task runtime, already cancelled) → the request, built
+// from the named arguments only: `env` or `stdin` keys a model sends never
+// reach the executor → the executor → [Render] (foreground) or
+// `started background task <id>` (background).
+//
+// Decisions where the spec is silent:
+//   - A foreground call whose context was cancelled, before or during the
+//     run, is the error `command aborted`; other executor errors (a missing
+//     workdir, no shell) are error results with the executor's message.
+//   - A model that sends `run_in_background: true` to a deployment without
+//     background execution gets the disabled error, even though the
+//     property is not in its schema.
+//   - The spill files reported to a session (foreground results, background
+//     reads) are deleted when the session ends (§4.4). Calls without a
+//     session leave theirs to the executor, which removes its private spill
+//     directory when it closes.
+//   - The tool's structured result (for MCP structuredContent) carries exit
+//     code, signal, timedOut, timeoutMs, durationMs, taskId and per-stream
+//     truncated/spillPath/totalBytes.
+//
+// The package is a plug-in of package tool: it imports tool, tasks and bash,
+// and host wires it in through [Plugin].
+package bashtool
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tasks"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// Name is the tool's name.
+const Name = "bash"
+
+// TaskKind is the kind of the background tasks the tool starts.
+const TaskKind = "bash"
+
+// Config configures the tool.
+type Config struct {
+	// EnableRunInBackground offers run_in_background; nil means true.
+	EnableRunInBackground *bool `yaml:"enableRunInBackground,omitempty"`
+}
+
+func (c Config) background() bool { return c.EnableRunInBackground == nil || *c.EnableRunInBackground }
+
+const (
+	descCommon = "Run a command with bash -c and return its output. " +
+		"Each call is a fresh non-interactive shell with empty stdin: nothing (cd, variables) persists between calls, so pass workdir instead of cd. " +
+		"A non-zero exit shows as [exit code: N], a timeout as [timed out after Nms]. " +
+		"Long output keeps its tail and names a file with the full output."
+	descBackground = " For servers, watchers and long jobs set run_in_background: you get a task id at once; read it with task_output, stop it with task_kill."
+	// descNoBackground is exact (SPEC.md §3.1).
+	descNoBackground = " Background execution is not available; long-running commands must finish within the timeout."
+)
+
+// Description is the tool's description for the given config.
+func Description(cfg Config) string {
+	if cfg.background() {
+		return descCommon + descBackground
+	}
+	return descCommon + descNoBackground
+}
+
+// Parameters is the tool's schema for the given config: command,
+// description, timeoutMs, workdir and, only when background execution is
+// enabled, run_in_background, in that order.
+func Parameters(cfg Config) *jsonschema.Schema {
+	s := &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"command":     {Type: "string", Description: "The command, run by bash -c."},
+			"description": {Type: "string", Description: "What it does, in 5-10 words, active voice (shown to the user)."},
+			"timeoutMs":   {Type: "number", Description: "Timeout in milliseconds; the server applies its default and cap."},
+			"workdir":     {Type: "string", Description: "Working directory; a relative one resolves against the session's."},
+		},
+		PropertyOrder: []string{"command", "description", "timeoutMs", "workdir"},
+		Required:      []string{"command", "description"},
+	}
+	if cfg.background() {
+		s.Properties["run_in_background"] = &jsonschema.Schema{Type: "boolean", Description: "Start it as a background task and return its id at once."}
+		s.PropertyOrder = append(s.PropertyOrder, "run_in_background")
+	}
+	return s
+}
+
+// Section is the tool's prompt section (SPEC.md §3.6).
+var Section = prompt.Section{
+	Name:  "tool:bash",
+	Order: 105,
+	Text:  "Check the [exit code: N] marker on every bash result. When a command fails, find out why before moving on.",
+}
+
+// Runtime returns the task runtime for background calls, or nil when none
+// is loaded.
+type Runtime func() *tasks.Service
+
+// Tool is the bash tool bound to an executor.
+type Tool struct {
+	exec    bash.Executor
+	runtime Runtime
+	cfg     Config
+	spills  spillTracker
+}
+
+// New returns the tool. runtime may be nil (no background execution).
+func New(exec bash.Executor, runtime Runtime, cfg Config) *Tool {
+	if runtime == nil {
+		runtime = func() *tasks.Service { return nil }
+	}
+	return &Tool{exec: exec, runtime: runtime, cfg: cfg}
+}
+
+// Definition is the tool's registry definition.
+func (t *Tool) Definition() tool.Definition {
+	return tool.Definition{
+		Name:        Name,
+		Description: Description(t.cfg),
+		Parameters:  Parameters(t.cfg),
+		Annotations: tool.Annotations{Destructive: true, OpenWorld: true},
+		Execute:     t.execute,
+		Presenters:  tool.Presenters{Call: presentCall, Result: presentResult},
+	}
+}
+
+// Plugin wires the tool into a host: it needs the executor, the tool
+// registry and the prompt, and uses the task runtime when there is one.
+func Plugin(cfg Config) host.Plugin {
+	return host.Plugin{
+		Name:  "tool-bash",
+		Needs: []string{host.Executor, host.Tools, host.Prompt},
+		Uses:  []string{host.Tasks},
+		Apply: func(env *host.Env) (func(), error) {
+			exec, _ := env.Service(host.Executor).(bash.Executor)
+			t := New(exec, func() *tasks.Service {
+				rt, _ := env.Service(host.Tasks).(*tasks.Service)
+				return rt
+			}, cfg)
+			if err := env.AddTool(t.Definition()); err != nil {
+				return nil, err
+			}
+			return nil, env.AddSection(Section)
+		},
+	}
+}
+
+// args are the tool's named arguments; nothing else of a call is read.
+type args struct {
+	Command         string       `json:"command"`
+	Description     string       `json:"description"`
+	TimeoutMs       *json.Number `json:"timeoutMs"`
+	Workdir         string       `json:"workdir"`
+	RunInBackground bool         `json:"run_in_background"`
+}
+
+func (t *Tool) execute(ctx context.Context, call tool.Call) (tool.Result, error) {
+	t.spills.watch(call.Session)
+	var a args
+	if err := call.Decode(&a); err != nil {
+		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: tool.InvalidArgsPrefix + err.Error()}
+	}
+	req, err := request(a, call.Session)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if a.RunInBackground {
+		return t.background(ctx, call.Session, req)
+	}
+	return t.foreground(ctx, call.Session, req)
+}
+
+// request checks the argument values (first failure wins) and builds the
+// executor request from the named arguments only.
+func request(a args, s *session.Session) (bash.Request, error) {
+	if strings.TrimSpace(a.Command) == "" {
+		return bash.Request{}, invalid(invalidBlank("command"))
+	}
+	if strings.TrimSpace(a.Description) == "" {
+		return bash.Request{}, invalid(invalidBlank("description"))
+	}
+	req := bash.Request{Command: a.Command, Workdir: workdir(a.Workdir, s)}
+	if a.TimeoutMs != nil {
+		ms, err := strconv.ParseFloat(string(*a.TimeoutMs), 64)
+		if err != nil || math.IsInf(ms, 0) || math.IsNaN(ms) || ms <= 0 {
+			return bash.Request{}, invalid(invalidTimeout(string(*a.TimeoutMs)))
+		}
+		req.TimeoutMs = &ms
+	}
+	return req, nil
+}
+
+func invalid(msg string) error { return &tool.Error{Code: tool.CodeInvalidArgs, Message: msg} }
+
+// workdir resolves the model's workdir against the session (SPEC.md §3.3).
+func workdir(wd string, s *session.Session) string {
+	cwd := ""
+	if s != nil {
+		cwd = s.Cwd()
+	}
+	switch {
+	case wd == "":
+		return cwd // "" lets the executor apply its default
+	case filepath.IsAbs(wd) || cwd == "":
+		return wd
+	default:
+		return filepath.Join(cwd, wd)
+	}
+}
+
+func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Request) (tool.Result, error) {
+	spec, err := t.exec.Resolve(req)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	res, err := t.exec.Run(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errAborted}
+		}
+		return tool.Result{}, err
+	}
+	if res.Aborted {
+		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errAborted}
+	}
+	t.spills.track(s, res.Stdout.SpillPath, res.Stderr.SpillPath)
+	out := tool.TextResult(Render(res))
+	out.Structured = structured(res)
+	return out, nil
+}
+
+func (t *Tool) background(ctx context.Context, s *session.Session, req bash.Request) (tool.Result, error) {
+	if !t.cfg.background() {
+		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errDisabled}
+	}
+	rt := t.runtime()
+	if rt == nil {
+		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errNoRuntime}
+	}
+	if ctx.Err() != nil {
+		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errAborted}
+	}
+	spec, err := t.exec.Resolve(req)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	snap, err := rt.Start(tasks.Spec{
+		Kind:  TaskKind,
+		Label: req.Command,
+		Owner: s,
+		Run:   func() (tasks.Hooks, error) { return t.startProcess(s, spec) },
+	})
+	if err != nil {
+		return tool.Result{}, err
+	}
+	out := tool.TextResult(startedText(snap.ID))
+	out.Structured = Structured{TaskID: snap.ID}
+	return out, nil
+}
+
+// startProcess is the bash producer of the task runtime. The caller's
+// context is deliberately not wired to the process: only task_kill,
+// session end and shutdown stop it.
+func (t *Tool) startProcess(s *session.Session, spec bash.Spec) (tasks.Hooks, error) {
+	p, err := t.exec.Start(spec)
+	if err != nil {
+		return tasks.Hooks{}, err
+	}
+	done := make(chan tasks.Outcome, 1)
+	go func() {
+		<-p.Done()
+		done <- outcome(p.State())
+	}()
+	return tasks.Hooks{
+		Cancel: func(string) error { p.Kill(); return nil },
+		Done:   done,
+		Read: func() string {
+			r := p.Read()
+			t.spills.track(s, r.StdoutSpill, r.StderrSpill)
+			return readText(r)
+		},
+	}, nil
+}
+
+// Structured is the bash tool's structured result.
+type Structured struct {
+	ExitCode   *int         `json:"exitCode,omitempty"`
+	Signal     string       `json:"signal,omitempty"`
+	TimedOut   bool         `json:"timedOut"`
+	TimeoutMs  int64        `json:"timeoutMs,omitempty"`
+	DurationMs int64        `json:"durationMs"`
+	TaskID     string       `json:"taskId,omitempty"`
+	Stdout     *StreamFacts `json:"stdout,omitempty"`
+	Stderr     *StreamFacts `json:"stderr,omitempty"`
+}
+
+// StreamFacts describes one stream of a foreground run.
+type StreamFacts struct {
+	Truncated  bool   `json:"truncated"`
+	SpillPath  string `json:"spillPath,omitempty"`
+	TotalBytes int64  `json:"totalBytes"`
+}
+
+func structured(r bash.Result) Structured {
+	facts := func(o bash.Output) *StreamFacts {
+		return &StreamFacts{Truncated: o.Truncated, SpillPath: o.SpillPath, TotalBytes: o.TotalBytes}
+	}
+	return Structured{
+		ExitCode:   r.ExitCode,
+		Signal:     r.Signal,
+		TimedOut:   r.TimedOut,
+		TimeoutMs:  r.TimeoutMs,
+		DurationMs: r.Duration.Milliseconds(),
+		Stdout:     facts(r.Stdout),
+		Stderr:     facts(r.Stderr),
+	}
+}
+
+// spillTracker remembers the spill files reported to each session and
+// deletes them when the session ends (SPEC.md §4.4). The end hook is
+// registered the first time a session calls the tool, before that call
+// can start a task, so (hooks running last-registered first) the task
+// runtime's hook has killed and awaited the session's tasks before their
+// files are deleted.
+type spillTracker struct {
+	mu       sync.Mutex
+	sessions map[*session.Session]*sessionSpills
+}
+
+type sessionSpills struct {
+	files map[string]bool
+}
+
+// watch registers s's end hook once.
+func (st *spillTracker) watch(s *session.Session) {
+	if s == nil {
+		return
+	}
+	st.mu.Lock()
+	if st.sessions == nil {
+		st.sessions = make(map[*session.Session]*sessionSpills)
+	}
+	_, known := st.sessions[s]
+	if !known {
+		st.sessions[s] = &sessionSpills{files: make(map[string]bool)}
+	}
+	st.mu.Unlock()
+	if !known {
+		// Outside the lock: on an ended session OnEnd runs the hook at once.
+		s.OnEnd(func() { st.release(s) })
+	}
+}
+
+// track records spill paths reported to s. A path reported after s ended
+// (a read racing the end) is deleted at once: the session is no longer
+// known then, since every call watches its session first.
+func (st *spillTracker) track(s *session.Session, paths ...string) {
+	if s == nil {
+		return
+	}
+	st.mu.Lock()
+	ss := st.sessions[s]
+	var late []string
+	for _, p := range paths {
+		switch {
+		case p == "":
+		case ss == nil:
+			late = append(late, p)
+		default:
+			ss.files[p] = true
+		}
+	}
+	st.mu.Unlock()
+	for _, p := range late {
+		removeFile(p)
+	}
+}
+
+// release deletes a session's spill files and forgets the session.
+func (st *spillTracker) release(s *session.Session) {
+	st.mu.Lock()
+	var files map[string]bool
+	if ss := st.sessions[s]; ss != nil {
+		files = ss.files
+	}
+	delete(st.sessions, s)
+	st.mu.Unlock()
+	for p := range files {
+		removeFile(p)
+	}
+}

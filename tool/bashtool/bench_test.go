@@ -1,0 +1,157 @@
+package bashtool_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/bash/local"
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tasks"
+	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tool/bashtool"
+	"github.com/dsh-go/dsh/tool/tasktool"
+)
+
+// The benchmarks of the bash tool / tasks issue. Run them with
+//
+//	go test -run '^$' -bench . -benchtime 1x -count 5 ./tool/bashtool/
+//
+// (each iteration is a whole scenario; -count gives the runs to take
+// medians over).
+
+// BenchmarkWaitLatency: a background command prints the time just before
+// it exits; task_output with wait returns; the gap is the latency from the
+// task's exit to the waiting call's return. It also reports the CPU time
+// the process used while a call waited 1 s on a task that did not finish:
+// a waiting call must park, not poll.
+func BenchmarkWaitLatency(b *testing.B) {
+	s := benchStack(b, tasks.Config{})
+	sess := session.New("bench", "")
+	defer sess.End()
+	var gaps []time.Duration
+	for b.Loop() {
+		for range 20 {
+			id := benchStart(b, s, sess, "sleep 0.05; date +%s%N")
+			res := s.Execute(context.Background(), tool.Call{Name: "task_output", Session: sess,
+				Args: json.RawMessage(fmt.Sprintf(`{"task_id": %q, "wait": true, "timeout_ms": 10000}`, id))})
+			returned := time.Now()
+			stamp, _, _ := strings.Cut(res.Text(), "\n")
+			ns, err := strconv.ParseInt(stamp, 10, 64)
+			if err != nil {
+				b.Fatalf("output %q", res.Text())
+			}
+			gaps = append(gaps, returned.Sub(time.Unix(0, ns)))
+		}
+	}
+	slices.Sort(gaps)
+	b.ReportMetric(float64(gaps[len(gaps)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(gaps[len(gaps)*9/10].Microseconds())/1000, "p90-ms")
+
+	id := benchStart(b, s, sess, "sleep 30")
+	before := cpuTime()
+	s.Execute(context.Background(), tool.Call{Name: "task_output", Session: sess,
+		Args: json.RawMessage(fmt.Sprintf(`{"task_id": %q, "wait": true, "timeout_ms": 1000}`, id))})
+	b.ReportMetric(float64((cpuTime()-before).Microseconds())/1000, "cpu-ms-per-1s-wait")
+}
+
+// BenchmarkThousandTasks starts 1,000 background `sleep 30` tasks across 10
+// sessions, then ends the sessions. It reports the start rate, the Go heap
+// per task, and the time to end them all (every session ended at once).
+func BenchmarkThousandTasks(b *testing.B) {
+	const sessions, perSession = 10, 100
+	s := benchStack(b, tasks.Config{MaxRunningPerSession: perSession})
+	for b.Loop() {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		owners := make([]*session.Session, sessions)
+		for i := range owners {
+			owners[i] = session.New(fmt.Sprintf("s%d", i), "")
+		}
+		begin := time.Now()
+		var wg sync.WaitGroup
+		for _, o := range owners {
+			wg.Go(func() {
+				for range perSession {
+					benchStart(b, s, o, "sleep 30")
+				}
+			})
+		}
+		wg.Wait()
+		started := time.Since(begin)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+
+		begin = time.Now()
+		for _, o := range owners {
+			wg.Go(o.End)
+		}
+		wg.Wait()
+		ended := time.Since(begin)
+
+		n := float64(sessions * perSession)
+		b.ReportMetric(n/started.Seconds(), "starts/s")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n/1024, "heap-KiB/task")
+		b.ReportMetric(float64(ended.Milliseconds()), "end-all-ms")
+	}
+}
+
+func benchStack(b *testing.B, tc tasks.Config) *tool.Registry {
+	b.Helper()
+	e, err := local.New(config.Local{SpillDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg, rt := tool.NewRegistry(), tasks.New(tc)
+	h := host.New()
+	_ = h.Provide(host.Executor, e)
+	_ = h.Provide(host.Tools, reg)
+	_ = h.Provide(host.Prompt, prompt.NewRegistry())
+	_ = h.Provide(host.Tasks, rt)
+	if err := errorsJoin(h.Load(bashtool.Plugin(bashtool.Config{})), h.Load(tasktool.Plugin(tasktool.Config{}))); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		h.Close()
+		rt.Close()
+		_ = e.Close()
+	})
+	return reg
+}
+
+func errorsJoin(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func benchStart(b *testing.B, reg *tool.Registry, s *session.Session, command string) string {
+	res := reg.Execute(context.Background(), tool.Call{Name: "bash", Session: s,
+		Args: json.RawMessage(fmt.Sprintf(`{"command": %q, "description": "bench", "run_in_background": true}`, command))})
+	id, ok := strings.CutPrefix(res.Text(), "started background task ")
+	if !ok {
+		b.Fatalf("start: %q", res.Text())
+	}
+	return id
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,144 @@
+package bashtool
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/tasks"
+)
+
+// The model-facing strings of SPEC.md §3.4–§3.5, each in one place.
+const (
+	noOutput        = "(no output)"
+	unavailablePath = "(unavailable)"
+	errAborted      = "command aborted"
+	errDisabled     = "run_in_background is disabled for this deployment (enableRunInBackground: false)"
+	errNoRuntime    = "background tasks unavailable: load the task runtime and the task tools"
+	killedNoSignal  = "killed before exit"
+)
+
+func truncatedNotice(path string) string {
+	return "[output truncated; full output: " + path + "]"
+}
+
+func cappedNotice(bytes int64, path string) string {
+	return fmt.Sprintf("[output truncated; first %d bytes saved: %s]", bytes, path)
+}
+
+func timedOutMarker(ms int64) string { return fmt.Sprintf("[timed out after %dms]", ms) }
+func signalMarker(sig string) string { return "[killed by signal: " + sig + "]" }
+func exitMarker(code int) string     { return "[exit code: " + strconv.Itoa(code) + "]" }
+
+func startedText(id string) string { return "started background task " + id }
+
+func droppedNotice(paths []string) string {
+	list := unavailablePath
+	if len(paths) > 0 {
+		list = strings.Join(paths, ", ")
+	}
+	return "[some output was dropped from memory; full output: " + list + "]"
+}
+
+func invalidBlank(name string) string { return "invalid " + name + ": expected a non-empty string" }
+
+func invalidTimeout(raw string) string {
+	return "invalid timeoutMs: expected a positive number, got " + raw
+}
+
+// streamText is one stream's text with its truncation notice.
+func streamText(o bash.Output) string {
+	if !o.Truncated {
+		return o.Text
+	}
+	switch {
+	case o.SpillPath == "":
+		return o.Text + "\n" + truncatedNotice(unavailablePath)
+	case o.SpillCapped:
+		return o.Text + "\n" + cappedNotice(o.SpillBytes, o.SpillPath)
+	default:
+		return o.Text + "\n" + truncatedNotice(o.SpillPath)
+	}
+}
+
+// Render is the text the model reads for a foreground run (SPEC.md §3.4):
+// the streams, "(no output)" when both are empty, then the markers, each on
+// its own line: a timeout, then a signal or a non-zero exit code.
+func Render(r bash.Result) string {
+	body := bash.JoinStreams(streamText(r.Stdout), streamText(r.Stderr))
+	if body == "" {
+		body = noOutput
+	}
+	var markers []string
+	if r.TimedOut {
+		markers = append(markers, timedOutMarker(r.TimeoutMs))
+	}
+	switch {
+	case r.Signal != "":
+		markers = append(markers, signalMarker(r.Signal))
+	case r.ExitCode != nil && *r.ExitCode != 0:
+		markers = append(markers, exitMarker(*r.ExitCode))
+	}
+	if len(markers) == 0 {
+		return body
+	}
+	if !strings.HasSuffix(body, "\n") {
+		body += "\n"
+	}
+	return body + strings.Join(markers, "\n")
+}
+
+// readText is a background read as the model sees it (SPEC.md §3.5): the
+// delta, and, when unread output was dropped from memory, where the full
+// output is.
+func readText(r bash.ReadResult) string {
+	if !r.Lossy {
+		return r.Delta
+	}
+	var paths []string
+	for _, p := range []string{r.StdoutSpill, r.StderrSpill} {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	text := r.Delta
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return text + droppedNotice(paths)
+}
+
+// outcome maps a finished background process to a task outcome.
+func outcome(st bash.State) tasks.Outcome {
+	switch {
+	case st.Status == bash.StatusKilled && st.Signal != "":
+		return tasks.Outcome{Status: tasks.Killed, Detail: "signal: " + st.Signal}
+	case st.Status == bash.StatusKilled:
+		return tasks.Outcome{Status: tasks.Killed, Detail: killedNoSignal}
+	case st.ExitCode != nil:
+		return tasks.Outcome{Status: tasks.Completed, Detail: "exit code: " + strconv.Itoa(*st.ExitCode)}
+	default:
+		// A signal death is always killed; this is a process that ended
+		// without a state, which the executor never reports.
+		return tasks.Outcome{Status: tasks.Failed, Err: fmt.Errorf("process ended without an exit status")}
+	}
+}
+
+// parseExit reads how a command ended from the final marker line of a
+// result text (SPEC.md §3.7). The leading "\n" is required, so output that
+// merely ends in marker-like text parses as exit 0.
+func parseExit(text string) (code int, signal string) {
+	if i := strings.LastIndex(text, "\n[killed by signal: "); i >= 0 && strings.HasSuffix(text, "]") {
+		sig := text[i+len("\n[killed by signal: ") : len(text)-1]
+		if sig != "" && !strings.ContainsAny(sig, "\n]") {
+			return 0, sig
+		}
+	}
+	if i := strings.LastIndex(text, "\n[exit code: "); i >= 0 && strings.HasSuffix(text, "]") {
+		if n, err := strconv.Atoi(text[i+len("\n[exit code: ") : len(text)-1]); err == nil {
+			return n, ""
+		}
+	}
+	return 0, ""
+}
