@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -302,5 +303,51 @@ func (f fifo) wait(t *testing.T) {
 		}
 		<-got
 		t.Fatalf("the command never reached %s", f.path)
+	}
+}
+
+// TestHundredTasksStartedAndKilledConcurrently runs real processes: 100
+// background tasks started and killed from many goroutines at once, some
+// racing their own exit. Every one ends, killed or (if it won the race)
+// completed, and the notices match: none for the killed ones.
+func TestHundredTasksStartedAndKilledConcurrently(t *testing.T) {
+	s := newStack(t, nil)
+	owners := []*session.Session{session.New("a", ""), session.New("b", "")}
+	defer owners[0].End()
+	defer owners[1].End()
+	var wg sync.WaitGroup
+	ids := make([]string, 100)
+	for i := range ids {
+		wg.Go(func() {
+			o := owners[i%2]
+			command := "sleep 60"
+			if i%4 == 0 {
+				command = "true" // races the kill
+			}
+			ids[i] = s.start(t, o, command)
+			res := s.call(t, o, "task_kill", map[string]any{"task_id": ids[i]})
+			if res.IsError {
+				t.Errorf("kill %s: %q", ids[i], res.Text())
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, id := range ids {
+		if seen[id] {
+			t.Fatalf("id %s used twice", id)
+		}
+		seen[id] = true
+		got := s.output(t, owners[i%2], id)
+		if !strings.Contains(got, "[status: killed, signal: SIGTERM]") &&
+			!strings.Contains(got, "[status: killed, killed before exit]") &&
+			!(i%4 == 0 && strings.HasSuffix(got, "[status: completed, exit code: 0]")) {
+			t.Errorf("%s: %q", id, got)
+		}
+	}
+	for _, o := range owners {
+		if n := o.TakeNotices(); len(n) != 0 {
+			t.Errorf("notices for killed tasks: %q", n)
+		}
 	}
 }
