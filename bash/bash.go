@@ -163,6 +163,9 @@ type Process interface {
 	// Read consumes the output written since the previous Read. It stays
 	// valid after exit; the read after the last one returns an empty delta.
 	Read() ReadResult
+	// SpillPaths names the spill files of the streams that have one, without
+	// consuming anything (for cleanup of output nobody read).
+	SpillPaths() (stdout, stderr string)
 }
 
 // ReadResult is one consuming read of a background process.

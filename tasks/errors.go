@@ -42,8 +42,17 @@ func forbiddenMessage(id string) string { return "task " + id + " belongs to ano
 
 func unknownMessage(id string) string { return "unknown task " + id }
 
-func invalidTimeoutMessage(ms float64) string {
-	return "invalid wait timeout: expected a positive number of milliseconds, got " + jsonNumber(ms)
+func invalidTimeoutMessage(ms float64) string { return invalidTimeoutText(jsonNumber(ms)) }
+
+func invalidTimeoutText(raw string) string {
+	return "invalid wait timeout: expected a positive number of milliseconds, got " + raw
+}
+
+// InvalidWaitTimeout is the wait-timeout error for a timeout given as JSON
+// text, for callers that hold the text the model sent (1e400, -1e400),
+// which a float64 cannot carry.
+func InvalidWaitTimeout(raw string) error {
+	return &kindError{invalidTimeoutText(raw), ErrInvalidTimeout}
 }
 
 func ownerEndedMessage(id string) string {

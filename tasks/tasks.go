@@ -153,6 +153,10 @@ type group struct {
 	finished []*task // in finish order, for retention
 	ended    bool    // the owner's end hook has begun
 	forget   func()  // unregisters the end hook; nil when none is registered
+	// hooked is closed once the end hook is registered; starts wait for it
+	// before recording a task, so no task of an owner is recorded before
+	// the hook that would end it. Nil for the unowned group.
+	hooked chan struct{}
 }
 
 type listener struct {
@@ -265,6 +269,9 @@ func (s *Service) Start(spec Spec) (Snapshot, error) {
 	}()
 	if register {
 		s.registerEnd(g)
+		close(g.hooked)
+	} else if g.hooked != nil {
+		<-g.hooked
 	}
 
 	hooks, err := spec.Run()
@@ -339,7 +346,9 @@ func (s *Service) reserve(spec Spec) (g *group, kc *kindCounter, register bool, 
 	if g == nil {
 		g = &group{owner: spec.Owner}
 		s.groups[spec.Owner] = g
-		register = spec.Owner != nil
+		if spec.Owner != nil {
+			register, g.hooked = true, make(chan struct{})
+		}
 	}
 	if g.ended {
 		return nil, nil, false, errOwnerEnded(spec.Owner.ID())

@@ -60,3 +60,7 @@ func (p *process) Read() bash.ReadResult {
 		StderrSpill: p.run.stderr.SpillPath(),
 	}
 }
+
+func (p *process) SpillPaths() (stdout, stderr string) {
+	return p.run.stdout.SpillPath(), p.run.stderr.SpillPath()
+}

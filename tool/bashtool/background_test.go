@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,33 @@ type stack struct {
 	reg    *tool.Registry
 	prompt *prompt.Registry
 	rt     *tasks.Service
+
+	mu       sync.Mutex
+	finished map[string]chan struct{} // closed when the task's listeners ran
+}
+
+// finishedCh returns the channel closed once id's finish listeners (the
+// notice listener included: it was registered first) have run.
+func (s *stack) finishedCh(id string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.finished[id]
+	if !ok {
+		ch = make(chan struct{})
+		s.finished[id] = ch
+	}
+	return ch
+}
+
+// awaitFinish waits until id has finished and its notice (if any) is queued,
+// without reading or waiting on it (which would mark it reported).
+func (s *stack) awaitFinish(t *testing.T, id string) {
+	t.Helper()
+	select {
+	case <-s.finishedCh(id):
+	case <-time.After(10 * time.Second):
+		t.Fatalf("task %s did not finish", id)
+	}
 }
 
 func newStack(t *testing.T, tune func(*config.Local)) *stack {
@@ -42,7 +70,7 @@ func newStack(t *testing.T, tune func(*config.Local)) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{reg: tool.NewRegistry(), prompt: prompt.NewRegistry(), rt: tasks.New(tasks.Config{})}
+	s := &stack{reg: tool.NewRegistry(), prompt: prompt.NewRegistry(), rt: tasks.New(tasks.Config{}), finished: map[string]chan struct{}{}}
 	h := host.New()
 	for name, svc := range map[string]any{host.Executor: e, host.Tools: s.reg, host.Prompt: s.prompt, host.Tasks: s.rt} {
 		if err := h.Provide(name, svc); err != nil {
@@ -54,6 +82,7 @@ func newStack(t *testing.T, tune func(*config.Local)) *stack {
 			t.Fatal(err)
 		}
 	}
+	s.rt.OnFinish(func(snap tasks.Snapshot, _ *session.Session) { close(s.finishedCh(snap.ID)) })
 	t.Cleanup(func() {
 		h.Close()
 		s.rt.Close()
@@ -70,12 +99,21 @@ func (s *stack) call(t *testing.T, sess *session.Session, name string, args any)
 
 func (s *stack) start(t *testing.T, sess *session.Session, command string) string {
 	t.Helper()
+	id, err := s.tryStart(t, sess, command)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// tryStart is start for goroutines other than the test's.
+func (s *stack) tryStart(t *testing.T, sess *session.Session, command string) (string, error) {
 	res := s.call(t, sess, "bash", map[string]any{"command": command, "description": "run in the background", "run_in_background": true})
 	id, ok := strings.CutPrefix(res.Text(), "started background task ")
 	if !ok || res.IsError {
-		t.Fatalf("start %q: %q", command, res.Text())
+		return "", fmt.Errorf("start %q: %q", command, res.Text())
 	}
-	return id
+	return id, nil
 }
 
 func (s *stack) output(t *testing.T, sess *session.Session, id string) string {
@@ -194,10 +232,14 @@ func TestSessionEndKillsTasksAndDropsEverything(t *testing.T) {
 			t.Fatalf("no spill path in %q", first)
 		}
 		first = s.call(t, a, "task_output", map[string]any{"task_id": id}).Text()
+		time.Sleep(time.Millisecond)
 	}
 	i := strings.Index(first, "full output: ")
 	spill := strings.SplitN(first[i+len("full output: "):], "]", 2)[0]
 	pid, _ := strconv.Atoi(strings.TrimSpace(readFile(t, pidFile)))
+	// A second task spills too, but nobody ever reads it.
+	unread := s.start(t, a, "seq 1 1000")
+	s.awaitFinish(t, unread)
 
 	begin := time.Now()
 	a.End() // kills the TERM-trapping task (SIGKILL after the grace) and waits
@@ -210,6 +252,9 @@ func TestSessionEndKillsTasksAndDropsEverything(t *testing.T) {
 	if _, err := os.Stat(spill); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("spill file %s survived the session", spill)
 	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(spill), "*.log")); len(left) != 0 {
+		t.Fatalf("spill files survived the session: %v", left)
+	}
 	if res := s.call(t, nil, "task_output", map[string]any{"task_id": id}); res.Text() != "Error: unknown task "+id {
 		t.Fatalf("record kept: %q", res.Text())
 	}
@@ -220,46 +265,65 @@ func TestFinishNotices(t *testing.T) {
 	a := session.New("a", "")
 	defer a.End()
 
-	// Finishes unreported: one notice.
-	unread := s.start(t, a, "echo done")
-	// Read after it finished: no notice.
-	read := s.start(t, a, "true")
 	// Killed with task_kill: no notice.
 	killed := s.start(t, a, "sleep 60")
 	s.call(t, a, "task_kill", map[string]any{"task_id": killed})
-
-	s.output(t, a, read) // waits, sees the finish: reported
-	// Wait for the others without reading them: a session-less runtime
-	// wait does not mark them reported.
-	for _, id := range []string{unread, killed} {
-		waitFinished(t, s.rt, a, id)
+	// Seen finishing by a wait: no notice.
+	waited := s.start(t, a, "sleep 0.2")
+	s.output(t, a, waited)
+	// Read after it finished (its notice was queued, then withdrawn): none.
+	read := s.start(t, a, "true")
+	s.awaitFinish(t, read)
+	s.call(t, a, "task_output", map[string]any{"task_id": read})
+	// Finishes and is never looked at: exactly one notice.
+	unread := s.start(t, a, "echo done")
+	for _, id := range []string{killed, waited, read, unread} {
+		s.awaitFinish(t, id)
 	}
-	notices := a.TakeNotices()
 	want := []string{"background task " + unread + " (bash: echo done) finished [status: completed, exit code: 0]. Read its output with task_output."}
-	if strings.Join(notices, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("notices %q, want %q", notices, want)
+	if got := a.TakeNotices(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("notices %q, want %q", got, want)
 	}
 }
 
-// waitFinished waits for a task to finish without reading or waiting on it
-// through the task tools (which would mark it reported).
-func waitFinished(t *testing.T, rt *tasks.Service, s *session.Session, id string) {
-	t.Helper()
-	done := make(chan struct{})
-	remove := rt.OnFinish(func(snap tasks.Snapshot, _ *session.Session) {
-		if snap.ID == id {
-			close(done)
+func TestKilledBeforeExit(t *testing.T) {
+	s := newStack(t, func(c *config.Local) { c.GraceMs = 1500 })
+	a := session.New("a", "")
+	defer a.End()
+	// The leader exits at once, but an escaped process holds stdout, so
+	// the task is still collecting output when the kill comes: killed,
+	// with no signal of its own.
+	dir := t.TempDir()
+	leader, holder := dir+"/leader", dir+"/holder"
+	t.Cleanup(func() {
+		if pid, err := strconv.Atoi(strings.TrimSpace(readFileQuiet(holder))); err == nil && pid > 1 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	defer remove()
-	if snap, err := rt.Get(s, id); err == nil && snap.Status.Terminal() {
-		return
+	ready := readyFifo(t)
+	id := s.start(t, a, "setsid sleep 60 & echo $! > "+holder+"; echo $$ > "+leader+"; echo > "+ready.path)
+	ready.wait(t)
+	pid, _ := strconv.Atoi(strings.TrimSpace(readFile(t, leader)))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		state, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(state), ") Z ") {
+			break // the leader has exited
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leader did not exit")
+		}
 	}
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("task %s did not finish", id)
+	if got := s.call(t, a, "task_kill", map[string]any{"task_id": id}).Text(); got != "requested cancellation of task "+id {
+		t.Fatalf("kill: %q", got)
 	}
+	if got := s.output(t, a, id); got != "(no new output)\n[status: killed, killed before exit]" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func readFileQuiet(path string) string {
+	data, _ := os.ReadFile(path)
+	return string(data)
 }
 
 func readFile(t *testing.T, path string) string {
@@ -324,7 +388,12 @@ func TestHundredTasksStartedAndKilledConcurrently(t *testing.T) {
 			if i%4 == 0 {
 				command = "true" // races the kill
 			}
-			ids[i] = s.start(t, o, command)
+			id, err := s.tryStart(t, o, command)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids[i] = id
 			res := s.call(t, o, "task_kill", map[string]any{"task_id": ids[i]})
 			if res.IsError {
 				t.Errorf("kill %s: %q", ids[i], res.Text())
@@ -332,6 +401,9 @@ func TestHundredTasksStartedAndKilledConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	if t.Failed() {
+		return
+	}
 	seen := map[string]bool{}
 	for i, id := range ids {
 		if seen[id] {
@@ -344,6 +416,9 @@ func TestHundredTasksStartedAndKilledConcurrently(t *testing.T) {
 			!(i%4 == 0 && strings.HasSuffix(got, "[status: completed, exit code: 0]")) {
 			t.Errorf("%s: %q", id, got)
 		}
+	}
+	for _, id := range ids {
+		s.awaitFinish(t, id) // every listener ran: a wrong notice would be queued
 	}
 	for _, o := range owners {
 		if n := o.TakeNotices(); len(n) != 0 {

@@ -19,7 +19,9 @@
 //     background execution gets the disabled error, even though the
 //     property is not in its schema.
 //   - The spill files reported to a session (foreground results, background
-//     reads) are deleted when the session ends (§4.4). Calls without a
+//     reads) are deleted when the session ends (§4.4), and so are those of
+//     its background tasks whose output was never read, and those of an
+//     aborted call (whose paths the model never saw). Calls without a
 //     session leave theirs to the executor, which removes its private spill
 //     directory when it closes.
 //   - The tool's structured result (for MCP structuredContent) carries exit
@@ -165,11 +167,14 @@ func Plugin(cfg Config) host.Plugin {
 
 // args are the tool's named arguments; nothing else of a call is read.
 type args struct {
-	Command         string       `json:"command"`
-	Description     string       `json:"description"`
-	TimeoutMs       *json.Number `json:"timeoutMs"`
-	Workdir         string       `json:"workdir"`
-	RunInBackground bool         `json:"run_in_background"`
+	Command     string       `json:"command"`
+	Description string       `json:"description"`
+	TimeoutMs   *json.Number `json:"timeoutMs"`
+	Workdir     string       `json:"workdir"`
+	// RunInBackground is any JSON value: when background execution is
+	// disabled the property is not in the schema, so the registry has not
+	// checked its type; only the boolean true asks for the background.
+	RunInBackground any `json:"run_in_background"`
 }
 
 func (t *Tool) execute(ctx context.Context, call tool.Call) (tool.Result, error) {
@@ -182,7 +187,7 @@ func (t *Tool) execute(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	if a.RunInBackground {
+	if a.RunInBackground == true {
 		return t.background(ctx, call.Session, req)
 	}
 	return t.foreground(ctx, call.Session, req)
@@ -239,6 +244,9 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 		return tool.Result{}, err
 	}
 	if res.Aborted {
+		// The model never sees these paths: nobody else would delete them.
+		removeFile(res.Stdout.SpillPath)
+		removeFile(res.Stderr.SpillPath)
 		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errAborted}
 	}
 	t.spills.track(s, res.Stdout.SpillPath, res.Stderr.SpillPath)
@@ -287,6 +295,10 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec) (tasks.Hooks, er
 	done := make(chan tasks.Outcome, 1)
 	go func() {
 		<-p.Done()
+		// Spill files of output the model never reads are the session's
+		// too: they go when it ends (or at once if it has ended).
+		out, errOut := p.SpillPaths()
+		t.spills.track(s, out, errOut)
 		done <- outcome(p.State())
 	}()
 	return tasks.Hooks{

@@ -184,7 +184,23 @@ func TestBackgroundChecksInOrder(t *testing.T) {
 	if res.Text() != "Error: run_in_background is disabled for this deployment (enableRunInBackground: false)" || !res.IsError {
 		t.Errorf("disabled: %q", res.Text())
 	}
+	// The checks come in SPEC order: a value error first, then disabled,
+	// then no runtime, then cancellation.
+	res = disabled.call(t, nil, `{"command": " ", "description": "d", "run_in_background": true}`)
+	if res.Text() != "Error: invalid command: expected a non-empty string" {
+		t.Errorf("value error on a disabled deployment: %q", res.Text())
+	}
+	cancelled, cancelNow := context.WithCancel(context.Background())
+	cancelNow()
+	res = disabled.reg.Execute(cancelled, tool.Call{Name: "bash", Args: json.RawMessage(`{"command": "sleep 1", "description": "d", "run_in_background": true}`)})
+	if res.Text() != "Error: run_in_background is disabled for this deployment (enableRunInBackground: false)" {
+		t.Errorf("disabled and cancelled: %q", res.Text())
+	}
 	noRuntime := newFixture(t, bashtool.Config{}, nil, nil)
+	res = noRuntime.reg.Execute(cancelled, tool.Call{Name: "bash", Args: json.RawMessage(`{"command": "sleep 1", "description": "d", "run_in_background": true}`)})
+	if res.Text() != "Error: background tasks unavailable: load the task runtime and the task tools" {
+		t.Errorf("no runtime and cancelled: %q", res.Text())
+	}
 	res = noRuntime.call(t, nil, `{"command": "sleep 1", "description": "d", "run_in_background": true}`)
 	if res.Text() != "Error: background tasks unavailable: load the task runtime and the task tools" || !res.IsError {
 		t.Errorf("no runtime: %q", res.Text())
@@ -193,16 +209,28 @@ func TestBackgroundChecksInOrder(t *testing.T) {
 	defer rt.Close()
 	defer rt.AttachTools()()
 	withRuntime := newFixture(t, bashtool.Config{}, rt, nil)
+	// Disabled deployments ignore a run_in_background that is not true,
+	// whatever its type: the property is not in their schema.
+	for _, v := range []string{`"yes"`, `false`, `1`} {
+		res := disabled.call(t, nil, `{"command": "echo fg", "description": "d", "run_in_background": `+v+`}`)
+		if res.Text() != "fg\n" || res.IsError {
+			t.Errorf("disabled, run_in_background %s: %q", v, res.Text())
+		}
+	}
+	disabledRuns := disabled.exec.count()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res = withRuntime.reg.Execute(ctx, tool.Call{Name: "bash", Args: json.RawMessage(`{"command": "sleep 1", "description": "d", "run_in_background": true}`)})
 	if res.Text() != "Error: command aborted" || !res.IsError {
 		t.Errorf("cancelled: %q", res.Text())
 	}
-	for _, f := range []*fixture{disabled, noRuntime, withRuntime} {
+	for _, f := range []*fixture{noRuntime, withRuntime} {
 		if n := f.exec.count(); n != 0 {
 			t.Errorf("a refused background call reached the executor %d times", n)
 		}
+	}
+	if n := disabled.exec.count(); n != disabledRuns {
+		t.Errorf("a refused background call reached the executor")
 	}
 	if len(rt.List(nil)) != 0 {
 		t.Error("a refused call registered a task")
@@ -243,7 +271,7 @@ func TestSchemaAndDescription(t *testing.T) {
 		if hasBg == hasNoBg || hasBg != (tc.cfg.EnableRunInBackground == nil) {
 			t.Errorf("description %q", d)
 		}
-		for _, fact := range []string{"fresh", "persists", "workdir", "[exit code: N]", "tail"} {
+		for _, fact := range []string{"fresh", "persists", "workdir", "[exit code: N]", "tail", "full output"} {
 			if !strings.Contains(d, fact) {
 				t.Errorf("description lacks %q", fact)
 			}
@@ -321,6 +349,48 @@ func TestModelEnvAndStdinNeverReachTheExecutor(t *testing.T) {
 		if !bg && res.Text() != "clean\n" {
 			t.Errorf("foreground output %q", res.Text())
 		}
+	}
+}
+
+func TestUnavailableSpillThroughTheRegistry(t *testing.T) {
+	// A spill directory that cannot be made (its base is a file): the
+	// output is truncated and the path is unavailable; the run is fine.
+	f := newFixture(t, bashtool.Config{}, nil, func(c *config.Local) {
+		c.MaxOutputBytes = 10
+		c.SpillDir = filepath.Join(c.SpillDir, "file")
+		if err := os.WriteFile(c.SpillDir, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	res := f.call(t, nil, `{"command": "seq 1 10; exit 4", "description": "count"}`)
+	if want := "\n7\n8\n9\n10\n\n[output truncated; full output: (unavailable)]\n[exit code: 4]"; res.Text() != want {
+		t.Fatalf("got %q, want %q", res.Text(), want)
+	}
+}
+
+func TestAbortedCallLeavesNoSpillFile(t *testing.T) {
+	f := newFixture(t, bashtool.Config{}, nil, func(c *config.Local) { c.MaxOutputBytes = 10 })
+	ready := readyFifo(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan tool.Result, 1)
+	go func() {
+		got <- f.reg.Execute(ctx, tool.Call{Name: "bash", Args: json.RawMessage(jsonArgs(map[string]any{
+			"command": "seq 1 100; echo > " + ready.path + "; sleep 60", "description": "count and wait"}))})
+	}()
+	ready.wait(t)
+	cancel()
+	if res := <-got; res.Text() != "Error: command aborted" {
+		t.Fatalf("got %q", res.Text())
+	}
+	var left []string
+	_ = filepath.WalkDir(f.cfg.SpillDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			left = append(left, p)
+		}
+		return nil
+	})
+	if len(left) != 0 {
+		t.Fatalf("an aborted call left %v", left)
 	}
 }
 

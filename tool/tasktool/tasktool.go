@@ -289,8 +289,12 @@ func Definitions(svc *tasks.Service, cfg Config) []tool.Definition {
 			if args.Wait {
 				ms := defaultMs
 				if args.TimeoutMs != "" {
-					// Out of float64 range parses as ±Inf, which the cap handles.
+					// Out of float64 range parses as ±Inf: +Inf is capped
+					// below; -Inf is refused with the text the model sent.
 					ms, _ = strconv.ParseFloat(string(args.TimeoutMs), 64)
+					if !(ms > 0) {
+						return tool.Result{}, toolError(tasks.InvalidWaitTimeout(string(args.TimeoutMs)))
+					}
 				}
 				if _, err := svc.Wait(ctx, call.Session, id, math.Min(ms, maxMs)); err != nil {
 					return tool.Result{}, toolError(err)
@@ -394,14 +398,23 @@ func Section() prompt.Section {
 	return prompt.Section{Name: SectionName, Order: SectionOrder, Text: SectionText}
 }
 
-// notify is the finish listener: it tells an owner about a task it has not
-// learnt the end of.
-func notify(s tasks.Snapshot, owner *session.Session) {
-	if owner == nil || s.Reported {
-		return
-	}
-	if !owner.NotifyKey(s.ID, Notice(s)) {
-		slog.Info("tool-tasks: finish notice dropped: the session has ended", "task", s.ID, "session", owner.ID())
+// notifier returns the finish listener: it tells an owner about a task it
+// has not learnt the end of. A read or kill of the task can land between
+// the snapshot the listener got and the notice being queued; it withdraws
+// nothing then, so the listener looks again after queueing and withdraws
+// the notice itself when the task has been reported meanwhile.
+func notifier(svc *tasks.Service) func(tasks.Snapshot, *session.Session) {
+	return func(s tasks.Snapshot, owner *session.Session) {
+		if owner == nil || s.Reported {
+			return
+		}
+		if !owner.NotifyKey(s.ID, Notice(s)) {
+			slog.Info("tool-tasks: finish notice dropped: the session has ended", "task", s.ID, "session", owner.ID())
+			return
+		}
+		if now, err := svc.Get(owner, s.ID); err != nil || now.Reported {
+			owner.Withdraw(s.ID)
+		}
 	}
 }
 
@@ -444,7 +457,7 @@ func Plugin(cfg Config) host.Plugin {
 				return nil, err
 			}
 			detach := svc.AttachTools()
-			stop := svc.OnFinish(notify)
+			stop := svc.OnFinish(notifier(svc))
 			return func() {
 				stop()
 				detach()

@@ -348,7 +348,7 @@ func TestOutputWaitTimeouts(t *testing.T) {
 		for _, tc := range []struct{ ms, want string }{
 			{"0", "Error: invalid wait timeout: expected a positive number of milliseconds, got 0"},
 			{"-1", "Error: invalid wait timeout: expected a positive number of milliseconds, got -1"},
-			{"-1e400", "Error: invalid wait timeout: expected a positive number of milliseconds, got -Inf"},
+			{"-1e400", "Error: invalid wait timeout: expected a positive number of milliseconds, got -1e400"},
 		} {
 			res := r.call(a, "task_output", `{"task_id":"bash-1","wait":true,"timeout_ms":`+tc.ms+`}`)
 			if !res.IsError || res.Text() != tc.want || res.Code != tool.CodeInvalidArgs {

@@ -1,0 +1,56 @@
+package tasktool
+
+import (
+	"testing"
+
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tasks"
+)
+
+// TestNotifierWithdrawsWhenReportedMeanwhile plays the gap between the
+// snapshot a finish listener is given and its notice being queued: the
+// model reads the finished task in that gap. The listener, holding a stale
+// unreported snapshot, must not leave a notice behind.
+func TestNotifierWithdrawsWhenReportedMeanwhile(t *testing.T) {
+	svc := tasks.New(tasks.Config{})
+	defer svc.Close()
+	defer svc.AttachTools()()
+	owner := session.New("s", "")
+	defer owner.End()
+	done := make(chan tasks.Outcome, 1)
+	snap, err := svc.Start(tasks.Spec{Kind: "job", Label: "x", Owner: owner, Run: func() (tasks.Hooks, error) {
+		return tasks.Hooks{Cancel: func(string) error { return nil }, Done: done}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finished := make(chan tasks.Snapshot, 1)
+	defer svc.OnFinish(func(s tasks.Snapshot, _ *session.Session) { finished <- s })()
+	done <- tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 0"}
+	stale := <-finished
+	if stale.Reported {
+		t.Fatal("setup: the task was reported already")
+	}
+	if _, _, err := svc.Read(owner, snap.ID); err != nil { // the read in the gap
+		t.Fatal(err)
+	}
+	notifier(svc)(stale, owner)
+	if got := owner.TakeNotices(); len(got) != 0 {
+		t.Fatalf("a notice for a task read meanwhile was left: %q", got)
+	}
+	// Without the read, the notice stays.
+	other, _ := svc.Start(tasks.Spec{Kind: "job", Label: "y", Owner: owner, Run: func() (tasks.Hooks, error) {
+		d := make(chan tasks.Outcome, 1)
+		d <- tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 0"}
+		return tasks.Hooks{Cancel: func(string) error { return nil }, Done: d}, nil
+	}})
+	s := <-finished
+	if s.ID != other.ID {
+		t.Fatalf("finished %s", s.ID)
+	}
+	owner.TakeNotices() // the plugin is not loaded here: nothing else queues
+	notifier(svc)(s, owner)
+	if got := owner.TakeNotices(); len(got) != 1 {
+		t.Fatalf("notices %q", got)
+	}
+}
