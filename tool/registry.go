@@ -93,7 +93,7 @@ func (r *Registry) List() []Schema {
 	out := make([]Schema, 0, len(r.order))
 	for _, name := range r.order {
 		d := r.tools[name]
-		out = append(out, Schema{Name: d.Name, Description: d.Description, Parameters: d.Parameters, Annotations: d.Annotations})
+		out = append(out, Schema{Name: d.Name, Description: d.Description, Parameters: d.Parameters, OutputSchema: d.OutputSchema, Annotations: d.Annotations})
 	}
 	return out
 }

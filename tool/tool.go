@@ -53,6 +53,9 @@ type Definition struct {
 	// Property order is the order of validation messages (PropertyOrder,
 	// then the rest by name).
 	Parameters *jsonschema.Schema
+	// OutputSchema, when set, describes Result.Structured (MCP
+	// outputSchema); a tool that sets it returns Structured on success.
+	OutputSchema *jsonschema.Schema
 	// Annotations are hints for clients (MCP tool annotations).
 	Annotations Annotations
 	// Execute runs a validated call. A returned error becomes an error
@@ -72,10 +75,11 @@ type Annotations struct {
 
 // Schema is what listing shows of a tool.
 type Schema struct {
-	Name        string
-	Description string
-	Parameters  *jsonschema.Schema
-	Annotations Annotations
+	Name         string
+	Description  string
+	Parameters   *jsonschema.Schema
+	OutputSchema *jsonschema.Schema
+	Annotations  Annotations
 }
 
 // Call is one invocation of a tool.

@@ -135,12 +135,13 @@ func New(exec bash.Executor, runtime Runtime, cfg Config) *Tool {
 // Definition is the tool's registry definition.
 func (t *Tool) Definition() tool.Definition {
 	return tool.Definition{
-		Name:        Name,
-		Description: Description(t.cfg),
-		Parameters:  Parameters(t.cfg),
-		Annotations: tool.Annotations{Destructive: true, OpenWorld: true},
-		Execute:     t.execute,
-		Presenters:  tool.Presenters{Call: presentCall, Result: presentResult},
+		Name:         Name,
+		Description:  Description(t.cfg),
+		Parameters:   Parameters(t.cfg),
+		OutputSchema: outputSchema,
+		Annotations:  tool.Annotations{Destructive: true, OpenWorld: true},
+		Execute:      t.execute,
+		Presenters:   tool.Presenters{Call: presentCall, Result: presentResult},
 	}
 }
 
@@ -311,6 +312,15 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec) (tasks.Hooks, er
 		},
 	}, nil
 }
+
+// outputSchema describes Structured (MCP outputSchema).
+var outputSchema = func() *jsonschema.Schema {
+	s, err := jsonschema.For[Structured](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
 
 // Structured is the bash tool's structured result.
 type Structured struct {

@@ -273,7 +273,8 @@ func Definitions(svc *tasks.Service, cfg Config) []tool.Definition {
 			PropertyOrder: []string{"task_id", "wait", "timeout_ms"},
 			Required:      []string{"task_id"},
 		},
-		Annotations: tool.Annotations{ReadOnly: true},
+		Annotations:  tool.Annotations{ReadOnly: true},
+		OutputSchema: snapshotSchema,
 		Execute: func(ctx context.Context, call tool.Call) (tool.Result, error) {
 			id, err := taskID(call)
 			if err != nil {
@@ -417,6 +418,16 @@ func notifier(svc *tasks.Service) func(tasks.Snapshot, *session.Session) {
 		}
 	}
 }
+
+// snapshotSchema describes task_output's structured result, the task
+// snapshot (MCP outputSchema).
+var snapshotSchema = func() *jsonschema.Schema {
+	s, err := jsonschema.For[tasks.Snapshot](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
 
 // withdrawStale withdraws a queued finish notice of a task the model has
 // just seen finished (read or killed after it ended): SPEC.md §4.3 sends no
