@@ -1,0 +1,231 @@
+// Package mcpserver is dsh's MCP front end: a thin adapter from the Model
+// Context Protocol (the official Go SDK) to the tool registry.
+//
+// Every tool of the registry is registered with the SDK's raw
+// [mcp.Server.AddTool], which leaves argument validation to the caller:
+// the registry validates, so the exact messages of SPEC.md §3.2 reach the
+// client as error results rather than as protocol errors. A result's first
+// content block is the model-facing text; the tool's notes and the
+// session's pending finish notices follow as further text blocks (oldest
+// first, each once); structuredContent carries the tool's structured facts.
+// The prompt sections are the server's instructions.
+//
+// Each MCP session is one owner ([session.Session]). Its cwd is the
+// server's --workdir, else the first file:// root the client offers (asked
+// once, when the session initializes, if the client supports roots), else
+// the server's cwd. When the MCP session ends (stdio EOF, HTTP DELETE, the
+// idle timeout) the owner ends: its tasks are killed and awaited, its
+// records and spill files dropped. [Server.Close] does that for every
+// session.
+//
+// Cancellation: the SDK cancels a call's context on notifications/cancelled
+// (and when an HTTP request goes away); the bash tool kills the foreground
+// command's group at once.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/url"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// Options configures a Server.
+type Options struct {
+	Tools  *tool.Registry
+	Prompt *prompt.Registry
+	// Workdir, when set, is every session's cwd.
+	Workdir string
+	Version string
+	Logger  *slog.Logger
+}
+
+// Server serves the registry's tools over MCP.
+type Server struct {
+	opts Options
+	mcp  *mcp.Server
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	owners   map[*mcp.ServerSession]*session.Session
+	closed   bool
+	watchers sync.WaitGroup
+	nextID   uint64
+}
+
+// New returns a Server exposing every tool registered in opts.Tools now.
+func New(opts Options) *Server {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session)}
+	instructions := ""
+	if opts.Prompt != nil {
+		instructions = opts.Prompt.Text()
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "dsh", Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       log,
+		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			s.owner(ctx, req.Session)
+		},
+	})
+	for _, t := range opts.Tools.List() {
+		s.mcp.AddTool(mcpTool(t), s.handler(t.Name))
+	}
+	return s
+}
+
+// MCP returns the SDK server, for transports this package does not wrap.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+func mcpTool(t tool.Schema) *mcp.Tool {
+	destructive, openWorld := t.Annotations.Destructive, t.Annotations.OpenWorld
+	out := &mcp.Tool{
+		Name:        t.Name,
+		Description: t.Description,
+		InputSchema: t.Parameters,
+		Annotations: &mcp.ToolAnnotations{
+			ReadOnlyHint:    t.Annotations.ReadOnly,
+			DestructiveHint: &destructive,
+			IdempotentHint:  t.Annotations.Idempotent,
+			OpenWorldHint:   &openWorld,
+		},
+	}
+	if t.OutputSchema != nil {
+		out.OutputSchema = t.OutputSchema
+	}
+	return out
+}
+
+// handler adapts one registry tool to the SDK.
+func (s *Server) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		owner := s.owner(ctx, req.Session)
+		res := s.opts.Tools.Execute(ctx, tool.Call{Name: name, Args: req.Params.Arguments, Session: owner})
+		return s.result(res, owner), nil
+	}
+}
+
+// result converts a registry result, adding the owner's pending notices.
+func (s *Server) result(res tool.Result, owner *session.Session) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{}}
+	for _, c := range res.Content {
+		out.Content = append(out.Content, &mcp.TextContent{Text: c.Text})
+	}
+	for _, n := range res.Notes {
+		out.Content = append(out.Content, &mcp.TextContent{Text: n})
+	}
+	if owner != nil {
+		for _, n := range owner.TakeNotices() {
+			out.Content = append(out.Content, &mcp.TextContent{Text: n})
+		}
+	}
+	if res.Structured != nil && !res.IsError {
+		out.StructuredContent = res.Structured
+	}
+	return out
+}
+
+// owner returns the owner session of an MCP session, making it on first
+// use and ending it when the MCP session ends.
+func (s *Server) owner(ctx context.Context, ss *mcp.ServerSession) *session.Session {
+	if ss == nil {
+		return nil
+	}
+	s.mu.Lock()
+	if o, ok := s.owners[ss]; ok || s.closed {
+		s.mu.Unlock()
+		return o
+	}
+	s.nextID++
+	id := ss.ID()
+	if id == "" {
+		id = "mcp-" + itoa(s.nextID)
+	}
+	o := session.New(id, s.cwd(ctx, ss))
+	s.owners[ss] = o
+	s.watchers.Add(1)
+	s.mu.Unlock()
+
+	go func() {
+		defer s.watchers.Done()
+		_ = ss.Wait()
+		s.mu.Lock()
+		delete(s.owners, ss)
+		s.mu.Unlock()
+		o.End()
+	}()
+	return o
+}
+
+// cwd picks a session's cwd: --workdir, else the client's first file://
+// root, else the server's cwd.
+func (s *Server) cwd(ctx context.Context, ss *mcp.ServerSession) string {
+	if s.opts.Workdir != "" {
+		return s.opts.Workdir
+	}
+	// Roots are deprecated by protocol version 2026-07-28 but still served
+	// through the deprecation window; SPEC.md §6.2 asks for them.
+	//lint:ignore SA1019 SPEC.md §6.2: the client's first file:// root
+	if p := ss.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		//lint:ignore SA1019 see above
+		if roots, err := ss.ListRoots(ctx, nil); err == nil {
+			for _, r := range roots.Roots {
+				if u, err := url.Parse(r.URI); err == nil && u.Scheme == "file" && u.Path != "" {
+					return u.Path
+				}
+			}
+		} else {
+			s.log.Warn("mcpserver: listing the client's roots", "err", err)
+		}
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// RunStdio serves one session over stdin/stdout until EOF or ctx is done,
+// then ends the session (its tasks are killed and awaited).
+func (s *Server) RunStdio(ctx context.Context) error {
+	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
+	s.Close()
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// Close ends every session and waits until their tasks are gone.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	// Every SDK session, also those that never initialized (and so have no
+	// owner yet): nothing of a session may outlive the server.
+	var sessions []*mcp.ServerSession
+	for ss := range s.mcp.Sessions() {
+		sessions = append(sessions, ss)
+	}
+	for _, ss := range sessions {
+		_ = ss.Close()
+	}
+	s.watchers.Wait()
+}
+
+func itoa(n uint64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

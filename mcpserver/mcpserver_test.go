@@ -1,0 +1,314 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/dsh-go/dsh/bash/local"
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/mcpserver"
+	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/tasks"
+	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tool/bashtool"
+	"github.com/dsh-go/dsh/tool/tasktool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// newServer composes the whole stack and returns its MCP server.
+func newServer(t *testing.T, workdir string) *mcpserver.Server {
+	t.Helper()
+	e, err := local.New(config.Local{GraceMs: 300, SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, pr, rt := tool.NewRegistry(), prompt.NewRegistry(), tasks.New(tasks.Config{})
+	h := host.New()
+	for name, svc := range map[string]any{host.Executor: e, host.Tools: reg, host.Prompt: pr, host.Tasks: rt} {
+		if err := h.Provide(name, svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []host.Plugin{bashtool.Plugin(bashtool.Config{}), tasktool.Plugin(tasktool.Config{})} {
+		if err := h.Load(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := mcpserver.New(mcpserver.Options{Tools: reg, Prompt: pr, Workdir: workdir, Version: "test"})
+	t.Cleanup(func() {
+		s.Close()
+		h.Close()
+		rt.Close()
+		_ = e.Close()
+	})
+	return s
+}
+
+// connect opens an in-memory client session to s.
+func connect(t *testing.T, s *mcpserver.Server) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := s.MCP().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func texts(res *mcp.CallToolResult) []string {
+	var out []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			out = append(out, tc.Text)
+		}
+	}
+	return out
+}
+
+func TestToolsAndInstructions(t *testing.T) {
+	cs := connect(t, newServer(t, ""))
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*mcp.Tool{}
+	for _, tl := range list.Tools {
+		byName[tl.Name] = tl
+	}
+	for _, name := range []string{"bash", "task_output", "task_list", "task_kill"} {
+		if byName[name] == nil {
+			t.Fatalf("tool %s missing from %v", name, list.Tools)
+		}
+	}
+	b := byName["bash"]
+	if b.Annotations == nil || b.Annotations.DestructiveHint == nil || !*b.Annotations.DestructiveHint || !*b.Annotations.OpenWorldHint || b.Annotations.ReadOnlyHint {
+		t.Errorf("bash annotations %+v", b.Annotations)
+	}
+	if !byName["task_list"].Annotations.ReadOnlyHint || !byName["task_output"].Annotations.ReadOnlyHint {
+		t.Error("task_list/task_output are not read-only")
+	}
+	if b.OutputSchema == nil || byName["task_output"].OutputSchema == nil {
+		t.Error("outputSchema missing")
+	}
+	schema, _ := json.Marshal(b.InputSchema)
+	if i, j := strings.Index(string(schema), `"command"`), strings.Index(string(schema), `"run_in_background"`); i < 0 || j < i {
+		t.Errorf("bash schema %s", schema)
+	}
+	instr := cs.InitializeResult().Instructions
+	if !strings.Contains(instr, "[exit code: N]") || !strings.Contains(instr, "task_output") {
+		t.Errorf("instructions %q", instr)
+	}
+}
+
+func TestCallsThroughTheWire(t *testing.T) {
+	cs := connect(t, newServer(t, t.TempDir()))
+	res := call(t, cs, "bash", map[string]any{"command": "echo failing; exit 3", "description": "fail on purpose"})
+	if got := texts(res); len(got) != 1 || got[0] != "failing\n[exit code: 3]" || res.IsError {
+		t.Fatalf("got %q (isError %v)", got, res.IsError)
+	}
+	var st bashtool.Structured
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &st); err != nil || st.ExitCode == nil || *st.ExitCode != 3 {
+		t.Fatalf("structured %s", b)
+	}
+	res = call(t, cs, "bash", map[string]any{"command": 5, "description": true})
+	if got := texts(res); !res.IsError || got[0] != `Error: invalid arguments: "command" must be a string; "description" must be a string` {
+		t.Fatalf("validation: %q", got)
+	}
+	res = call(t, cs, "bash", map[string]any{"command": "pwd", "description": "print the directory"})
+	if res.IsError || !strings.HasPrefix(texts(res)[0], "/") {
+		t.Fatalf("pwd: %q", texts(res))
+	}
+	// A huge command (5 MiB) is a clear result, and the server goes on.
+	huge := "true " + strings.Repeat("x", 5<<20)
+	res = call(t, cs, "bash", map[string]any{"command": huge, "description": "a very long command"})
+	if len(res.Content) == 0 {
+		t.Fatal("no answer to a 5 MiB command")
+	}
+	if got := texts(call(t, cs, "bash", map[string]any{"command": "echo still here", "description": "check"})); got[0] != "still here\n" {
+		t.Fatalf("after the huge command: %q", got)
+	}
+}
+
+func TestNoticeRidesOnTheNextResult(t *testing.T) {
+	cs := connect(t, newServer(t, ""))
+	res := call(t, cs, "bash", map[string]any{"command": "echo done", "description": "finish soon", "run_in_background": true})
+	if got := texts(res); got[0] != "started background task bash-1" {
+		t.Fatalf("start: %q", got)
+	}
+	// Poll the list (read-only, does not report the task) until the notice
+	// arrives with a result.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := texts(call(t, cs, "task_list", map[string]any{}))
+		if len(got) == 2 {
+			if got[1] != "background task bash-1 (bash: echo done) finished [status: completed, exit code: 0]. Read its output with task_output." {
+				t.Fatalf("notice %q", got[1])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no notice")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := texts(call(t, cs, "task_list", map[string]any{})); len(got) != 1 {
+		t.Fatalf("the notice came twice: %q", got)
+	}
+}
+
+func TestSessionEndKillsItsTasks(t *testing.T) {
+	s := newServer(t, "")
+	cs := connect(t, s)
+	pidFile := t.TempDir() + "/pid"
+	call(t, cs, "bash", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 60", "description": "wait", "run_in_background": true})
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(5 * time.Millisecond) {
+		data, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		if time.Now().After(deadline) {
+			t.Fatal("no pid")
+		}
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	_ = cs.Close()
+	s.Close() // returns once the session's tasks are gone
+	if state, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(state), ") Z ") {
+		t.Fatalf("task %d survived its session", pid)
+	}
+}
+
+func TestCancelKillsTheCommand(t *testing.T) {
+	cs := connect(t, newServer(t, ""))
+	pidFile := t.TempDir() + "/pid"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": "echo $$ > " + pidFile + "; exec sleep 60", "description": "wait"}})
+		done <- err
+	}()
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(5 * time.Millisecond) {
+		data, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		if time.Now().After(deadline) {
+			t.Fatal("no pid")
+		}
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	cancel()
+	<-done
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		state, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(state), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cancelled command %d still runs", pid)
+		}
+	}
+}
+
+func TestHTTP(t *testing.T) {
+	s := newServer(t, "")
+	h, err := s.Handler(mcpserver.HTTPOptions{Token: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	// A cleanup, not a defer: the clients' cleanups (registered later) run
+	// first, so their open streams do not hold srv.Close.
+	t.Cleanup(srv.Close)
+
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	post := func(auth, origin string) int {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Sec-Fetch-Site", "cross-site")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("", ""); code != http.StatusUnauthorized {
+		t.Errorf("no token: %d", code)
+	}
+	if code := post("Bearer wrong", ""); code != http.StatusUnauthorized {
+		t.Errorf("wrong token: %d", code)
+	}
+	if code := post("Bearer secret", "https://evil.example"); code != http.StatusForbidden {
+		t.Errorf("cross-origin: %d", code)
+	}
+	if code := post("Bearer secret", ""); code != http.StatusOK {
+		t.Errorf("good request: %d", code)
+	}
+
+	// Two HTTP sessions are isolated.
+	client := func() *mcp.ClientSession {
+		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: tokenTransport{"secret"}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(), transport, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	a, b := client(), client()
+	if got := texts(call(t, a, "bash", map[string]any{"command": "sleep 60", "description": "wait", "run_in_background": true})); got[0] != "started background task bash-1" {
+		t.Fatalf("start: %q", got)
+	}
+	if got := texts(call(t, b, "task_list", map[string]any{})); got[0] != "(no background tasks)" {
+		t.Fatalf("B sees %q", got)
+	}
+	if got := texts(call(t, b, "task_kill", map[string]any{"task_id": "bash-1"})); got[0] != "Error: task bash-1 belongs to another session" {
+		t.Fatalf("B kills: %q", got)
+	}
+	if _, err := s.Handler(mcpserver.HTTPOptions{}); err == nil {
+		t.Fatal("a handler without token or NoAuth")
+	}
+}
+
+type tokenTransport struct{ token string }
+
+func (tt tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+tt.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
