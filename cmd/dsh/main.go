@@ -1,0 +1,339 @@
+// Command dsh is the shell for LLM agents: an MCP server whose `bash` tool
+// reports honestly what a command did, and a CLI to try that tool by hand.
+//
+//	dsh mcp   [--config FILE] [--workdir DIR]                  MCP over stdio
+//	dsh serve --addr HOST:PORT [--config FILE] [--workdir DIR]
+//	          [--token-file F] [--no-auth] [--idle-timeout D]  MCP streamable HTTP at /mcp
+//	dsh run   [--config FILE] [--workdir DIR] [--timeout D] [--background] -- COMMAND...
+//	dsh tools [--config FILE]                                  tool schemas and the prompt
+//	dsh version
+//
+// Every front end runs calls through the same pipeline: the tool registry
+// (validation, waterfalls), the bash tool, the local executor, and the task
+// runtime for background runs (SPEC.md §6.1).
+//
+// # Config file
+//
+// --config names a YAML file; without one the defaults apply. Every key is
+// optional, and an unknown key is refused by name:
+//
+//	executor: local          # the executor to load; "local" is the only one
+//	local:                   # the local executor (SPEC.md §2.1)
+//	  cwd: /srv/project
+//	  timeoutMs: 120000
+//	  maxTimeoutMs: 600000
+//	  maxOutputBytes: 64000
+//	  maxSpillBytes: 67108864
+//	  graceMs: 3000
+//	  spillDir: /var/tmp
+//	  shell: /bin/bash
+//	  env: {passthrough: [], scrub: [], set: {}}
+//	tools: [bash, tasks]     # tool plugins to load, default both; [] loads none
+//	bash:
+//	  enableRunInBackground: true
+//	tasks:                   # the task runtime and task_output/task_list/task_kill
+//	  maxRunningPerSession: 64
+//	  waitTimeoutMs: 30000
+//	  maxWaitTimeoutMs: 600000
+//
+// The local section is decoded by config.DecodeLocal, so its messages come
+// through as they are (`bash-local: graceMs must be a positive finite
+// number`); so do the task tools' (`tool-tasks: waitTimeoutMs (…) exceeds
+// maxWaitTimeoutMs (…)`). Like the local section, the other sections refuse
+// an explicit 0 (leave a key out to get its default), a value of the wrong
+// type and a duplicate key. Without "tasks" in tools there is no task
+// runtime, and enableRunInBackground defaults to false; asking for it
+// explicitly then is an error, since the model could start tasks it could
+// neither read nor stop.
+//
+// # Exit status and errors
+//
+// Bad flags, a missing or malformed config file, an unknown config key or an
+// unusable --workdir: one line on stderr ("dsh: …"), exit status 2. Other
+// failures to start: one line, exit status 1. Logs go to stderr only, as
+// log/slog text.
+//
+// # dsh run
+//
+// Runs one `bash` call (description "dsh run") through the full pipeline,
+// in a session whose cwd is --workdir, else the config's local.cwd, else the
+// process cwd. The arguments after the flags are joined with spaces into the
+// command; `--` ends the flags, and flags are not looked for after the first
+// argument. --timeout is a Go duration (100ms, 2m), sent as timeoutMs, and
+// capped by the executor's maxTimeoutMs like any other call.
+//
+// stdout gets exactly the text the model would read, followed by a newline
+// only when the text does not already end in one (`echo hello` prints
+// "hello\n"; `exit 3` prints "(no output)\n[exit code: 3]\n"). The exit
+// status is the command's: its exit code; 124 when the timeout fired (even if
+// the command then exited 0); 128+n when a signal killed it; 1 for an error
+// result (validation, spawn failure), whose "Error: …" text is printed on
+// stdout as the model would see it.
+//
+// With --background the call starts a task: the start line is printed, then
+// dsh waits with task_output (wait: true, maxWaitTimeoutMs at a time) until
+// the task ends, printing each task_output text, and exits with the task's
+// status: the exit code of a completed task, 128+n for one killed by a signal,
+// 1 otherwise.
+//
+// SIGINT or SIGTERM cancels the call: a foreground command is killed at once
+// ("Error: command aborted"); a background task is killed with task_kill
+// (its text printed) and awaited, its last output printed. Either way dsh
+// exits 128+n for the signal it received (130 for Ctrl-C), like a shell.
+//
+// The run's spill files belong to its session and the executor's private
+// directory: a "full output" path printed by dsh run is removed when dsh
+// exits. Point spillDir at a directory of your own and copy the file from a
+// command of the same run if you need to keep it.
+//
+// # dsh tools
+//
+// Prints a JSON array of the tools a model is shown, each
+// {name, description, inputSchema, outputSchema, annotations} with the MCP
+// annotation hints, indented; then a blank line and the assembled prompt.
+//
+// # dsh version
+//
+// Prints "dsh <version> <go version>": the main module's version from the
+// build info, or "devel" for a build from a checkout.
+//
+// # dsh mcp, dsh serve
+//
+// Both serve the tools through package mcpserver: every MCP session is one
+// owner whose cwd is --workdir, else the client's first file:// root, else
+// dsh's cwd; the prompt is the server's instructions.
+//
+// dsh mcp serves one session on stdin/stdout until stdin reaches EOF or dsh
+// gets SIGINT/SIGTERM; either way the session ends (its tasks are killed and
+// awaited), the app closes, and dsh exits 0.
+//
+// dsh serve listens on --addr and serves MCP at /mcp. Every request must
+// carry the bearer token, read from --token-file (surrounding whitespace
+// trimmed; one line), else from the DSH_TOKEN environment variable; the flag
+// wins when both are set, since it is the explicit choice. Without a token
+// dsh refuses to start unless --no-auth is given and the --addr host is
+// loopback (127.0.0.0/8, ::1 or localhost); --no-auth together with a token
+// is refused too, since it is unclear which the user meant. Those refusals,
+// an unreadable or empty token file and a missing --addr are usage errors
+// (exit 2); an address that cannot be bound is exit 1. A session that makes
+// no request for --idle-timeout (default 30m; 0: never) is ended. On SIGINT
+// or SIGTERM the HTTP server shuts down (open streams get 5 s to finish, then
+// their connections are closed), every session ends, the app closes, and dsh
+// exits 0. DSH_TOKEN never reaches a command: the executor's credential
+// scrub drops it by name.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses of dsh itself (dsh run also exits with the command's).
+const (
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// exitError ends dsh with code, printing msg as one line on stderr when it
+// is not empty. Every error a command returns is one; any other error comes
+// from cobra (an unknown flag or command) and is a usage error.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+func failure(format string, args ...any) error {
+	return &exitError{code: exitFailure, msg: fmt.Sprintf(format, args...)}
+}
+
+// exitCode ends dsh with code and nothing on stderr.
+func exitCode(code int) error { return &exitError{code: code} }
+
+// extraCommands are added by the files that build them (serve.go).
+var extraCommands []func(streams) *cobra.Command
+
+// streams are the command's stdout and stderr.
+type streams struct {
+	out, err io.Writer
+}
+
+func main() {
+	os.Exit(execute(os.Args[1:], streams{out: os.Stdout, err: os.Stderr}))
+}
+
+// execute runs dsh with args and returns its exit status.
+func execute(args []string, s streams) int {
+	root := newRoot(s)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if !errors.As(err, &ee) {
+		ee = &exitError{code: exitUsage, msg: err.Error()}
+	}
+	if ee.msg != "" {
+		fmt.Fprintf(s.err, "dsh: %s\n", oneLine(ee.msg))
+	}
+	return ee.code
+}
+
+func newRoot(s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "dsh",
+		Short:         "dsh: the shell for LLM agents (an MCP server and a CLI)",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		// Without a subcommand, a command is missing: a usage error.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError("missing command: try dsh --help")
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetOut(s.out)
+	root.SetErr(s.err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c.HasParent() {
+			return usageError("%s: %v", c.Name(), err)
+		}
+		return usageError("%v", err)
+	})
+	root.AddCommand(newRunCmd(s), newToolsCmd(s), newVersionCmd(s))
+	for _, mk := range extraCommands {
+		root.AddCommand(mk(s))
+	}
+	return root
+}
+
+// newLogger is dsh's logger: text on stderr, also the default for the
+// packages that log through slog's default.
+func newLogger(w io.Writer) *slog.Logger {
+	log := slog.New(slog.NewTextHandler(w, nil))
+	slog.SetDefault(log)
+	return log
+}
+
+// setup loads the config and resolves --workdir (made absolute; it must be
+// an existing directory). Its errors are usage errors.
+func setup(configPath, workdir string) (configFile, string, error) {
+	cfg, err := loadConfig(configPath)
+	if err != nil {
+		return configFile{}, "", usageError("%v", err)
+	}
+	if workdir == "" {
+		return cfg, "", nil
+	}
+	abs, err := filepath.Abs(workdir)
+	if err != nil {
+		return configFile{}, "", usageError("--workdir %s: %v", workdir, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return configFile{}, "", usageError("--workdir %s: %v", workdir, err)
+	case !fi.IsDir():
+		return configFile{}, "", usageError("--workdir %s: not a directory", workdir)
+	}
+	return cfg, abs, nil
+}
+
+// signalContext returns a context cancelled by the first SIGINT or SIGTERM,
+// a func that returns that signal (nil before), and a stop func that
+// releases the signals and the watching goroutine. Later signals are
+// swallowed until stop.
+func signalContext(parent context.Context) (ctx context.Context, received func() os.Signal, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	var (
+		mu  sync.Mutex
+		got os.Signal
+	)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case sig := <-ch:
+			mu.Lock()
+			got = sig
+			mu.Unlock()
+			cancel(fmt.Errorf("received %v", sig))
+		case <-quit:
+		}
+	})
+	received = func() os.Signal {
+		mu.Lock()
+		defer mu.Unlock()
+		return got
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			signal.Stop(ch)
+			close(quit)
+			wg.Wait()
+			cancel(nil)
+		})
+	}
+	return ctx, received, stop
+}
+
+// signalStatus is the exit status for a death by sig: 128+n.
+func signalStatus(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return exitFailure
+}
+
+// buildVersion returns the main module's version ("devel" for a build
+// from a checkout) and the Go version dsh was built with.
+func buildVersion() (version, goVersion string) {
+	version, goVersion = "devel", runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			version = v
+		}
+		if bi.GoVersion != "" {
+			goVersion = bi.GoVersion
+		}
+	}
+	return version, goVersion
+}
+
+func newVersionCmd(s streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print dsh's version and the Go version it was built with",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			v, g := buildVersion()
+			fmt.Fprintf(s.out, "dsh %s %s\n", v, g)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// dshBin is the dsh binary, built once for the tests that run it.
+var dshBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "dsh-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	dshBin = filepath.Join(dir, "dsh")
+	if out, err := exec.Command("go", "build", "-o", dshBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		return 1
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// outcome is what a run of the binary did.
+type outcome struct {
+	stdout, stderr string
+	code           int
+}
+
+// dsh runs the binary with args and the test's environment plus env, and
+// waits for it (at most 30 s, then it is killed and the test fails).
+func dsh(t *testing.T, env []string, args ...string) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, dshBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("dsh %q: %v", args, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("dsh %q did not end within 30s; stderr:\n%s", args, stderr.String())
+	}
+	return outcome{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// writeFile writes content to name in a fresh temp dir and returns its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitForFile polls for a non-empty file written by a command (a process
+// outside the test cannot signal it otherwise) and returns its content.
+func waitForFile(t *testing.T, path string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.TrimSpace(string(b))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s was not written within 10s", path)
+	return ""
+}
+
+// assertGone fails unless process pid has died. A dead process may linger
+// as a zombie: one orphaned to an init that reaps lazily (a grandchild
+// whose parent, the shell, exited first) is dead all the same.
+func assertGone(t *testing.T, pid int) {
+	t.Helper()
+	err := syscall.Kill(pid, 0)
+	if errors.Is(err, syscall.ESRCH) {
+		return
+	}
+	stat, rerr := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if rerr != nil {
+		return // gone between the two looks
+	}
+	// The state follows the command name, which is in parentheses.
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+		if state := stat[i+2]; state == 'Z' || state == 'X' {
+			return
+		}
+	}
+	t.Errorf("process %d still runs (kill 0: %v; stat %q)", pid, err, stat)
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tasks"
+	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tool/bashtool"
+)
+
+// Exit statuses of dsh run beyond the command's own.
+const (
+	exitTimedOut = 124 // as timeout(1)
+	runSessionID = "cli-run"
+	runDesc      = "dsh run"
+)
+
+type runFlags struct {
+	config, workdir string
+	timeout         time.Duration
+	background      bool
+}
+
+func newRunCmd(s streams) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- COMMAND...",
+		Short: "Run one command through the bash tool and print what the model would read",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || strings.TrimSpace(strings.Join(args, " ")) == "" {
+				return usageError("run: no command given (dsh run [flags] -- COMMAND...)")
+			}
+			if cmd.Flags().Changed("timeout") && f.timeout <= 0 {
+				return usageError("run: --timeout must be positive, got %v", f.timeout)
+			}
+			return runCommand(f, strings.Join(args, " "), s)
+		},
+	}
+	fl := cmd.Flags()
+	// Everything after the first argument is the command's, flags included.
+	fl.SetInterspersed(false)
+	fl.StringVar(&f.config, "config", "", "config file (YAML)")
+	fl.StringVar(&f.workdir, "workdir", "", "working directory of the command (default: the config's local.cwd, else the current directory)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "timeout of the command, a Go duration such as 100ms or 2m (default: the config's local.timeoutMs)")
+	fl.BoolVar(&f.background, "background", false, "start the command as a background task and wait for it with task_output")
+	return cmd
+}
+
+func runCommand(f runFlags, command string, s streams) error {
+	cfg, workdir, err := setup(f.config, f.workdir)
+	if err != nil {
+		return err
+	}
+	if workdir == "" {
+		workdir = cfg.Local.Cwd
+	}
+	if workdir == "" {
+		if workdir, err = os.Getwd(); err != nil {
+			return failure("run: %v", err)
+		}
+	}
+	newLogger(s.err)
+	// Signals are caught until everything is closed: a Ctrl-C while the
+	// tasks are being awaited must not leave them to the kernel.
+	ctx, received, stop := signalContext(context.Background())
+	defer stop()
+	a, err := newApp(cfg)
+	if err != nil {
+		return failure("%v", err)
+	}
+	defer a.Close()
+	sess := session.New(runSessionID, workdir)
+	defer sess.End()
+
+	args := map[string]any{"command": command, "description": runDesc}
+	if f.timeout > 0 {
+		args["timeoutMs"] = float64(f.timeout) / float64(time.Millisecond)
+	}
+	if f.background {
+		args["run_in_background"] = true
+	}
+	r := &runner{tools: a.Tools, sess: sess, out: s.out}
+	res := r.call(ctx, bashtool.Name, args)
+	r.print(res)
+	if res.IsError {
+		if sig := received(); sig != nil {
+			return exitCode(signalStatus(sig))
+		}
+		return exitCode(exitFailure)
+	}
+	if !f.background {
+		return exitCode(foregroundStatus(res))
+	}
+	st, _ := res.Structured.(bashtool.Structured)
+	if st.TaskID == "" {
+		return failure("run: the bash tool returned no task id")
+	}
+	waitMs := cfg.Tasks.Tools.WithDefaults().MaxWaitTimeoutMs
+	return exitCode(r.await(ctx, received, st.TaskID, waitMs))
+}
+
+// runner makes the calls of one dsh run and prints their texts.
+type runner struct {
+	tools *tool.Registry
+	sess  *session.Session
+	out   io.Writer
+}
+
+func (r *runner) call(ctx context.Context, name string, args map[string]any) tool.Result {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return tool.ErrorResult(tool.CodeFailed, err.Error())
+	}
+	return r.tools.Execute(ctx, tool.Call{Name: name, Args: raw, Session: r.sess})
+}
+
+// print writes the result's blocks as the model reads them, each followed by
+// a newline unless it ends in one.
+func (r *runner) print(res tool.Result) {
+	texts := make([]string, 0, len(res.Content)+len(res.Notes))
+	for _, c := range res.Content {
+		texts = append(texts, c.Text)
+	}
+	texts = append(texts, res.Notes...)
+	for _, t := range texts {
+		if !strings.HasSuffix(t, "\n") {
+			t += "\n"
+		}
+		io.WriteString(r.out, t)
+	}
+}
+
+// await waits for the background task id with task_output until it ends,
+// printing every read, and returns the exit status. A signal kills the
+// task (task_kill), which is then awaited like any other end.
+func (r *runner) await(ctx context.Context, received func() os.Signal, id string, waitMs float64) int {
+	killed := false
+	for {
+		res := r.call(ctx, "task_output", map[string]any{"task_id": id, "wait": true, "timeout_ms": waitMs})
+		if sig := received(); sig != nil && !killed {
+			// The wait was aborted, or raced the signal: stop the task
+			// and wait for its end without a context to cancel.
+			killed = true
+			ctx = context.Background()
+			if !res.IsError {
+				r.print(res)
+			}
+			r.print(r.call(ctx, "task_kill", map[string]any{"task_id": id}))
+			continue
+		}
+		r.print(res)
+		if res.IsError {
+			return exitFailure
+		}
+		snap, ok := res.Structured.(tasks.Snapshot)
+		if !ok {
+			fmt.Fprintf(r.out, "run: task_output returned no task snapshot\n")
+			return exitFailure
+		}
+		if !snap.Status.Terminal() {
+			continue
+		}
+		if killed {
+			return signalStatus(received())
+		}
+		return taskStatus(snap)
+	}
+}
+
+// foregroundStatus is the exit status of a foreground bash result: 124 on
+// timeout, 128+n for a signal, else the exit code.
+func foregroundStatus(res tool.Result) int {
+	st, ok := res.Structured.(bashtool.Structured)
+	switch {
+	case !ok:
+		return exitFailure
+	case st.TimedOut:
+		return exitTimedOut
+	case st.Signal != "":
+		return signalNameStatus(st.Signal)
+	case st.ExitCode != nil:
+		return *st.ExitCode
+	}
+	return exitFailure
+}
+
+// taskStatus is the exit status of a finished background task, from its
+// detail (SPEC.md §3.5): "exit code: N" → N, "signal: SIG" → 128+n,
+// anything else (killed before exit, failed) → 1.
+func taskStatus(snap tasks.Snapshot) int {
+	if v, ok := strings.CutPrefix(snap.Detail, "exit code: "); ok && snap.Status == tasks.Completed {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	if v, ok := strings.CutPrefix(snap.Detail, "signal: "); ok && snap.Status == tasks.Killed {
+		return signalNameStatus(v)
+	}
+	return exitFailure
+}
+
+// signalNameStatus is 128+n for a signal name such as SIGTERM; 1 for a name
+// this system does not know.
+func signalNameStatus(name string) int {
+	if n := unix.SignalNum(name); n != 0 {
+		return 128 + int(n)
+	}
+	return exitFailure
+}

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestRun(t *testing.T) {
+	t.Parallel()
+	wd := t.TempDir()
+	noShell := writeFile(t, "dsh.yaml", "local: {shell: /nonexistent/bash}\n")
+	bashOnly := writeFile(t, "dsh.yaml", "tools: [bash]\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		out  string
+		code int
+	}{
+		{"echo", []string{"--", "echo hello"}, "hello\n", 0},
+		{"args joined", []string{"--", "echo", "a", "b"}, "a b\n", 0},
+		{"no dash-dash", []string{"echo", "--timeout"}, "--timeout\n", 0},
+		{"no output", []string{"--", "true"}, "(no output)\n", 0},
+		{"exit code", []string{"--", "exit 3"}, "(no output)\n[exit code: 3]\n", 3},
+		{"output and exit code", []string{"--", "echo failing; exit 3"}, "failing\n[exit code: 3]\n", 3},
+		{"stderr", []string{"--", "echo out; echo err >&2"}, "out\n[stderr]\nerr\n", 0},
+		{"timeout", []string{"--timeout", "100ms", "--", "sleep 60"},
+			"(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]\n", 124},
+		{"signal", []string{"--", "kill -TERM $$"}, "(no output)\n[killed by signal: SIGTERM]\n", 143},
+		{"sigkill", []string{"--", "kill -KILL $$"}, "(no output)\n[killed by signal: SIGKILL]\n", 137},
+		{"workdir", []string{"--workdir", wd, "--", "pwd"}, wd + "\n", 0},
+		{"relative tool workdir", []string{"--workdir", filepath.Dir(wd), "--", "cd " + filepath.Base(wd) + " && pwd"}, wd + "\n", 0},
+		{"background", []string{"--background", "--", "echo a; exit 4"},
+			"started background task bash-1\na\n[status: completed, exit code: 4]\n", 4},
+		{"background success", []string{"--background", "--", "echo out; echo err >&2"},
+			"started background task bash-1\nout\n[stderr]\nerr\n[status: completed, exit code: 0]\n", 0},
+		{"background signal", []string{"--background", "--", "kill -TERM $$"},
+			"started background task bash-1\n(no new output)\n[status: killed, signal: SIGTERM]\n", 143},
+		{"spawn failure", []string{"--config", noShell, "--", "true"}, "", 1},
+		{"background disabled", []string{"--config", bashOnly, "--background", "--", "true"},
+			"Error: run_in_background is disabled for this deployment (enableRunInBackground: false)\n", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := dsh(t, nil, append([]string{"run"}, tc.args...)...)
+			if tc.name == "spawn failure" {
+				// The executor's message is its own; the form is the
+				// registry's.
+				if !strings.HasPrefix(got.stdout, "Error: ") || strings.Count(got.stdout, "\n") != 1 {
+					t.Errorf("stdout = %q, want one line starting with Error: ", got.stdout)
+				}
+			} else if got.stdout != tc.out {
+				t.Errorf("stdout = %q, want %q", got.stdout, tc.out)
+			}
+			if got.code != tc.code {
+				t.Errorf("exit status = %d, want %d", got.code, tc.code)
+			}
+			if got.stderr != "" {
+				t.Errorf("stderr = %q, want nothing", got.stderr)
+			}
+		})
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		err  string
+	}{
+		{"no command", []string{"run"}, "dsh: run: no command given (dsh run [flags] -- COMMAND...)\n"},
+		{"blank command", []string{"run", "--", " "}, "dsh: run: no command given (dsh run [flags] -- COMMAND...)\n"},
+		{"bad flag", []string{"run", "--bogus", "--", "true"}, "dsh: run: unknown flag: --bogus\n"},
+		{"bad root flag", []string{"--bogus"}, "dsh: unknown flag: --bogus\n"},
+		{"bad timeout", []string{"run", "--timeout", "soon", "--", "true"},
+			"dsh: run: invalid argument \"soon\" for \"--timeout\" flag: time: invalid duration \"soon\"\n"},
+		{"zero timeout", []string{"run", "--timeout", "0s", "--", "true"}, "dsh: run: --timeout must be positive, got 0s\n"},
+		{"missing workdir", []string{"run", "--workdir", "/nonexistent/dir", "--", "true"},
+			"dsh: --workdir /nonexistent/dir: no such file or directory\n"},
+		{"workdir is a file", []string{"run", "--workdir", "/dev/null", "--", "true"}, "dsh: --workdir /dev/null: not a directory\n"},
+		{"unknown command", []string{"frobnicate"}, "dsh: unknown command \"frobnicate\" for \"dsh\"\n"},
+		{"no subcommand", nil, "dsh: missing command: try dsh --help\n"},
+		{"version args", []string{"version", "x"}, "dsh: unknown command \"x\" for \"dsh version\"\n"},
+		{"mcp args", []string{"mcp", "x"}, "dsh: unknown command \"x\" for \"dsh mcp\"\n"},
+		{"mcp bad flag", []string{"mcp", "--addr", "x"}, "dsh: mcp: unknown flag: --addr\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := dsh(t, nil, tc.args...)
+			if got.code != exitUsage || got.stderr != tc.err || got.stdout != "" {
+				t.Errorf("got status %d, stdout %q, stderr %q; want 2, nothing, %q", got.code, got.stdout, got.stderr, tc.err)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	got := dsh(t, nil, "--help")
+	if got.code != 0 || !strings.Contains(got.stdout, "Usage:") || !strings.Contains(got.stdout, "run") {
+		t.Errorf("dsh --help: status %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
+	}
+}
+
+// startDsh starts dsh run in the background of the test and returns the
+// command and its output buffers.
+func startDsh(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(dshBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd, &stdout, &stderr
+}
+
+// waitExit waits for cmd (at most 20 s) and returns its exit status.
+func waitExit(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("dsh did not exit within 20s of the signal")
+		return -1
+	}
+}
+
+func TestRunSignal(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		sig    syscall.Signal
+		args   []string
+		status int
+		// out is the expected stdout, with PID for the command's pid.
+		out string
+	}{
+		{"foreground interrupt", syscall.SIGINT, nil, 130, "Error: command aborted\n"},
+		{"foreground term", syscall.SIGTERM, nil, 143, "Error: command aborted\n"},
+		{"background interrupt", syscall.SIGINT, []string{"--background"}, 130,
+			"started background task bash-1\nrequested cancellation of task bash-1\n(no new output)\n[status: killed, signal: SIGTERM]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			args := append([]string{"run"}, tc.args...)
+			args = append(args, "--", "echo $$ > "+pidFile+"; exec sleep 60")
+			cmd, stdout, stderr := startDsh(t, args...)
+			pid, err := strconv.Atoi(waitForFile(t, pidFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			if got := waitExit(t, cmd); got != tc.status {
+				t.Errorf("exit status = %d, want %d", got, tc.status)
+			}
+			if stdout.String() != tc.out {
+				t.Errorf("stdout = %q, want %q", stdout.String(), tc.out)
+			}
+			if stderr.Len() != 0 {
+				t.Errorf("stderr = %q", stderr.String())
+			}
+			assertGone(t, pid)
+		})
+	}
+}
+
+// TestRunLeavesNoProcess: a background task that is still running when
+// the command ends would be a leak; so would a grandchild of a foreground
+// command that stayed in its group.
+func TestRunLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	got := dsh(t, nil, "run", "--", "sleep 60 & echo $! > "+pidFile+"; echo started")
+	if got.code != 0 || got.stdout != "started\n" {
+		t.Fatalf("got %+v", got)
+	}
+	pid, err := strconv.Atoi(waitForFile(t, pidFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The executor reaped the group; the sleep may take the grace to die
+	// but dsh waited for it before exiting.
+	assertGone(t, pid)
+}
+
+func TestRunSpillFilesGo(t *testing.T) {
+	t.Parallel()
+	spill := t.TempDir()
+	cfg := writeFile(t, "dsh.yaml", "local: {maxOutputBytes: 10, spillDir: "+spill+"}\n")
+	got := dsh(t, nil, "run", "--config", cfg, "--", "seq 100")
+	if got.code != 0 || !strings.Contains(got.stdout, "[output truncated; full output: "+spill) {
+		t.Fatalf("got %+v", got)
+	}
+	entries, err := os.ReadDir(spill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("spill dir still holds %v", entries)
+	}
+}
+
+// TestRunTimeoutCapped: --timeout is capped by maxTimeoutMs like the
+// timeout of any call, and the marker says what applied.
+func TestRunTimeoutCapped(t *testing.T) {
+	t.Parallel()
+	cfg := writeFile(t, "dsh.yaml", "local: {maxTimeoutMs: 100}\n")
+	got := dsh(t, nil, "run", "--config", cfg, "--timeout", "1h", "--", "sleep 60")
+	want := "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]\n"
+	if got.code != exitTimedOut || got.stdout != want {
+		t.Errorf("got %+v, want status 124 and %q", got, want)
+	}
+}
+
+// TestRunScrubsToken: dsh serve's token variable never reaches a command.
+func TestRunScrubsToken(t *testing.T) {
+	t.Parallel()
+	got := dsh(t, []string{tokenEnv + "=s3cret", "DSH_PLAIN=kept"}, "run", "--", "echo ${DSH_TOKEN-unset} $DSH_PLAIN")
+	if got.code != 0 || got.stdout != "unset kept\n" {
+		t.Errorf("got %+v", got)
+	}
+}
