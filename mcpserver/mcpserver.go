@@ -27,6 +27,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -198,9 +199,15 @@ func (s *Server) cwd(ctx context.Context, ss *mcp.ServerSession) string {
 }
 
 // RunStdio serves one session over stdin/stdout until EOF or ctx is done,
-// then ends the session (its tasks are killed and awaited).
+// then ends the session (its tasks are killed and awaited). A line that is
+// not JSON gets a parse error and the session goes on.
 func (s *Server) RunStdio(ctx context.Context) error {
-	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
+	return s.RunLines(ctx, os.Stdin, os.Stdout)
+}
+
+// RunLines is RunStdio over any reader and writer.
+func (s *Server) RunLines(ctx context.Context, in io.Reader, out io.Writer) error {
+	err := s.mcp.Run(ctx, lineTransport(in, out))
 	s.Close()
 	if errors.Is(err, context.Canceled) {
 		return nil

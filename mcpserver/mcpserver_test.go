@@ -1,8 +1,10 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -311,4 +313,46 @@ func (tt tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+tt.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestBadLinesOnStdio: a line that is not JSON gets a parse error and the
+// session serves the next call.
+func TestBadLinesOnStdio(t *testing.T) {
+	s := newServer(t, "")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.RunLines(context.Background(), inR, outW); outW.Close() }()
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	send := func(line string) { _, _ = io.WriteString(inW, line+"\n") }
+	next := func() string {
+		if !lines.Scan() {
+			t.Fatal("no answer")
+		}
+		return lines.Text()
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if got := next(); !strings.Contains(got, `"id":1`) {
+		t.Fatalf("initialize: %s", got)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`not json`)
+	if got := next(); !strings.Contains(got, `"code":-32700`) {
+		t.Fatalf("bad line: %s", got)
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi","description":"say hi"}}}`)
+	if got := next(); !strings.Contains(got, `"id":2`) || !strings.Contains(got, `hi\n`) {
+		t.Fatalf("call after the bad line: %s", got)
+	}
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}`)
+	if got := next(); !strings.Contains(got, `"id":3`) || !strings.Contains(got, "nope") {
+		t.Fatalf("unknown tool: %s", got)
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("RunLines: %v", err)
+	}
+	for lines.Scan() {
+	}
 }
