@@ -71,6 +71,9 @@ type Request struct {
 	// Env, when non-nil, is applied last over the executor's environment.
 	// It is meant for trusted callers (hooks), never for model input.
 	Env map[string]string
+	// Observe, when set, sees the output as it arrives (for progress
+	// reports); see Spec.Observe.
+	Observe func(stream string, p []byte)
 }
 
 // Spec is a resolved Request: every default applied, every cap enforced.
@@ -82,6 +85,10 @@ type Spec struct {
 	Workdir   string
 	Stdin     []byte
 	Env       map[string]string
+	// Observe, when set, is called with every chunk of output as it is
+	// collected ("stdout" or "stderr"), on the collecting goroutine: it
+	// must be quick and must not keep p.
+	Observe func(stream string, p []byte)
 }
 
 // Timeout returns the effective timeout as a duration.

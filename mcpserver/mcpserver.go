@@ -18,6 +18,10 @@
 // records and spill files dropped. [Server.Close] does that for every
 // session.
 //
+// Progress: a call that carries a progress token gets, while a foreground
+// bash command runs, notifications at most every 250 ms with the bytes of
+// output so far and the last non-empty output line.
+//
 // Cancellation: the SDK cancels a call's context on notifications/cancelled
 // (and when an HTTP request goes away); the bash tool kills the foreground
 // command's group at once.
@@ -114,6 +118,14 @@ func mcpTool(t tool.Schema) *mcp.Tool {
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		owner := s.owner(ctx, req.Session)
+		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+			ctx = tool.WithProgress(ctx, func(progress float64, message string) {
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: message})
+				if err != nil {
+					s.log.Debug("mcpserver: progress notification", "err", err)
+				}
+			})
+		}
 		res := s.opts.Tools.Execute(ctx, tool.Call{Name: name, Args: req.Params.Arguments, Session: owner})
 		return s.result(res, owner), nil
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -354,5 +355,46 @@ func TestBadLinesOnStdio(t *testing.T) {
 		t.Fatalf("RunLines: %v", err)
 	}
 	for lines.Scan() {
+	}
+}
+
+func TestProgressNotifications(t *testing.T) {
+	s := newServer(t, "")
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.MCP().Connect(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []*mcp.ProgressNotificationParams
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params)
+			mu.Unlock()
+		},
+	})
+	cs, err := client.Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+		"command": "for i in 1 2 3 4 5 6; do echo line-$i; sleep 0.2; done", "description": "count slowly"}}
+	params.SetProgressToken("tok")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatal(err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) < 2 {
+		t.Fatalf("%d progress notifications for a 1.2 s chatty command", len(got))
+	}
+	last := 0.0
+	for _, p := range got {
+		if p.ProgressToken != "tok" || p.Progress <= last || !strings.HasPrefix(p.Message, "line-") {
+			t.Fatalf("notification %+v after progress %v", p, last)
+		}
+		last = p.Progress
 	}
 }

@@ -61,6 +61,9 @@ type Options struct {
 	// Spill creates the spill file. Nil means none is ever made: an
 	// overflowing stream is then truncated with no path.
 	Spill Spiller
+	// Observe, when set, sees every chunk written, on the writing
+	// goroutine, after it is recorded. It must not keep p.
+	Observe func(p []byte)
 }
 
 // Result is what a closed Collector kept.
@@ -150,6 +153,9 @@ func (c *Collector) Write(p []byte) (int, error) {
 	c.total += int64(len(p))
 	c.appendTail(p)
 	c.mu.Unlock()
+	if c.opts.Observe != nil {
+		c.opts.Observe(p)
+	}
 	return len(p), nil
 }
 

@@ -154,6 +154,7 @@ func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
 		Workdir:   wd,
 		Stdin:     r.Stdin,
 		Env:       r.Env,
+		Observe:   r.Observe,
 	}, nil
 }
 
@@ -356,8 +357,8 @@ func (e *Executor) launch(spec bash.Spec, shell string) (*run, error) {
 		started: started,
 		cmd:     cmd,
 		grp:     grp,
-		stdout:  e.collector("stdout"),
-		stderr:  e.collector("stderr"),
+		stdout:  e.collector("stdout", spec.Observe),
+		stderr:  e.collector("stderr", spec.Observe),
 		outR:    outR,
 		errR:    errR,
 		exited:  make(chan struct{}),
@@ -392,13 +393,17 @@ func (e *Executor) forget(r *run) {
 	e.wg.Done()
 }
 
-func (e *Executor) collector(stream string) *capture.Collector {
-	return capture.New(capture.Options{
+func (e *Executor) collector(stream string, observe func(string, []byte)) *capture.Collector {
+	opts := capture.Options{
 		Stream:        stream,
 		MaxBytes:      e.maxOutputBytes,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         e.spill,
-	})
+	}
+	if observe != nil {
+		opts.Observe = func(p []byte) { observe(stream, p) }
+	}
+	return capture.New(opts)
 }
 
 // checkWorkdir turns an unusable working directory into an error that names

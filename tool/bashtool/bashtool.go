@@ -233,6 +233,11 @@ func workdir(wd string, s *session.Session) string {
 }
 
 func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Request) (tool.Result, error) {
+	if report := tool.ProgressFrom(ctx); report != nil {
+		w := watchProgress(report)
+		defer w.close()
+		req.Observe = w.observe
+	}
 	spec, err := t.exec.Resolve(req)
 	if err != nil {
 		return tool.Result{}, err

@@ -1,6 +1,7 @@
 package bashtool
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/dsh-go/dsh/bash"
@@ -92,6 +93,22 @@ func TestParseExit(t *testing.T) {
 		code, sig := parseExit(tc.text)
 		if code != tc.code || sig != tc.signal {
 			t.Errorf("%q: got %d %q, want %d %q", tc.text, code, sig, tc.code, tc.signal)
+		}
+	}
+}
+
+func TestLastLine(t *testing.T) {
+	long := strings.Repeat("é", 250)
+	for tail, want := range map[string]string{
+		"a\nb\n":         "b",
+		"a\nb\n\n  \n":   "b",
+		"partial":        "partial",
+		"":               "",
+		"x\n" + long:     strings.Repeat("é", 200),
+		"ok\n\xff\xfe\n": "\uFFFD\uFFFD",
+	} {
+		if got := lastLine([]byte(tail)); got != want {
+			t.Errorf("lastLine(%q) = %q, want %q", tail, got, want)
 		}
 	}
 }
