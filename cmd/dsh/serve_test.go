@@ -97,7 +97,7 @@ func (b *notifyBuffer) String() string {
 }
 
 // await returns the first match of re in the buffer, waiting for it.
-func (b *notifyBuffer) await(t *testing.T, re *regexp.Regexp) []string {
+func (b *notifyBuffer) await(t testing.TB, re *regexp.Regexp) []string {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {

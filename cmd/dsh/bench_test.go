@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The benchmarks of the MCP issue. Run them with
+//
+//	go test -run '^$' -bench . -benchtime 1x -count 5 ./cmd/dsh/
+//
+// for the HTTP scenario (one whole scenario per iteration), and
+//
+//	go test -run '^$' -bench StdioRoundTrip -count 6 ./cmd/dsh/
+//
+// for the stdio round trip.
+
+// BenchmarkStdioRoundTrip calls bash `true` through `dsh mcp` over stdio
+// and, alternating in the same loop, spawns `bash -c true` from the same
+// client process: the floor. Goal: the dsh call costs at most 1.3× the
+// bare spawn.
+func BenchmarkStdioRoundTrip(b *testing.B) {
+	transport := &mcp.CommandTransport{Command: exec.Command(dshBin, "mcp")}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(b.Context(), transport, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	args := map[string]any{"command": "true", "description": "do nothing"}
+	var bare, call time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command("bash", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+		bare, call = bare+t1.Sub(t0), call+time.Since(t1)
+	}
+	b.ReportMetric(float64(bare.Microseconds())/float64(b.N)/1000, "bare-ms/op")
+	b.ReportMetric(float64(call.Microseconds())/float64(b.N)/1000, "dsh-ms/op")
+	b.ReportMetric(float64(call)/float64(bare), "dsh/bare")
+	b.ReportMetric(float64(b.N)/call.Seconds(), "calls/s")
+}
+
+// BenchmarkHTTPSessions: 50 concurrent HTTP sessions each run 20 commands.
+// Every result must be right; it reports p50/p99 call latency and the
+// server's resident memory after the sessions closed against before they
+// opened (goal: back within 10%).
+func BenchmarkHTTPSessions(b *testing.B) {
+	const sessions, calls = 50, 20
+	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0", "--no-auth")
+	stderr := newNotifyBuffer()
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	url := stderr.await(b, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
+	// Warm up once so the baseline includes what any first session loads.
+	warm, err := mcp.NewClient(&mcp.Implementation{Name: "warm"}, nil).Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = warm.CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true", "description": "warm up"}})
+	_ = warm.Close()
+	time.Sleep(500 * time.Millisecond) // let the server settle before the baseline
+	before := rss(b, cmd.Process.Pid)
+
+	var lat []time.Duration
+	for b.Loop() {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for s := range sessions {
+			wg.Go(func() {
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				defer cs.Close()
+				for c := range calls {
+					want := fmt.Sprintf("%d-%d", s, c)
+					t0 := time.Now()
+					res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "echo " + want, "description": "echo"}})
+					d := time.Since(t0)
+					if err != nil || res.IsError || len(res.Content) == 0 || res.Content[0].(*mcp.TextContent).Text != want+"\n" {
+						b.Errorf("session %d call %d: %v %+v", s, c, err, res)
+						return
+					}
+					mu.Lock()
+					lat = append(lat, d)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+	}
+	http.DefaultClient.CloseIdleConnections()
+	time.Sleep(2 * time.Second) // sessions end asynchronously after DELETE; the scavenger returns freed memory over seconds
+	after := rss(b, cmd.Process.Pid)
+	slices.Sort(lat)
+	if len(lat) == 0 {
+		b.Fatal("no calls")
+	}
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(before)/1024, "rss-before-MiB")
+	b.ReportMetric(float64(after)/1024, "rss-after-MiB")
+}
+
+// rss returns a process's resident set size in KiB.
+func rss(b *testing.B, pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return n
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
+}
