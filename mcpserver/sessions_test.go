@@ -1,0 +1,59 @@
+package mcpserver_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/mcpserver"
+)
+
+// TestSessionsReleaseMemory: after 50 HTTP sessions open, call and close,
+// the server's heap and goroutines are back where they were (the RSS of a
+// Go process stays higher: the runtime keeps freed pages for a while).
+func TestSessionsReleaseMemory(t *testing.T) {
+	s := newServer(t, "")
+	h, _ := s.Handler(mcpserver.HTTPOptions{NoAuth: true})
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	measure := func() (uint64, int) {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc, runtime.NumGoroutine()
+	}
+	round := func() {
+		var wg sync.WaitGroup
+		for range 50 {
+			wg.Go(func() {
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "b"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for range 5 {
+					cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "true", "description": "d"}})
+				}
+				cs.Close()
+			})
+		}
+		wg.Wait()
+		http.DefaultClient.CloseIdleConnections()
+		time.Sleep(500 * time.Millisecond)
+	}
+	round()
+	h0, g0 := measure()
+	round()
+	h1, g1 := measure()
+	t.Logf("heap %d KiB → %d KiB; goroutines %d → %d", h0/1024, h1/1024, g0, g1)
+	if g1 > g0 || h1 > h0+2<<20 {
+		t.Fatalf("sessions left goroutines (%d → %d) or heap (%d → %d KiB)", g0, g1, h0/1024, h1/1024)
+	}
+}
