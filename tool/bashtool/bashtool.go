@@ -318,11 +318,17 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec) (tasks.Hooks, er
 	}, nil
 }
 
-// outputSchema describes Structured (MCP outputSchema).
+// outputSchema describes Structured (MCP outputSchema). The pointer fields
+// are left out when empty, never sent as null, so each gets one plain type:
+// a nullable type array is less portable (some clients accept only a
+// single type).
 var outputSchema = func() *jsonschema.Schema {
 	s, err := jsonschema.For[Structured](nil)
 	if err != nil {
 		panic(err)
+	}
+	for name, typ := range map[string]string{"exitCode": "integer", "stdout": "object", "stderr": "object"} {
+		s.Properties[name].Types, s.Properties[name].Type = nil, typ
 	}
 	return s
 }()
