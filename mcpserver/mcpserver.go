@@ -12,8 +12,11 @@
 //
 // Each MCP session is one owner ([session.Session]). Its cwd is the
 // server's --workdir, else the first file:// root the client offers (asked
-// once, when the session initializes, if the client supports roots), else
-// the server's cwd. When the MCP session ends (stdio EOF, HTTP DELETE, the
+// once, when the session starts, if the client supports roots), else the
+// server's cwd. On protocol version 2026-07-28 a server may not send
+// roots/list while it serves a request (SEP-2322 wants multi round-trip
+// input requests instead), and the SDK refuses it; such sessions fall back
+// to the server's cwd, with a warning in the log. When the MCP session ends (stdio EOF, HTTP DELETE, the
 // idle timeout) the owner ends: its tasks are killed and awaited, its
 // records and spill files dropped. [Server.Close] does that for every
 // session.
@@ -62,7 +65,7 @@ type Server struct {
 	log  *slog.Logger
 
 	mu       sync.Mutex
-	owners   map[*mcp.ServerSession]*session.Session
+	owners   map[*mcp.ServerSession]*ownerEntry
 	closed   bool
 	watchers sync.WaitGroup
 	nextID   uint64
@@ -74,7 +77,7 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session)}
+	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*ownerEntry)}
 	instructions := ""
 	if opts.Prompt != nil {
 		instructions = opts.Prompt.Text()
@@ -82,8 +85,8 @@ func New(opts Options) *Server {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "dsh", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       log,
-		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
-			s.owner(ctx, req.Session)
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			s.entry(req.Session)
 		},
 	})
 	for _, t := range opts.Tools.List() {
@@ -151,41 +154,64 @@ func (s *Server) result(res tool.Result, owner *session.Session) *mcp.CallToolRe
 	return out
 }
 
-// owner returns the owner session of an MCP session, making it on first
-// use and ending it when the MCP session ends.
+// owner returns the owner session of an MCP session, waiting until it is
+// ready; see entry.
 func (s *Server) owner(ctx context.Context, ss *mcp.ServerSession) *session.Session {
+	e := s.entry(ss)
+	if e == nil {
+		return nil
+	}
+	select {
+	case <-e.ready:
+		return e.owner
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// entry returns the owner entry of an MCP session, making it on first use:
+// the owner is made, with its cwd, on a goroutine of its own (so the roots
+// request is not sent from within a request's handling, which newer
+// protocol versions refuse), and ended when the MCP session ends.
+func (s *Server) entry(ss *mcp.ServerSession) *ownerEntry {
 	if ss == nil {
 		return nil
 	}
 	s.mu.Lock()
-	if o, ok := s.owners[ss]; ok || s.closed {
-		s.mu.Unlock()
-		return o
+	defer s.mu.Unlock()
+	if e, ok := s.owners[ss]; ok || s.closed {
+		return e
 	}
 	s.nextID++
 	id := ss.ID()
 	if id == "" {
 		id = "mcp-" + itoa(s.nextID)
 	}
-	o := session.New(id, s.cwd(ctx, ss))
-	s.owners[ss] = o
+	e := &ownerEntry{ready: make(chan struct{})}
+	s.owners[ss] = e
 	s.watchers.Add(1)
-	s.mu.Unlock()
-
 	go func() {
 		defer s.watchers.Done()
+		e.owner = session.New(id, s.cwd(ss))
+		close(e.ready)
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.owners, ss)
 		s.mu.Unlock()
-		o.End()
+		e.owner.End()
 	}()
-	return o
+	return e
+}
+
+// ownerEntry is a session's owner, ready once its cwd is known.
+type ownerEntry struct {
+	ready chan struct{}
+	owner *session.Session
 }
 
 // cwd picks a session's cwd: --workdir, else the client's first file://
 // root, else the server's cwd.
-func (s *Server) cwd(ctx context.Context, ss *mcp.ServerSession) string {
+func (s *Server) cwd(ss *mcp.ServerSession) string {
 	if s.opts.Workdir != "" {
 		return s.opts.Workdir
 	}
@@ -193,7 +219,7 @@ func (s *Server) cwd(ctx context.Context, ss *mcp.ServerSession) string {
 	// through the deprecation window; SPEC.md §6.2 asks for them.
 	//lint:ignore SA1019 SPEC.md §6.2: the client's first file:// root
 	if p := ss.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		//lint:ignore SA1019 see above
 		if roots, err := ss.ListRoots(ctx, nil); err == nil {
