@@ -41,21 +41,12 @@ func newMCPCmd(s streams) *cobra.Command {
 		Short: "Serve MCP over stdio",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			cfg, wd, err := setup(configPath, workdir)
+			fe, err := startFrontEnd(configPath, workdir, s)
 			if err != nil {
 				return err
 			}
-			log := newLogger(s.err)
-			ctx, _, stop := signalContext(context.Background())
-			defer stop()
-			a, err := newApp(cfg)
-			if err != nil {
-				return failure("%v", err)
-			}
-			defer a.Close()
-			srv := mcpserver.New(serverOptions(a, wd, log))
-			defer srv.Close()
-			if err := srv.RunStdio(ctx); err != nil && !errors.Is(err, io.EOF) {
+			defer fe.close()
+			if err := fe.srv.RunStdio(fe.ctx); err != nil && !errors.Is(err, io.EOF) {
 				return failure("mcp: %v", err)
 			}
 			return nil
@@ -117,22 +108,13 @@ func serve(f serveFlags, s streams) error {
 	case f.noAuth && !isLoopback(host):
 		return usageError("serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not %q", f.addr)
 	}
-	cfg, wd, err := setup(f.config, f.workdir)
+	fe, err := startFrontEnd(f.config, f.workdir, s)
 	if err != nil {
 		return err
 	}
-	log := newLogger(s.err)
-	ctx, received, stop := signalContext(context.Background())
-	defer stop()
-
-	a, err := newApp(cfg)
-	if err != nil {
-		return failure("%v", err)
-	}
-	defer a.Close()
-	srv := mcpserver.New(serverOptions(a, wd, log))
-	defer srv.Close()
-	h, err := srv.Handler(mcpserver.HTTPOptions{Token: token, NoAuth: f.noAuth, IdleTimeout: f.idleTimeout})
+	defer fe.close()
+	log, ctx, received := fe.log, fe.ctx, fe.received
+	h, err := fe.srv.Handler(mcpserver.HTTPOptions{Token: token, NoAuth: f.noAuth, IdleTimeout: f.idleTimeout})
 	if err != nil {
 		return failure("serve: %v", err)
 	}
@@ -163,8 +145,43 @@ func serve(f serveFlags, s streams) error {
 		hs.Close()
 	}
 	<-served // http.ErrServerClosed
-	// The deferred calls end the sessions (srv.Close), then the app.
+	// The deferred close ends the sessions, then the app.
 	return nil
+}
+
+// frontEnd is what dsh mcp and dsh serve both start from: the config, a
+// logger on stderr, a context cancelled by SIGINT/SIGTERM, the app and the
+// MCP server over it.
+type frontEnd struct {
+	log      *slog.Logger
+	ctx      context.Context
+	received func() os.Signal
+	stop     func()
+	app      *app
+	srv      *mcpserver.Server
+}
+
+func startFrontEnd(configPath, workdir string, s streams) (*frontEnd, error) {
+	cfg, wd, err := setup(configPath, workdir)
+	if err != nil {
+		return nil, err
+	}
+	fe := &frontEnd{log: newLogger(s.err)}
+	fe.ctx, fe.received, fe.stop = signalContext(context.Background())
+	if fe.app, err = newApp(cfg); err != nil {
+		fe.stop()
+		return nil, failure("%v", err)
+	}
+	fe.srv = mcpserver.New(serverOptions(fe.app, wd, fe.log))
+	return fe, nil
+}
+
+// close ends the sessions (and their tasks), then the app, then stops
+// watching for signals.
+func (fe *frontEnd) close() {
+	fe.srv.Close()
+	fe.app.Close()
+	fe.stop()
 }
 
 // serveToken reads the token: --token-file, else $DSH_TOKEN; "" when
