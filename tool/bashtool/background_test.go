@@ -62,6 +62,13 @@ func (s *stack) awaitFinish(t *testing.T, id string) {
 
 func newStack(t *testing.T, tune func(*config.Local)) *stack {
 	t.Helper()
+	return newStackWith(t, tune, tasks.Config{})
+}
+
+// newStackWith is newStack with a task runtime config, for tests and
+// benchmarks alike.
+func newStackWith(t testing.TB, tune func(*config.Local), tc tasks.Config) *stack {
+	t.Helper()
 	lc := config.Local{GraceMs: 300, SpillDir: t.TempDir()}
 	if tune != nil {
 		tune(&lc)
@@ -70,7 +77,7 @@ func newStack(t *testing.T, tune func(*config.Local)) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{reg: tool.NewRegistry(), prompt: prompt.NewRegistry(), rt: tasks.New(tasks.Config{}), finished: map[string]chan struct{}{}}
+	s := &stack{reg: tool.NewRegistry(), prompt: prompt.NewRegistry(), rt: tasks.New(tc), finished: map[string]chan struct{}{}}
 	h := host.New()
 	for name, svc := range map[string]any{host.Executor: e, host.Tools: s.reg, host.Prompt: s.prompt, host.Tasks: s.rt} {
 		if err := h.Provide(name, svc); err != nil {

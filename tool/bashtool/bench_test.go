@@ -13,15 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
-	"github.com/dsh-go/dsh/tool/bashtool"
-	"github.com/dsh-go/dsh/tool/tasktool"
 )
 
 // The benchmarks of the bash tool / tasks issue. Run them with
@@ -110,34 +105,8 @@ func BenchmarkThousandTasks(b *testing.B) {
 
 func benchStack(b *testing.B, tc tasks.Config) *tool.Registry {
 	b.Helper()
-	e, err := local.New(config.Local{SpillDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	reg, rt := tool.NewRegistry(), tasks.New(tc)
-	h := host.New()
-	_ = h.Provide(host.Executor, e)
-	_ = h.Provide(host.Tools, reg)
-	_ = h.Provide(host.Prompt, prompt.NewRegistry())
-	_ = h.Provide(host.Tasks, rt)
-	if err := errorsJoin(h.Load(bashtool.Plugin(bashtool.Config{})), h.Load(tasktool.Plugin(tasktool.Config{}))); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		h.Close()
-		rt.Close()
-		_ = e.Close()
-	})
-	return reg
-}
-
-func errorsJoin(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	// The defaults, grace included: benchmarks measure what users get.
+	return newStackWith(b, func(c *config.Local) { c.GraceMs = 0 }, tc).reg
 }
 
 func benchStart(b *testing.B, reg *tool.Registry, s *session.Session, command string) string {
