@@ -2,6 +2,7 @@ package local
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
@@ -160,6 +161,12 @@ func (r *run) supervise() {
 	_ = r.errR.Close()
 
 	outRes, errRes := r.stdout.Close(), r.stderr.Close()
+	for _, res := range []capture.Result{outRes, errRes} {
+		if res.SpillErr != nil {
+			// The result says "(unavailable)"; the log says why.
+			slog.Warn("bash-local: spill file withheld", "err", res.SpillErr)
+		}
+	}
 	r.mu.Lock()
 	r.outRes, r.errRes = outRes, errRes
 	r.ended = time.Now()
