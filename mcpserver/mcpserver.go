@@ -10,16 +10,17 @@
 // first, each once); structuredContent carries the tool's structured facts.
 // The prompt sections are the server's instructions.
 //
-// Each MCP session is one owner ([session.Session]). Its cwd is the
-// server's --workdir, else the first file:// root the client offers (asked
-// once, when the session starts, if the client supports roots), else the
-// server's cwd. On protocol version 2026-07-28 a server may not send
-// roots/list while it serves a request (SEP-2322 wants multi round-trip
-// input requests instead), and the SDK refuses it; such sessions fall back
-// to the server's cwd, with a warning in the log. When the MCP session ends (stdio EOF, HTTP DELETE, the
-// idle timeout) the owner ends: its tasks are killed and awaited, its
-// records and spill files dropped. [Server.Close] does that for every
-// session.
+// Each MCP session is one owner ([session.Session]), made on the session's
+// first tool call. Its cwd is the server's --workdir, else the first
+// file:// root the client offers (if it supports roots), else the server's
+// cwd. Clients on protocol 2026-07-28 or later are asked for their roots
+// with a multi round-trip input request (SEP-2322: the first call's result
+// asks for the roots, the client repeats the call with them); older clients
+// get a roots/list request within the first call, and a client that does not
+// answer it within 5 s gets the server's cwd. When the MCP session ends
+// (stdio EOF, HTTP DELETE, the idle timeout) the owner ends: its tasks are
+// killed and awaited, its records and spill files dropped. [Server.Close]
+// does that for every session.
 //
 // Progress: a call that carries a progress token gets, while a foreground
 // bash command runs, notifications at most every 250 ms with the bytes of
@@ -36,10 +37,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -65,7 +64,7 @@ type Server struct {
 	log  *slog.Logger
 
 	mu       sync.Mutex
-	owners   map[*mcp.ServerSession]*ownerEntry
+	owners   map[*mcp.ServerSession]*session.Session
 	closed   bool
 	watchers sync.WaitGroup
 	nextID   uint64
@@ -77,7 +76,7 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*ownerEntry)}
+	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session)}
 	instructions := ""
 	if opts.Prompt != nil {
 		instructions = opts.Prompt.Text()
@@ -85,9 +84,6 @@ func New(opts Options) *Server {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "dsh", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       log,
-		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
-			s.entry(req.Session)
-		},
 	})
 	for _, t := range opts.Tools.List() {
 		s.mcp.AddTool(mcpTool(t), s.handler(t.Name))
@@ -120,7 +116,10 @@ func mcpTool(t tool.Schema) *mcp.Tool {
 // handler adapts one registry tool to the SDK.
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		owner := s.owner(ctx, req.Session)
+		owner, ask := s.owner(ctx, req.Session, req.Params)
+		if ask != nil {
+			return ask, nil
+		}
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			ctx = tool.WithProgress(ctx, func(progress float64, message string) {
 				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: message})
@@ -154,86 +153,49 @@ func (s *Server) result(res tool.Result, owner *session.Session) *mcp.CallToolRe
 	return out
 }
 
-// owner returns the owner session of an MCP session, waiting until it is
-// ready; see entry.
-func (s *Server) owner(ctx context.Context, ss *mcp.ServerSession) *session.Session {
-	e := s.entry(ss)
-	if e == nil {
-		return nil
-	}
-	select {
-	case <-e.ready:
-		return e.owner
-	case <-ctx.Done():
-		return nil
-	}
-}
-
-// entry returns the owner entry of an MCP session, making it on first use:
-// the owner is made, with its cwd, on a goroutine of its own (so the roots
-// request is not sent from within a request's handling, which newer
-// protocol versions refuse), and ended when the MCP session ends.
-func (s *Server) entry(ss *mcp.ServerSession) *ownerEntry {
+// owner returns the owner session of an MCP session, making it on the
+// session's first tool call. When the owner's cwd needs the client's roots
+// and the client speaks protocol 2026-07-28 or later, owner returns no
+// session but the input request to send back (SEP-2322): the client
+// answers it and repeats the call with the roots in params.InputResponses.
+// Older clients are asked with roots/list from within the call.
+func (s *Server) owner(ctx context.Context, ss *mcp.ServerSession, params *mcp.CallToolParamsRaw) (*session.Session, *mcp.CallToolResult) {
 	if ss == nil {
-		return nil
+		return nil, nil
+	}
+	s.mu.Lock()
+	owner, ok := s.owners[ss]
+	closed := s.closed
+	s.mu.Unlock()
+	if ok || closed {
+		return owner, nil
+	}
+	cwd, ask := s.cwd(ctx, ss, params)
+	if ask {
+		return nil, askRoots()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e, ok := s.owners[ss]; ok || s.closed {
-		return e
+	if owner, ok := s.owners[ss]; ok || s.closed {
+		return owner, nil // a concurrent first call won, or the server closed
 	}
 	s.nextID++
 	id := ss.ID()
 	if id == "" {
 		id = "mcp-" + itoa(s.nextID)
 	}
-	e := &ownerEntry{ready: make(chan struct{})}
-	s.owners[ss] = e
+	owner = session.New(id, cwd)
+	s.owners[ss] = owner
 	s.watchers.Add(1)
 	go func() {
 		defer s.watchers.Done()
-		e.owner = session.New(id, s.cwd(ss))
-		close(e.ready)
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.owners, ss)
 		s.mu.Unlock()
-		e.owner.End()
+		owner.End()
 	}()
-	return e
-}
-
-// ownerEntry is a session's owner, ready once its cwd is known.
-type ownerEntry struct {
-	ready chan struct{}
-	owner *session.Session
-}
-
-// cwd picks a session's cwd: --workdir, else the client's first file://
-// root, else the server's cwd.
-func (s *Server) cwd(ss *mcp.ServerSession) string {
-	if s.opts.Workdir != "" {
-		return s.opts.Workdir
-	}
-	// Roots are deprecated by protocol version 2026-07-28 but still served
-	// through the deprecation window; SPEC.md §6.2 asks for them.
-	//lint:ignore SA1019 SPEC.md §6.2: the client's first file:// root
-	if p := ss.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		//lint:ignore SA1019 see above
-		if roots, err := ss.ListRoots(ctx, nil); err == nil {
-			for _, r := range roots.Roots {
-				if u, err := url.Parse(r.URI); err == nil && u.Scheme == "file" && u.Path != "" {
-					return u.Path
-				}
-			}
-		} else {
-			s.log.Warn("mcpserver: listing the client's roots", "err", err)
-		}
-	}
-	wd, _ := os.Getwd()
-	return wd
+	return owner, nil
 }
 
 // RunStdio serves one session over stdin/stdout until EOF or ctx is done,

@@ -15,14 +15,14 @@ import (
 func TestSessionCwd(t *testing.T) {
 	rootDir, workdir := t.TempDir(), t.TempDir()
 	processCwd, _ := os.Getwd()
-	pwd := func(s *mcpserver.Server, roots ...*mcp.Root) string {
+	pwd := func(s *mcpserver.Server, version string, roots ...*mcp.Root) string {
 		ct, st := mcp.NewInMemoryTransports()
 		if _, err := s.MCP().Connect(context.Background(), st, nil); err != nil {
 			t.Fatal(err)
 		}
 		client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
 		client.AddRoots(roots...)
-		cs, err := client.Connect(context.Background(), ct, nil)
+		cs, err := client.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,18 +31,21 @@ func TestSessionCwd(t *testing.T) {
 	}
 	root := &mcp.Root{URI: "file://" + rootDir, Name: "project"}
 	other := &mcp.Root{URI: "file://" + t.TempDir(), Name: "second"}
-	// The first root itself is not checked here: the Go SDK client speaks
-	// protocol 2026-07-28, where a server may not send roots/list while it
-	// serves a request (SEP-2322 wants multi round-trip InputRequests
-	// instead), so the session falls back to the server's cwd. Issue 5
-	// keeps that open.
-	if got := pwd(newServer(t, ""), root, other); got != processCwd+"\n" {
-		t.Errorf("with roots on 2026-07-28: %q, want the server's cwd", got)
-	}
-	if got := pwd(newServer(t, workdir), root); got != workdir+"\n" {
-		t.Errorf("with --workdir and roots: %q, want the workdir %s", got, workdir)
-	}
-	if got := pwd(newServer(t, "")); got != processCwd+"\n" {
-		t.Errorf("without roots: %q, want the server's cwd", got)
+	web := &mcp.Root{URI: "https://example.invalid/repo", Name: "web"}
+	// 2026-07-28 asks with a multi round-trip input request, older
+	// versions with roots/list inside the call.
+	for _, version := range []string{"", "2025-11-25", "2025-06-18"} {
+		if got := pwd(newServer(t, ""), version, web, root, other); got != rootDir+"\n" {
+			t.Errorf("protocol %q, with roots: %q, want the first file:// root %s", version, got, rootDir)
+		}
+		if got := pwd(newServer(t, workdir), version, root); got != workdir+"\n" {
+			t.Errorf("protocol %q, with --workdir and roots: %q, want the workdir %s", version, got, workdir)
+		}
+		if got := pwd(newServer(t, ""), version); got != processCwd+"\n" {
+			t.Errorf("protocol %q, without roots: %q, want the server's cwd", version, got)
+		}
+		if got := pwd(newServer(t, ""), version, web); got != processCwd+"\n" {
+			t.Errorf("protocol %q, without a file:// root: %q, want the server's cwd", version, got)
+		}
 	}
 }

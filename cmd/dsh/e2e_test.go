@@ -94,6 +94,28 @@ func TestEndToEndStdio(t *testing.T) {
 	checkExamples(t, cs)
 }
 
+// TestEndToEndRoots: the session's cwd is the client's first file:// root,
+// asked for with an input request on protocol 2026-07-28 and with
+// roots/list on older versions.
+func TestEndToEndRoots(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, version := range []string{"", "2025-11-25"} {
+		client := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, nil)
+		//lint:ignore SA1019 SPEC.md §6.2: roots are deprecated, still served
+		client.AddRoots(&mcp.Root{URI: "file://" + dir, Name: "project"})
+		transport := &mcp.CommandTransport{Command: exec.Command(dshBin, "mcp"), TerminateDuration: 5 * time.Second}
+		cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "pwd", "description": "where"})); got != dir+"\n" {
+			t.Errorf("protocol %q: pwd = %q, want %s", version, got, dir)
+		}
+		_ = cs.Close()
+	}
+}
+
 func TestEndToEndHTTP(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0")
