@@ -55,6 +55,10 @@ type Options struct {
 	Workdir string
 	Version string
 	Logger  *slog.Logger
+	// OnIdle, when set, is called after a session's owner ended and no
+	// other owner is left (dsh serve returns freed memory to the system
+	// then).
+	OnIdle func()
 }
 
 // Server serves the registry's tools over MCP.
@@ -194,6 +198,12 @@ func (s *Server) owner(ctx context.Context, ss *mcp.ServerSession, params *mcp.C
 		delete(s.owners, ss)
 		s.mu.Unlock()
 		owner.End()
+		s.mu.Lock()
+		idle := len(s.owners) == 0
+		s.mu.Unlock()
+		if idle && s.opts.OnIdle != nil {
+			s.opts.OnIdle()
+		}
 	}()
 	return owner, nil
 }

@@ -34,6 +34,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // newServer composes the whole stack and returns its MCP server.
 func newServer(t *testing.T, workdir string) *mcpserver.Server {
 	t.Helper()
+	return newServerWith(t, mcpserver.Options{Workdir: workdir})
+}
+
+// newServerWith is newServer with options; Tools, Prompt and Version are
+// filled in.
+func newServerWith(t *testing.T, opts mcpserver.Options) *mcpserver.Server {
+	t.Helper()
 	e, err := local.New(config.Local{GraceMs: 300, SpillDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +57,8 @@ func newServer(t *testing.T, workdir string) *mcpserver.Server {
 			t.Fatal(err)
 		}
 	}
-	s := mcpserver.New(mcpserver.Options{Tools: reg, Prompt: pr, Workdir: workdir, Version: "test"})
+	opts.Tools, opts.Prompt, opts.Version = reg, pr, "test"
+	s := mcpserver.New(opts)
 	t.Cleanup(func() {
 		s.Close()
 		h.Close()

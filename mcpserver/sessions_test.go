@@ -57,3 +57,34 @@ func TestSessionsReleaseMemory(t *testing.T) {
 		t.Fatalf("sessions left goroutines (%d → %d) or heap (%d → %d KiB)", g0, g1, h0/1024, h1/1024)
 	}
 }
+
+// TestOnIdle: OnIdle runs when the last owner ended, not while one lives.
+func TestOnIdle(t *testing.T) {
+	idle := make(chan struct{}, 4)
+	s := newServerWith(t, mcpserver.Options{OnIdle: func() { idle <- struct{}{} }})
+	connect := func() *mcp.ClientSession {
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := s.MCP().Connect(context.Background(), st, nil); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		call(t, cs, "bash", map[string]any{"command": "true", "description": "make the owner"})
+		return cs
+	}
+	a, b := connect(), connect()
+	_ = a.Close()
+	select {
+	case <-idle:
+		t.Fatal("OnIdle ran while a session was live")
+	case <-time.After(300 * time.Millisecond):
+	}
+	_ = b.Close()
+	select {
+	case <-idle:
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnIdle did not run after the last session ended")
+	}
+}

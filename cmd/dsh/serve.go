@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -220,5 +221,7 @@ func isLoopback(host string) bool {
 
 func serverOptions(a *app, workdir string, log *slog.Logger) mcpserver.Options {
 	v, _ := buildVersion()
-	return mcpserver.Options{Tools: a.Tools, Prompt: a.Prompt, Workdir: workdir, Version: v, Logger: log}
+	// When the last session is gone, give the memory the sessions used back
+	// to the system (otherwise the runtime keeps it for minutes).
+	return mcpserver.Options{Tools: a.Tools, Prompt: a.Prompt, Workdir: workdir, Version: v, Logger: log, OnIdle: debug.FreeOSMemory}
 }
