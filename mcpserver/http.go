@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,9 +26,10 @@ type HTTPOptions struct {
 // would refuse a large heredoc command that stdio accepts (16 MiB lines).
 const maxRequestBytes = 16 << 20
 
-// Handler returns the streamable HTTP endpoint, served at /mcp. Requests
-// without the bearer token get 401; cross-origin browser requests get 403
-// (net/http's CrossOriginProtection: Sec-Fetch-Site and Origin checks).
+// Handler returns the streamable HTTP endpoint, served at /mcp.
+// Cross-origin browser requests get 403, whatever their method and before
+// the token is looked at (net/http's CrossOriginProtection: Sec-Fetch-Site
+// and Origin checks); requests without the bearer token get 401.
 // Each MCP session is isolated: its own owner, tasks and cwd.
 func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	if opts.Token == "" && !opts.NoAuth {
@@ -38,21 +40,39 @@ func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		MaxRequestBodyBytes: maxRequestBytes,
 		Logger:              s.log,
 	})
-	h := http.NewCrossOriginProtection().Handler(streamable)
+	var h http.Handler = streamable
 	if !opts.NoAuth {
 		h = bearer(opts.Token, h)
 	}
+	h = sameOrigin(h)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	return mux, nil
 }
 
-// bearer refuses requests that do not carry the token.
-func bearer(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+// sameOrigin refuses cross-origin browser requests of every method:
+// CrossOriginProtection lets GET, HEAD and OPTIONS through, but a GET opens
+// an MCP event stream, so each request is checked as if it were a POST.
+func sameOrigin(next http.Handler) http.Handler {
+	check := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		probe := r.Clone(r.Context())
+		probe.Method = http.MethodPost
+		if err := check.Check(probe); err != nil {
+			http.Error(w, err.Error(), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bearer refuses requests that do not carry the token. The scheme is
+// case-insensitive (RFC 9110 §11.1); the token is compared in constant time.
+func bearer(token string, next http.Handler) http.Handler {
+	want := []byte(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimLeft(got, " ")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="dsh"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return

@@ -260,8 +260,8 @@ func TestHTTP(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	post := func(auth, origin string) int {
-		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(init))
+	send := func(method, auth, origin string) int {
+		req, _ := http.NewRequest(method, srv.URL+"/mcp", strings.NewReader(init))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		if auth != "" {
@@ -278,6 +278,7 @@ func TestHTTP(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
+	post := func(auth, origin string) int { return send("POST", auth, origin) }
 	if code := post("", ""); code != http.StatusUnauthorized {
 		t.Errorf("no token: %d", code)
 	}
@@ -287,8 +288,22 @@ func TestHTTP(t *testing.T) {
 	if code := post("Bearer secret", "https://evil.example"); code != http.StatusForbidden {
 		t.Errorf("cross-origin: %d", code)
 	}
+	// A cross-origin GET (an event stream) is refused too, and a
+	// cross-origin request is refused before its token is looked at.
+	if code := send("GET", "Bearer secret", "https://evil.example"); code != http.StatusForbidden {
+		t.Errorf("cross-origin GET: %d", code)
+	}
+	if code := post("", "https://evil.example"); code != http.StatusForbidden {
+		t.Errorf("cross-origin without a token: %d", code)
+	}
 	if code := post("Bearer secret", ""); code != http.StatusOK {
 		t.Errorf("good request: %d", code)
+	}
+	if code := post("bearer secret", ""); code != http.StatusOK {
+		t.Errorf("good request, lower-case scheme: %d", code)
+	}
+	if code := post("Bearer secretX", ""); code != http.StatusUnauthorized {
+		t.Errorf("token with a suffix: %d", code)
 	}
 
 	// Two HTTP sessions are isolated.
