@@ -12,12 +12,12 @@
 //
 // Each MCP session is one owner ([session.Session]), made on the session's
 // first tool call. Its cwd is the server's --workdir, else the first
-// file:// root the client offers (if it supports roots), else the server's
-// cwd. Clients on protocol 2026-07-28 or later are asked for their roots
+// file:// root the client offers (if it supports roots), else DefaultCwd
+// (dsh sets the config's local.cwd), else the server's cwd. Clients on protocol 2026-07-28 or later are asked for their roots
 // with a multi round-trip input request (SEP-2322: the first call's result
 // asks for the roots, the client repeats the call with them); older clients
 // get a roots/list request within the first call, and a client that does not
-// answer it within 5 s gets the server's cwd. When the MCP session ends
+// answer it within 5 s gets the fallback. When the MCP session ends
 // (stdio EOF, HTTP DELETE, the idle timeout) the owner ends: its tasks are
 // killed and awaited, its records and spill files dropped. [Server.Close]
 // does that for every session.
@@ -53,8 +53,11 @@ type Options struct {
 	Prompt *prompt.Registry
 	// Workdir, when set, is every session's cwd.
 	Workdir string
-	Version string
-	Logger  *slog.Logger
+	// DefaultCwd is the cwd of a session that gets no root from its
+	// client; "" means the server's cwd.
+	DefaultCwd string
+	Version    string
+	Logger     *slog.Logger
 	// OnIdle, when set, is called after a session's owner ended and no
 	// other owner is left (dsh serve returns freed memory to the system
 	// then).

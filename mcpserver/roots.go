@@ -27,7 +27,10 @@ func (s *Server) cwd(ctx context.Context, ss *mcp.ServerSession, params *mcp.Cal
 	if s.opts.Workdir != "" {
 		return s.opts.Workdir, false
 	}
-	wd, _ := os.Getwd()
+	wd := s.opts.DefaultCwd
+	if wd == "" {
+		wd, _ = os.Getwd()
+	}
 	p := ss.InitializeParams()
 	if p == nil || p.Capabilities == nil || p.Capabilities.RootsV2 == nil {
 		return wd, false

@@ -62,9 +62,10 @@
 // argument. --timeout is a Go duration (100ms, 2m), sent as timeoutMs, and
 // capped by the executor's maxTimeoutMs like any other call.
 //
-// stdout gets exactly the text the model would read, followed by a newline
-// only when the text does not already end in one (`echo hello` prints
-// "hello\n"; `exit 3` prints "(no output)\n[exit code: 3]\n"). The exit
+// stdout gets exactly the text the model would read, nothing added
+// (`echo hello` prints "hello\n"; `exit 3` prints "(no output)\n[exit code:
+// 3]" with no final newline, as the model reads it). With --background, a
+// newline separates each printed result from the next. The exit
 // status is the command's: its exit code; 124 when the timeout fired (even if
 // the command then exited 0); 128+n when a signal killed it; 1 for an error
 // result (validation, spawn failure), whose "Error: …" text is printed on
@@ -130,6 +131,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -240,12 +242,35 @@ func setup(configPath, workdir string) (configFile, string, error) {
 	if err != nil {
 		return configFile{}, "", usageError("%v", err)
 	}
+	// What the executor would only find out at the first command.
+	if cfg.Local.Cwd != "" {
+		if _, err := checkDir("local.cwd", cfg.Local.Cwd); err != nil {
+			return configFile{}, "", err
+		}
+	}
+	shell := cfg.Local.Shell
+	if shell == "" {
+		shell = "bash"
+	}
+	if _, err := exec.LookPath(shell); err != nil {
+		return configFile{}, "", usageError("local.shell %s: not found or not executable", shell)
+	}
 	if workdir == "" {
 		return cfg, "", nil
 	}
-	abs, err := filepath.Abs(workdir)
+	abs, err := checkDir("--workdir", workdir)
 	if err != nil {
-		return configFile{}, "", usageError("--workdir %s: %v", workdir, err)
+		return configFile{}, "", err
+	}
+	return cfg, abs, nil
+}
+
+// checkDir returns dir made absolute, or a usage error naming what when it
+// is not a directory.
+func checkDir(what, dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usageError("%s %s: %v", what, dir, err)
 	}
 	fi, err := os.Stat(abs)
 	switch {
@@ -254,11 +279,11 @@ func setup(configPath, workdir string) (configFile, string, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return configFile{}, "", usageError("--workdir %s: %v", workdir, err)
+		return "", usageError("%s %s: %v", what, dir, err)
 	case !fi.IsDir():
-		return configFile{}, "", usageError("--workdir %s: not a directory", workdir)
+		return "", usageError("%s %s: not a directory", what, dir)
 	}
-	return cfg, abs, nil
+	return abs, nil
 }
 
 // signalContext returns a context cancelled by the first SIGINT or SIGTERM,

@@ -115,6 +115,8 @@ type runner struct {
 	tools *tool.Registry
 	sess  *session.Session
 	out   io.Writer
+
+	printed bool // a result was printed
 }
 
 func (r *runner) call(ctx context.Context, name string, args map[string]any) tool.Result {
@@ -125,20 +127,19 @@ func (r *runner) call(ctx context.Context, name string, args map[string]any) too
 	return r.tools.Execute(ctx, tool.Call{Name: name, Args: raw, Session: r.sess})
 }
 
-// print writes the result's blocks as the model reads them, each followed by
-// a newline unless it ends in one.
+// print writes the result's blocks exactly as the model reads them, joined
+// by newlines; a newline also separates one printed result from the next.
 func (r *runner) print(res tool.Result) {
 	texts := make([]string, 0, len(res.Content)+len(res.Notes))
 	for _, c := range res.Content {
 		texts = append(texts, c.Text)
 	}
 	texts = append(texts, res.Notes...)
-	for _, t := range texts {
-		if !strings.HasSuffix(t, "\n") {
-			t += "\n"
-		}
-		io.WriteString(r.out, t)
+	if r.printed {
+		io.WriteString(r.out, "\n")
 	}
+	r.printed = true
+	io.WriteString(r.out, strings.Join(texts, "\n"))
 }
 
 // await waits for the background task id with task_output until it ends,

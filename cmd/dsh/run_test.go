@@ -13,10 +13,30 @@ import (
 	"time"
 )
 
+// TestRunChecksConfig: a shell or cwd the executor could not use is a
+// start-up error, exit status 2.
+func TestRunChecksConfig(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ config, stderr string }{
+		{"local: {shell: /nonexistent/bash}\n", "dsh: local.shell /nonexistent/bash: not found or not executable\n"},
+		{"local: {cwd: /nonexistent/dir}\n", "dsh: local.cwd /nonexistent/dir: no such file or directory\n"},
+	} {
+		got := dsh(t, nil, "run", "--config", writeFile(t, "dsh.yaml", tc.config), "--", "true")
+		if got.code != 2 || got.stderr != tc.stderr || got.stdout != "" {
+			t.Errorf("%s: exit %d, stderr %q, stdout %q; want 2, %q", tc.config, got.code, got.stderr, got.stdout, tc.stderr)
+		}
+	}
+}
+
 func TestRun(t *testing.T) {
 	t.Parallel()
 	wd := t.TempDir()
-	noShell := writeFile(t, "dsh.yaml", "local: {shell: /nonexistent/bash}\n")
+	// A shell that exists and is executable but cannot be exec'd.
+	badShell := writeFile(t, "shell", "\x00\x01not a program\n")
+	if err := os.Chmod(badShell, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	noShell := writeFile(t, "dsh.yaml", "local: {shell: "+badShell+"}\n")
 	bashOnly := writeFile(t, "dsh.yaml", "tools: [bash]\n")
 	for _, tc := range []struct {
 		name string
@@ -27,25 +47,25 @@ func TestRun(t *testing.T) {
 		{"echo", []string{"--", "echo hello"}, "hello\n", 0},
 		{"args joined", []string{"--", "echo", "a", "b"}, "a b\n", 0},
 		{"no dash-dash", []string{"echo", "--timeout"}, "--timeout\n", 0},
-		{"no output", []string{"--", "true"}, "(no output)\n", 0},
-		{"exit code", []string{"--", "exit 3"}, "(no output)\n[exit code: 3]\n", 3},
-		{"output and exit code", []string{"--", "echo failing; exit 3"}, "failing\n[exit code: 3]\n", 3},
+		{"no output", []string{"--", "true"}, "(no output)", 0},
+		{"exit code", []string{"--", "exit 3"}, "(no output)\n[exit code: 3]", 3},
+		{"output and exit code", []string{"--", "echo failing; exit 3"}, "failing\n[exit code: 3]", 3},
 		{"stderr", []string{"--", "echo out; echo err >&2"}, "out\n[stderr]\nerr\n", 0},
 		{"timeout", []string{"--timeout", "100ms", "--", "sleep 60"},
-			"(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]\n", 124},
-		{"signal", []string{"--", "kill -TERM $$"}, "(no output)\n[killed by signal: SIGTERM]\n", 143},
-		{"sigkill", []string{"--", "kill -KILL $$"}, "(no output)\n[killed by signal: SIGKILL]\n", 137},
+			"(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]", 124},
+		{"signal", []string{"--", "kill -TERM $$"}, "(no output)\n[killed by signal: SIGTERM]", 143},
+		{"sigkill", []string{"--", "kill -KILL $$"}, "(no output)\n[killed by signal: SIGKILL]", 137},
 		{"workdir", []string{"--workdir", wd, "--", "pwd"}, wd + "\n", 0},
 		{"relative tool workdir", []string{"--workdir", filepath.Dir(wd), "--", "cd " + filepath.Base(wd) + " && pwd"}, wd + "\n", 0},
 		{"background", []string{"--background", "--", "echo a; exit 4"},
-			"started background task bash-1\na\n[status: completed, exit code: 4]\n", 4},
+			"started background task bash-1\na\n[status: completed, exit code: 4]", 4},
 		{"background success", []string{"--background", "--", "echo out; echo err >&2"},
-			"started background task bash-1\nout\n[stderr]\nerr\n[status: completed, exit code: 0]\n", 0},
+			"started background task bash-1\nout\n[stderr]\nerr\n[status: completed, exit code: 0]", 0},
 		{"background signal", []string{"--background", "--", "kill -TERM $$"},
-			"started background task bash-1\n(no new output)\n[status: killed, signal: SIGTERM]\n", 143},
+			"started background task bash-1\n(no new output)\n[status: killed, signal: SIGTERM]", 143},
 		{"spawn failure", []string{"--config", noShell, "--", "true"}, "", 1},
 		{"background disabled", []string{"--config", bashOnly, "--background", "--", "true"},
-			"Error: run_in_background is disabled for this deployment (enableRunInBackground: false)\n", 1},
+			"Error: run_in_background is disabled for this deployment (enableRunInBackground: false)", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -53,7 +73,7 @@ func TestRun(t *testing.T) {
 			if tc.name == "spawn failure" {
 				// The executor's message is its own; the form is the
 				// registry's.
-				if !strings.HasPrefix(got.stdout, "Error: ") || strings.Count(got.stdout, "\n") != 1 {
+				if !strings.HasPrefix(got.stdout, "Error: ") || strings.Contains(got.stdout, "\n") {
 					t.Errorf("stdout = %q, want one line starting with Error: ", got.stdout)
 				}
 			} else if got.stdout != tc.out {
@@ -162,10 +182,10 @@ func TestRunSignal(t *testing.T) {
 		// out is the expected stdout, with PID for the command's pid.
 		out string
 	}{
-		{"foreground interrupt", syscall.SIGINT, nil, 130, "Error: command aborted\n"},
-		{"foreground term", syscall.SIGTERM, nil, 143, "Error: command aborted\n"},
+		{"foreground interrupt", syscall.SIGINT, nil, 130, "Error: command aborted"},
+		{"foreground term", syscall.SIGTERM, nil, 143, "Error: command aborted"},
 		{"background interrupt", syscall.SIGINT, []string{"--background"}, 130,
-			"started background task bash-1\nrequested cancellation of task bash-1\n(no new output)\n[status: killed, signal: SIGTERM]\n"},
+			"started background task bash-1\nrequested cancellation of task bash-1\n(no new output)\n[status: killed, signal: SIGTERM]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -236,7 +256,7 @@ func TestRunTimeoutCapped(t *testing.T) {
 	t.Parallel()
 	cfg := writeFile(t, "dsh.yaml", "local: {maxTimeoutMs: 100}\n")
 	got := dsh(t, nil, "run", "--config", cfg, "--timeout", "1h", "--", "sleep 60")
-	want := "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]\n"
+	want := "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"
 	if got.code != exitTimedOut || got.stdout != want {
 		t.Errorf("got %+v, want status 124 and %q", got, want)
 	}

@@ -139,6 +139,9 @@ func serve(f serveFlags, s streams) error {
 	case <-ctx.Done():
 	}
 	log.Info("shutting down", "signal", fmt.Sprint(received()))
+	// The sessions first: their open event streams would hold Shutdown
+	// for its whole grace.
+	fe.srv.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
@@ -173,7 +176,7 @@ func startFrontEnd(configPath, workdir string, s streams) (*frontEnd, error) {
 		fe.stop()
 		return nil, failure("%v", err)
 	}
-	fe.srv = mcpserver.New(serverOptions(fe.app, wd, fe.log))
+	fe.srv = mcpserver.New(serverOptions(fe.app, wd, cfg.Local.Cwd, fe.log))
 	return fe, nil
 }
 
@@ -219,9 +222,9 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func serverOptions(a *app, workdir string, log *slog.Logger) mcpserver.Options {
+func serverOptions(a *app, workdir, defaultCwd string, log *slog.Logger) mcpserver.Options {
 	v, _ := buildVersion()
 	// When the last session is gone, give the memory the sessions used back
 	// to the system (otherwise the runtime keeps it for minutes).
-	return mcpserver.Options{Tools: a.Tools, Prompt: a.Prompt, Workdir: workdir, Version: v, Logger: log, OnIdle: debug.FreeOSMemory}
+	return mcpserver.Options{Tools: a.Tools, Prompt: a.Prompt, Workdir: workdir, DefaultCwd: defaultCwd, Version: v, Logger: log, OnIdle: debug.FreeOSMemory}
 }
