@@ -47,5 +47,8 @@ func TestSessionCwd(t *testing.T) {
 		if got := pwd(newServer(t, ""), version, web); got != processCwd+"\n" {
 			t.Errorf("protocol %q, without a file:// root: %q, want the server's cwd", version, got)
 		}
+		if got := pwd(newServerWith(t, mcpserver.Options{DefaultCwd: workdir}), version); got != workdir+"\n" {
+			t.Errorf("protocol %q, DefaultCwd and no roots: %q, want %s", version, got, workdir)
+		}
 	}
 }
