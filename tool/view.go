@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // ViewKind says which card a UI should draw.
@@ -43,6 +44,12 @@ type TerminalView struct {
 	Output   string
 	ExitCode int    // 0 unless the output's final marker says otherwise
 	Signal   string // set when the command was killed by a signal
+}
+
+// Fence wraps text in a console code block, trailing newlines dropped: how
+// a card without a terminal shows a command's output.
+func Fence(text string) string {
+	return "```console\n" + strings.TrimRight(text, "\n") + "\n```"
 }
 
 // Presenters shape what a UI shows of a tool's calls. They get the

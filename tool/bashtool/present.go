@@ -2,7 +2,6 @@ package bashtool
 
 import (
 	"os"
-	"strings"
 
 	"github.com/dsh-go/dsh/tool"
 )
@@ -53,7 +52,7 @@ func presentResult(args map[string]any, res tool.Result) *tool.View {
 		return &tool.View{Kind: tool.ViewGeneric, Generic: &tool.GenericView{
 			Title:   command,
 			Kind:    "execute",
-			Content: []tool.Content{tool.TextContent(Fence(text))},
+			Content: []tool.Content{tool.TextContent(tool.Fence(text))},
 		}}
 	}
 	code, signal := parseExit(text)
@@ -63,11 +62,6 @@ func presentResult(args map[string]any, res tool.Result) *tool.View {
 		ExitCode: code,
 		Signal:   signal,
 	}}
-}
-
-// Fence wraps text in a console code block, trailing newlines dropped.
-func Fence(text string) string {
-	return "```console\n" + strings.TrimRight(text, "\n") + "\n```"
 }
 
 func removeFile(path string) { _ = os.Remove(path) }
