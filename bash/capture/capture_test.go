@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"go.uber.org/goleak"
+
+	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -307,10 +309,10 @@ func TestSweepRemovesOnlyDeadOwners(t *testing.T) {
 		return p
 	}
 	dead := mk(fmt.Sprintf("dsh-spill-%d-1-abc", deadPid(t)))
-	mine := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", os.Getpid(), processStart(os.Getpid())))
+	mine := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", os.Getpid(), procfs.Start(os.Getpid())))
 	parent := os.Getppid()
-	alive := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", parent, processStart(parent)))
-	reused := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", parent, processStart(parent)+12345))
+	alive := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", parent, procfs.Start(parent)))
+	reused := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", parent, procfs.Start(parent)+12345))
 	other := mk("dsh-spill-notapid")
 
 	removed, err := Sweep(base)

@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 // SpillDir is an executor's private spill directory. It is made lazily, on
@@ -68,7 +69,7 @@ func (d *SpillDir) ensure() (string, error) {
 	if err := os.MkdirAll(d.base, 0o700); err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp(d.base, fmt.Sprintf("%s%d-%d-", spillPrefix, os.Getpid(), processStart(os.Getpid())))
+	dir, err := os.MkdirTemp(d.base, fmt.Sprintf("%s%d-%d-", spillPrefix, os.Getpid(), procfs.Start(os.Getpid())))
 	if err != nil {
 		return "", err
 	}
@@ -146,7 +147,7 @@ func Sweep(base string) ([]string, error) {
 		}
 		pid, err1 := strconv.Atoi(m[1])
 		start, err2 := strconv.ParseUint(m[2], 10, 64)
-		if err1 != nil || err2 != nil || pid == os.Getpid() || processAlive(pid, start) {
+		if err1 != nil || err2 != nil || pid == os.Getpid() || procfs.Alive(pid, start) {
 			continue
 		}
 		path := filepath.Join(base, e.Name())
@@ -164,45 +165,6 @@ func Sweep(base string) ([]string, error) {
 		removed = append(removed, path)
 	}
 	return removed, errors.Join(errs...)
-}
-
-// processStart returns the start time of pid in clock ticks since boot
-// (field 22 of /proc/<pid>/stat), or 0 when it cannot be read.
-func processStart(pid int) uint64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces and parentheses; the
-	// fields after it start after the last ')'.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	fields := strings.Fields(s[i+1:])
-	// fields[0] is field 3 (state); the start time is field 22.
-	if len(fields) < 20 {
-		return 0
-	}
-	v, err := strconv.ParseUint(fields[19], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return v
-}
-
-// processAlive reports whether pid runs and, when start is known on both
-// sides, was started at start (so a reused pid does not count).
-func processAlive(pid int, start uint64) bool {
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	now := processStart(pid)
-	if start == 0 || now == 0 {
-		return true
-	}
-	return now == start
 }
 
 func removeFile(name string) { _ = os.Remove(name) }

@@ -10,11 +10,12 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 // Name and Value are the mark: one environment variable unique to this run.
@@ -38,11 +39,11 @@ func Left() []int {
 		if err != nil || pid == self {
 			continue
 		}
-		state, ppid, ok := stat(pid)
-		if !ok || state == 'Z' || state == 'X' {
+		st, ok := procfs.ReadStat(pid)
+		if !ok || st.Dead() {
 			continue
 		}
-		if ppid == self {
+		if st.PPid == self {
 			pids = append(pids, pid)
 			continue
 		}
@@ -51,25 +52,6 @@ func Left() []int {
 		}
 	}
 	return pids
-}
-
-// stat reads a process's state and parent pid from /proc/<pid>/stat.
-func stat(pid int) (state byte, ppid int, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	// The command name is in parentheses and may contain anything.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 2 || len(f[0]) != 1 {
-		return 0, 0, false
-	}
-	ppid, err = strconv.Atoi(f[1])
-	return f[0][0], ppid, err == nil
 }
 
 // Main runs the tests, then fails the run if processes or goroutines are

@@ -1,0 +1,105 @@
+// Package procfs reads what dsh needs of /proc: a process's state, parent,
+// process group and start time, whether it still runs, and its
+// environment. Linux only.
+package procfs
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// Stat is what /proc/<pid>/stat says of a process.
+type Stat struct {
+	State byte   // R, S, D, Z, X, …
+	PPid  int    // parent
+	Pgrp  int    // process group
+	Start uint64 // start time, clock ticks since boot
+}
+
+// Dead reports a zombie or a process being reaped: it runs no more.
+func (s Stat) Dead() bool { return s.State == 'Z' || s.State == 'X' }
+
+// ReadStat reads /proc/<pid>/stat.
+func ReadStat(pid int) (Stat, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Stat{}, false
+	}
+	// The command name (field 2) may hold spaces and ')'; the fields
+	// resume after the last ')'. fields[0] is field 3.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return Stat{}, false
+	}
+	f := bytes.Fields(data[i+1:])
+	if len(f) < 20 || len(f[0]) != 1 {
+		return Stat{}, false
+	}
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	pgrp, err2 := strconv.Atoi(string(f[2]))
+	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return Stat{}, false
+	}
+	return Stat{State: f[0][0], PPid: ppid, Pgrp: pgrp, Start: start}, true
+}
+
+// Start returns pid's start time, or 0 when it cannot be read.
+func Start(pid int) uint64 {
+	st, _ := ReadStat(pid)
+	return st.Start
+}
+
+// Alive reports whether pid runs (a zombie does not) and, when start is
+// known on both sides, was started at start, so a reused pid does not
+// count.
+func Alive(pid int, start uint64) bool {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	st, ok := ReadStat(pid)
+	if !ok {
+		return true // cannot tell: it answered the signal
+	}
+	if st.Dead() {
+		return false
+	}
+	return start == 0 || st.Start == start
+}
+
+// Pids lists the pids in /proc.
+func Pids() ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	pids := make([]int, 0, len(entries))
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// Getenv returns the value of name in pid's environment (as it was when
+// the process started), and whether it is there. It fails quietly, for a
+// process gone or not ours to read.
+func Getenv(pid int, name string) (string, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return "", false
+	}
+	key := []byte(name + "=")
+	for len(data) > 0 {
+		var entry []byte
+		entry, data, _ = bytes.Cut(data, []byte{0})
+		if v, ok := bytes.CutPrefix(entry, key); ok {
+			return string(v), true
+		}
+	}
+	return "", false
+}
