@@ -53,3 +53,7 @@ func errSetValueNUL(name string) error {
 func errPattern(key, pattern string) error {
 	return fmt.Errorf("%s%s pattern %q is malformed", prefix, key, pattern)
 }
+
+func errContainment(v string) error {
+	return fmt.Errorf("%scontainment %q must be one of %q, %q, %q", prefix, v, ContainAuto, ContainCgroup, ContainMarker)
+}

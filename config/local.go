@@ -22,7 +22,22 @@ type Local struct {
 	// Shell is the shell binary; empty means "bash" looked up in PATH.
 	Shell string `yaml:"shell,omitempty"`
 	Env   Env    `yaml:"env,omitempty"`
+	// KeepDetached keeps the processes a foreground command leaves running
+	// when it exits by itself (by default they are killed with it); they
+	// then live until the executor closes.
+	KeepDetached bool `yaml:"keepDetached,omitempty"`
+	// Containment is how the executor finds a command's processes: "auto"
+	// (the default: a cgroup v2 per command where one can be made, else
+	// the marker), "cgroup" (fail when none can be made) or "marker".
+	Containment string `yaml:"containment,omitempty"`
 }
+
+// Containment modes.
+const (
+	ContainAuto   = "auto"
+	ContainCgroup = "cgroup"
+	ContainMarker = "marker"
+)
 
 // Env shapes the environment of every command (SPEC.md §2.4).
 type Env struct {

@@ -62,6 +62,11 @@ func (c Local) Validate() error {
 			return errSetValueNUL(name)
 		}
 	}
+	switch c.Containment {
+	case "", ContainAuto, ContainCgroup, ContainMarker:
+	default:
+		return errContainment(c.Containment)
+	}
 	for _, l := range []struct {
 		key      string
 		patterns []string

@@ -175,3 +175,30 @@ func TestDefaultConstants(t *testing.T) {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 }
+
+func TestContainmentKeys(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want Local
+		err  string
+	}{
+		{"keepDetached: true\ncontainment: marker\n", Local{KeepDetached: true, Containment: ContainMarker}, ""},
+		{"keepDetached: false\ncontainment: cgroup\n", Local{Containment: ContainCgroup}, ""},
+		{"containment: auto\n", Local{Containment: ContainAuto}, ""},
+		{"containment: docker\n", Local{}, `bash-local: containment "docker" must be one of "auto", "cgroup", "marker"`},
+		{"keepDetached: yes please\n", Local{}, "bash-local: keepDetached must be a bool (line 1)"},
+		{"keepDetached: 1\n", Local{}, "bash-local: keepDetached must be a bool (line 1)"},
+		{"containment: 3\n", Local{}, "bash-local: containment must be a string (line 1)"},
+	} {
+		got, err := ParseLocal([]byte(tc.yaml))
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: err %v, want %s", tc.yaml, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got.KeepDetached != tc.want.KeepDetached || got.Containment != tc.want.Containment {
+			t.Errorf("%q: %+v, %v", tc.yaml, got, err)
+		}
+	}
+}

@@ -50,8 +50,9 @@ func ParseLocal(data []byte) (Local, error) {
 //     included); an explicit number that is 0, negative, NaN or infinite fails
 //     with the exact "<key> must be a positive finite number", anything else
 //     (a quoted "5", a bool, a list) with "<key> must be a number";
-//   - cwd, spillDir and shell take a string; a number or a bool is refused
-//     rather than turned into a path;
+//   - cwd, spillDir, shell and containment take a string; a number or a
+//     bool is refused rather than turned into a path; keepDetached takes a
+//     YAML bool (true/false);
 //   - env.passthrough and env.scrub take a list of strings;
 //   - env.set takes a map whose values are any non-null scalar, used as the
 //     literal text written in the file (`DEBUG: 1` sets DEBUG to "1",
@@ -84,6 +85,10 @@ func DecodeLocal(n *yaml.Node) (Local, error) {
 			return decodeString(&c.SpillDir, key, v)
 		case "shell":
 			return decodeString(&c.Shell, key, v)
+		case "containment":
+			return decodeString(&c.Containment, key, v)
+		case "keepDetached":
+			return decodeBool(&c.KeepDetached, key, v)
 		case "env":
 			return decodeEnv(&c.Env, v)
 		}
@@ -219,6 +224,20 @@ func decodeString(dst *string, key string, n *yaml.Node) error {
 		return errType(key, "a string", n.Line)
 	}
 	*dst = n.Value
+	return nil
+}
+
+func decodeBool(dst *bool, key string, n *yaml.Node) error {
+	n = follow(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+		return errType(key, "a bool", n.Line)
+	}
+	if err := n.Decode(dst); err != nil {
+		return errType(key, "a bool", n.Line)
+	}
 	return nil
 }
 

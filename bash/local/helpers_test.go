@@ -17,6 +17,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 // leakMark is put in the environment of every command the tests run, so
@@ -56,7 +57,7 @@ func markedProcesses() []int {
 		if err != nil || !bytes.Contains(env, []byte(leakMark)) {
 			continue
 		}
-		if state, _, ok := procStat(pid); ok && state != 'Z' && state != 'X' {
+		if st, ok := procfs.ReadStat(pid); ok && !st.Dead() {
 			pids = append(pids, pid)
 		}
 	}
@@ -153,8 +154,8 @@ func readPid(t *testing.T, path string) int {
 // gone reports whether pid no longer runs (a zombie counts as gone: it
 // runs nothing, and here PID 1 may never reap it).
 func gone(pid int) bool {
-	state, _, ok := procStat(pid)
-	return !ok || state == 'Z' || state == 'X'
+	st, ok := procfs.ReadStat(pid)
+	return !ok || st.Dead()
 }
 
 // killOnCleanup makes sure a process the test deliberately lets escape is

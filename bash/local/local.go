@@ -54,6 +54,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
@@ -84,10 +85,13 @@ type Executor struct {
 	env            []string
 	spill          spillDir
 	launcher       launcher
+	contain        *containment
+	keepDetached   bool
 
 	mu     sync.Mutex
 	closed bool
 	runs   map[*run]struct{}
+	kept   []container // what foreground commands left running, with keepDetached
 	wg     sync.WaitGroup
 }
 
@@ -105,6 +109,19 @@ func New(cfg config.Local) (*Executor, error) {
 	if shell == "" {
 		shell = "bash"
 	}
+	// What an earlier dsh that died left running goes first.
+	cgParent, _ := ownCgroup()
+	left, err := sweep(cgParent)
+	if err != nil {
+		slog.Warn("bash-local: sweeping what exited dsh processes left", "err", err)
+	}
+	if len(left.Pids) > 0 || len(left.Cgroups) > 0 {
+		slog.Warn("bash-local: killed processes left by a dsh that no longer runs", "pids", left.Pids, "cgroups", left.Cgroups)
+	}
+	contain, err := newContainment(cfg.Containment)
+	if err != nil {
+		return nil, err
+	}
 	e := &Executor{
 		cwd:            cfg.Cwd,
 		timeoutMs:      config.WholeMillis(cfg.TimeoutMs),
@@ -116,6 +133,8 @@ func New(cfg config.Local) (*Executor, error) {
 		env:            baseEnv(os.Environ(), cfg.Env),
 		spill:          capture.NewSpillDir(cfg.SpillDir),
 		launcher:       shellLauncher{},
+		contain:        contain,
+		keepDetached:   cfg.KeepDetached,
 		runs:           make(map[*run]struct{}),
 	}
 	if removed, err := capture.Sweep(cfg.SpillDir); err != nil {
@@ -169,7 +188,7 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error)
 	if spec.TimeoutMs <= 0 {
 		return bash.Result{}, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
 	}
-	r, err := e.spawn(spec)
+	r, err := e.spawn(spec, true)
 	if err != nil {
 		return bash.Result{}, err
 	}
@@ -220,31 +239,76 @@ func abortedBeforeSpawn(ctx context.Context) error {
 
 // Start runs spec in the background. See [bash.Executor].
 func (e *Executor) Start(spec bash.Spec) (bash.Process, error) {
-	r, err := e.spawn(spec)
+	r, err := e.spawn(spec, false)
 	if err != nil {
 		return nil, err
 	}
 	return &process{run: r}, nil
 }
 
-// Close kills every live process, waits until each has exited and removes
-// the private spill directory.
+// Close kills every live process, kept ones included, waits until each has
+// exited and removes the private spill directory and cgroup.
 func (e *Executor) Close() error {
 	e.mu.Lock()
 	e.closed = true
 	for r := range e.runs {
 		r.kill()
 	}
+	kept := e.kept
+	e.kept = nil
 	e.mu.Unlock()
 	e.wg.Wait()
+	var wg sync.WaitGroup
+	for _, c := range kept {
+		wg.Go(func() { killContainer(c, e.grace) })
+	}
+	wg.Wait()
+	e.contain.close()
 	return e.spill.Remove()
+}
+
+// Containment says how the executor finds a command's processes: a cgroup
+// per command, or the marker (and why).
+func (e *Executor) Containment() string { return e.contain.describe() }
+
+// keep holds a container whose processes a foreground command left running
+// (keepDetached) until Close; containers found empty are released.
+func (e *Executor) keep(c container) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		go killContainer(c, e.grace)
+		return
+	}
+	live := e.kept[:0]
+	for _, k := range e.kept {
+		if k.live() {
+			live = append(live, k)
+		} else {
+			k.release()
+		}
+	}
+	e.kept = append(live, c)
+}
+
+// killContainer runs the kill sequence on what a container still holds:
+// SIGTERM, grace, SIGKILL, then releases it.
+func killContainer(c container, grace time.Duration) {
+	if c.live() {
+		c.signal(syscall.SIGTERM)
+		if !c.await(time.Now().Add(grace)) {
+			c.signal(syscall.SIGKILL)
+			c.await(time.Now().Add(grace))
+		}
+	}
+	c.release()
 }
 
 var errClosed = errors.New(Name + ": executor closed")
 
 // spawn checks the working directory and the shell, then launches the
 // command as a run the executor tracks until it is done.
-func (e *Executor) spawn(spec bash.Spec) (*run, error) {
+func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 	if err := checkWorkdir(spec.Workdir); err != nil {
 		return nil, err
 	}
@@ -262,7 +326,7 @@ func (e *Executor) spawn(spec bash.Spec) (*run, error) {
 	}
 	e.wg.Add(1)
 	e.mu.Unlock()
-	r, err := e.launch(spec, shell)
+	r, err := e.launch(spec, shell, foreground && e.keepDetached)
 	if err != nil {
 		e.wg.Done()
 		return nil, err
@@ -282,7 +346,7 @@ func (e *Executor) spawn(spec bash.Spec) (*run, error) {
 
 // launch makes the pipes, spawns the command and starts the run's
 // goroutines.
-func (e *Executor) launch(spec bash.Spec, shell string) (*run, error) {
+func (e *Executor) launch(spec bash.Spec, shell string, keep bool) (*run, error) {
 	var (
 		parentEnds []*os.File // ours; closed on failure
 		childEnds  []*os.File // the child's; closed after launch either way
@@ -311,13 +375,19 @@ func (e *Executor) launch(spec bash.Spec, shell string) (*run, error) {
 	}
 	parentEnds, childEnds = append(parentEnds, errR), append(childEnds, errW)
 
+	cc, err := e.contain.command()
+	if err != nil {
+		return fail(err)
+	}
 	ls := launchSpec{
 		shell:   shell,
 		command: spec.Command,
 		dir:     spec.Workdir,
-		env:     withEnv(e.env, spec.Env),
-		stdout:  outW,
-		stderr:  errW,
+		// The run id last: it wins over a spec's variable of that name.
+		env:      append(withEnv(e.env, spec.Env), cc.env()),
+		stdout:   outW,
+		stderr:   errW,
+		cgroupFD: cc.cgFD,
 	}
 	type feed struct {
 		w    *os.File
@@ -344,19 +414,23 @@ func (e *Executor) launch(spec bash.Spec, shell string) (*run, error) {
 	}
 
 	started := time.Now()
-	cmd, grp, err := e.launcher.launch(ls)
+	cmd, err := e.launcher.launch(ls)
 	closeAll(childEnds)
 	if err != nil {
 		closeAll(parentEnds)
+		cc.release()
 		return nil, fmt.Errorf("%s: spawn: %w", Name, err)
 	}
+	cc.leader = cmd.Process.Pid
 
 	r := &run{
 		command: spec.Command,
 		grace:   e.grace,
 		started: started,
 		cmd:     cmd,
-		grp:     grp,
+		grp:     cc,
+		keep:    keep,
+		onKept:  e.keep,
 		stdout:  e.collector("stdout", spec.Observe),
 		stderr:  e.collector("stderr", spec.Observe),
 		outR:    outR,

@@ -1013,12 +1013,12 @@ func TestSignallingAGoneGroupIsANoOp(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
-	g := processGroup{pgid: cmd.Process.Pid}
+	g := &commandContainer{leader: cmd.Process.Pid, cgFD: -1}
 	g.signal(syscall.SIGTERM)
 	g.signal(syscall.SIGKILL)
 	if g.live() || !g.await(time.Now()) {
 		t.Fatal("a gone group reported live members")
 	}
-	processGroup{pgid: 0}.signal(syscall.SIGKILL) // never the caller's own group
-	processGroup{pgid: 1}.signal(syscall.SIGKILL) // nor init's
+	(&commandContainer{leader: 0, cgFD: -1}).signal(syscall.SIGKILL) // never the caller's own group
+	(&commandContainer{leader: 1, cgFD: -1}).signal(syscall.SIGKILL) // nor init's
 }

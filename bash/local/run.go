@@ -33,6 +33,10 @@ type run struct {
 
 	cmd *exec.Cmd
 	grp container
+	// keep: a foreground command under keepDetached, whose processes stay
+	// when it exits by itself; onKept then takes its container.
+	keep   bool
+	onKept func(container)
 
 	stdout, stderr *capture.Collector
 	outR, errR     *os.File
@@ -115,8 +119,13 @@ func (r *run) supervise() {
 	// group that still has live members also keeps the kill off a pgid
 	// that was freed and reused.)
 	exitedAt := time.Now()
+	kept := false
 	if !killStarted && r.grp.live() {
-		startKill()
+		if r.keep {
+			kept = true
+		} else {
+			startKill()
+		}
 	}
 	// Drain until EOF, or until graceMs after the leader's exit, or, when
 	// a kill is under way, until its SIGKILL is due if that is later: a
@@ -151,6 +160,12 @@ func (r *run) supervise() {
 	}
 	if sigkilled {
 		r.grp.await(time.Now().Add(r.grace))
+	}
+
+	if kept && !killStarted {
+		r.onKept(r.grp)
+	} else {
+		r.grp.release()
 	}
 
 	for _, f := range r.feeds {

@@ -11,7 +11,7 @@ import (
 // the shell inside a sandbox) and a remote one will replace it; everything
 // around it (pipes, collection, the kill sequence) stays as it is.
 type launcher interface {
-	launch(l launchSpec) (*exec.Cmd, container, error)
+	launch(l launchSpec) (*exec.Cmd, error)
 }
 
 // launchSpec is everything the spawn step needs. The files are the child's
@@ -25,6 +25,9 @@ type launchSpec struct {
 	stdout  *os.File
 	stderr  *os.File
 	script  *os.File // when set, the command comes on fd 3 instead of argv
+	// cgroupFD, when not negative, is the cgroup the shell starts in
+	// (clone3 CLONE_INTO_CGROUP: it is inside before it runs anything).
+	cgroupFD int
 }
 
 // maxArgCommand is the longest command passed as an argument. Linux refuses
@@ -42,11 +45,11 @@ const maxArgCommand = 64 << 10
 const pipeScript = `eval "$(< /dev/fd/3)" 3<&-`
 
 // shellLauncher starts `bash -c command` as the leader of a new session and
-// process group, with no controlling terminal, and asks the kernel to
-// SIGKILL it if this process dies.
+// process group, with no controlling terminal, in its cgroup when it has
+// one, and asks the kernel to SIGKILL it if this process dies.
 type shellLauncher struct{}
 
-func (shellLauncher) launch(l launchSpec) (*exec.Cmd, container, error) {
+func (shellLauncher) launch(l launchSpec) (*exec.Cmd, error) {
 	script := l.command
 	var extra []*os.File
 	if l.script != nil {
@@ -69,8 +72,12 @@ func (shellLauncher) launch(l launchSpec) (*exec.Cmd, container, error) {
 	if l.stdin != nil {
 		cmd.Stdin = l.stdin
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, nil, err
+	if l.cgroupFD >= 0 {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = l.cgroupFD
 	}
-	return cmd, processGroup{pgid: cmd.Process.Pid}, nil
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
 }
