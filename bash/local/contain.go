@@ -70,7 +70,7 @@ func newContainment(want string) (*containment, error) {
 // describe says what containment is in use, for dsh doctor.
 func (c *containment) describe() string {
 	if c.mode == config.ContainCgroup {
-		return "cgroup v2, one cgroup per command under " + c.base
+		return "cgroup v2, one cgroup per command under " + filepath.Dir(c.base)
 	}
 	return "marker: the " + RunIDEnv + " variable and the parent chain (" + c.reason + ")"
 }
@@ -409,7 +409,7 @@ func sweep(cgroupParent string) (Leftovers, error) {
 				continue
 			}
 			owner, start, ok := runIDOwner(name)
-			if !ok || owner == self || procfs.Alive(owner, start) {
+			if !ok || procfs.Alive(owner, start) {
 				continue
 			}
 			dir := filepath.Join(cgroupParent, e.Name())

@@ -12,21 +12,44 @@
 // The environment is the server's minus credentials (by name, by value, by
 // the configured scrub patterns, unless passed through), then NO_COLOR=1,
 // TERM=dumb, PAGER=cat, GIT_PAGER=cat, GIT_TERMINAL_PROMPT=0, then the
-// configured env.set, then the spec's env. It is computed once, when the
+// configured env.set, then the spec's env, then DSH_RUN_ID (which nothing
+// overrides). Apart from the run id it is computed once, when the
 // executor is made: the executor never changes, nor re-reads, its own
 // process environment.
 //
-// Killing is SIGTERM to the group, then SIGKILL after graceMs unless no
-// live member is left; the run is done only when no member of its group
-// runs. A command's processes live as long as the command: when the leader
-// exits by itself, members it left in its group (`sleep 60 &`) get the same
-// kill sequence, so neither a foreground call nor a finished background
-// task leaks a process that stayed in the group. Once the leader has
-// exited, collection drains the pipes until EOF or graceMs later (or until
-// a pending SIGKILL, if later), so a descendant that escaped the group
-// cannot hold a call open beyond timeout plus grace. Descendants that left
-// the group (setsid, double fork) are out of reach of a group kill; the
-// containment issue adds that, and the keepDetached switch.
+// Containment (issue 7): a command's processes are its process group plus
+// whatever left it. Where a writable cgroup v2 hierarchy exists (found
+// from /proc/self/mountinfo, so /sys/fs/cgroup/unified beside v1
+// controllers works too), each command starts inside a cgroup of its own
+// (clone3 CLONE_INTO_CGROUP: inside before it runs anything), under a
+// cgroup "dsh-<pid>-<start>-<random>" the executor makes in its own. Else,
+// or with containment: marker, members are found from /proc: the group,
+// every process whose environment carries the command's DSH_RUN_ID, and
+// their descendants by the parent chain. The fallback cannot catch a
+// process that both cleared its environment (env -i, a daemon that resets
+// it) and left the parent chain (a double fork), nor one whose
+// /proc/<pid>/environ this user cannot read (it changed its uid).
+// [Executor.Containment] (and `dsh doctor`) says which is in use.
+//
+// Killing is SIGTERM to every member, then SIGKILL after graceMs unless
+// none is left (cgroup.kill in a cgroup, so nothing forks in between); the
+// run is done only when no member runs, and its cgroup is then removed. A
+// command's processes live as long as the command: when the leader exits
+// by itself, what it left running (`sleep 60 &`, `setsid server &`, a
+// daemon) gets the same kill sequence, for a foreground call and a
+// background task alike. With keepDetached, what a foreground command
+// leaves when it exits by itself stays until the executor closes (a
+// timeout or a kill still ends it). Once the leader has exited, collection
+// drains the pipes until EOF or graceMs later (or until a pending SIGKILL,
+// if later), so a process that holds a pipe open cannot hold a call open
+// beyond timeout plus grace.
+//
+// If this process dies, the kernel kills each command's shell
+// (parent-death signal); what the shells started is killed by the next
+// executor's start-up sweep: New kills every process carrying a run id of
+// a dsh process that no longer runs (pid and start time are in the id),
+// removes the cgroups such processes left next to its own, and logs what
+// it did.
 //
 // Decisions where the spec is silent:
 //
@@ -43,6 +66,14 @@
 //     an error of that call, not of construction.
 //   - Commands longer than 64 KiB are handed to bash on fd 3 and run with
 //     eval, because Linux refuses a single argument of 128 KiB.
+//   - What keepDetached keeps belongs to the executor, not to a session: it
+//     is killed when the executor closes (dsh exits) and, should dsh die,
+//     by the next start-up sweep. A service meant to outlive dsh is started
+//     outside it (systemd-run, tmux).
+//   - The start-up sweep sends SIGKILL at once: the owner of those processes
+//     is gone and nobody waits for their clean exit.
+//   - containment: cgroup makes New fail where no cgroup can be made;
+//     auto falls back to the marker and says why.
 package local
 
 import (

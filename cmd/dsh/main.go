@@ -7,6 +7,7 @@
 //	dsh run   [--config FILE] [--workdir DIR] [--timeout D] [--background] -- COMMAND...
 //	dsh tools [--config FILE]                                  tool schemas and the prompt
 //	dsh version
+//	dsh doctor [--config FILE]                                 shell and process containment in use
 //
 // Every front end runs calls through the same pipeline: the tool registry
 // (validation, waterfalls), the bash tool, the local executor, and the task
@@ -28,6 +29,8 @@
 //	  spillDir: /var/tmp
 //	  shell: /bin/bash
 //	  env: {passthrough: [], scrub: [], set: {}}
+//	  keepDetached: false    # keep what a foreground command leaves running
+//	  containment: auto      # auto | cgroup | marker
 //	tools: [bash, tasks]     # tool plugins to load, default both; [] loads none
 //	bash:
 //	  enableRunInBackground: true
@@ -97,6 +100,13 @@
 //
 // Prints "dsh <version> <go version>": the main module's version from the
 // build info, or "devel" for a build from a checkout.
+//
+// # dsh doctor
+//
+// Prints three lines: the version, the shell's path, and the containment
+// the executor uses here ("cgroup v2, one cgroup per command under …", or
+// "marker: …" with the reason no cgroup could be made). Making the executor
+// also runs its start-up sweep of processes left by a dsh that died.
 //
 // # dsh mcp, dsh serve
 //
@@ -220,7 +230,7 @@ func newRoot(s streams) *cobra.Command {
 		}
 		return usageError("%v", err)
 	})
-	root.AddCommand(newRunCmd(s), newToolsCmd(s), newVersionCmd(s))
+	root.AddCommand(newRunCmd(s), newToolsCmd(s), newVersionCmd(s), newDoctorCmd(s))
 	for _, mk := range extraCommands {
 		root.AddCommand(mk(s))
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // dshBin is the dsh binary, built once for the tests that run it.
@@ -35,14 +35,10 @@ func testMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		return 1
 	}
-	code := m.Run()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			return 1
-		}
-	}
-	return code
+	// Every dsh the tests start, and every command it runs, carries the
+	// run's mark: none may be alive at the end, nor a goroutine.
+	os.Setenv(proctest.Name, proctest.Value)
+	return proctest.Main(m)
 }
 
 // outcome is what a run of the binary did.
@@ -121,4 +117,21 @@ func assertGone(t *testing.T, pid int) {
 		}
 	}
 	t.Errorf("process %d still runs (kill 0: %v; stat %q)", pid, err, stat)
+}
+
+func TestDoctor(t *testing.T) {
+	t.Parallel()
+	got := dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: marker}\n"))
+	lines := strings.Split(got.stdout, "\n")
+	if got.code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
+		lines[2] != "containment: marker: the DSH_RUN_ID variable and the parent chain (chosen by the config)" {
+		t.Errorf("doctor with the marker: %+v", got)
+	}
+	got = dsh(t, nil, "doctor")
+	if got.code != 0 || !strings.Contains(got.stdout, "\ncontainment: ") {
+		t.Errorf("doctor: %+v", got)
+	}
+	if got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: vm}\n")); got.code != 2 {
+		t.Errorf("doctor with a bad containment: %+v", got)
+	}
 }

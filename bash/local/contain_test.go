@@ -1,0 +1,322 @@
+package local
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/procfs"
+)
+
+// modes are the containments under test; cgroup only where this machine
+// can make one.
+func modes(t *testing.T) []string {
+	t.Helper()
+	out := []string{config.ContainMarker}
+	if _, err := newContainment(config.ContainCgroup); err == nil {
+		out = append(out, config.ContainCgroup)
+	} else {
+		t.Logf("cgroup containment unavailable here: %v", err)
+	}
+	return out
+}
+
+// awaitGoneWithin waits for pid to be gone: an event polled, not a timing
+// the test asserts.
+func awaitGoneWithin(t *testing.T, pid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !gone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: pid %d still runs", what, pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRunIDInEnvironment(t *testing.T) {
+	t.Parallel()
+	e := newExecutor(t, testConfig(t))
+	a := runCmd(t, e, "echo $"+RunIDEnv, 0).Stdout.Text
+	b := runCmd(t, e, "echo $"+RunIDEnv, 0).Stdout.Text
+	prefix := fmt.Sprintf("%d-%d-", os.Getpid(), procfs.Start(os.Getpid()))
+	if !strings.HasPrefix(a, prefix) || !strings.HasPrefix(b, prefix) || a == b {
+		t.Fatalf("run ids %q, %q: want distinct ids starting %q", a, b, prefix)
+	}
+	// A spec cannot override it.
+	spec, _ := e.Resolve(bash.Request{Command: "echo $" + RunIDEnv})
+	spec.Env = map[string]string{RunIDEnv: "forged"}
+	res, err := e.Run(t.Context(), spec)
+	if err != nil || !strings.HasPrefix(res.Stdout.Text, prefix) {
+		t.Fatalf("with a forged id in the spec: %q, %v", res.Stdout.Text, err)
+	}
+}
+
+// TestEscapesEndWithTheCommand: what left the group is ended with the
+// command, in either containment: a foreground exit, a timeout, a killed
+// background process.
+func TestEscapesEndWithTheCommand(t *testing.T) {
+	t.Parallel()
+	for _, mode := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t)
+			cfg.Containment = mode
+			e := newExecutor(t, cfg)
+			escape := func(f string) string {
+				return "setsid sleep 300 & echo $! > " + f + "; ( ( exec 0<&- 1>&- 2>&-; setsid sleep 300 & echo $! > " + f + "2 ) & )"
+			}
+			check := func(f, what string) {
+				for _, p := range []string{f, f + "2"} {
+					awaitFile(t, p)
+					awaitGoneWithin(t, readPid(t, p), what+" "+filepath.Base(p))
+				}
+			}
+
+			f := tempFile(t, "fg")
+			if res := runCmd(t, e, escape(f)+"; sleep 0.1", 0); exitCode(res) != "0" {
+				t.Fatalf("foreground: %+v", res)
+			}
+			check(f, "foreground exit")
+
+			f = tempFile(t, "timeout")
+			if res := runCmd(t, e, escape(f)+"; sleep 60", 300); !res.TimedOut {
+				t.Fatalf("timeout: %+v", res)
+			}
+			check(f, "timeout")
+
+			f = tempFile(t, "bg")
+			p := start(t, e, escape(f)+"; sleep 300")
+			awaitFile(t, f+"2")
+			p.Kill()
+			wait(t, p)
+			check(f, "background kill")
+		})
+	}
+}
+
+// TestCgroupPerCommand: the command runs in a cgroup of its own, removed
+// when the command is done; the executor's goes at Close.
+func TestCgroupPerCommand(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Containment = config.ContainCgroup
+	e, err := New(cfg)
+	if err != nil {
+		t.Skipf("no cgroup containment here: %v", err)
+	}
+	if !strings.Contains(e.Containment(), "cgroup v2") {
+		t.Errorf("Containment() = %q", e.Containment())
+	}
+	own := runCmd(t, e, "grep ^0:: /proc/self/cgroup", 0).Stdout.Text
+	base := e.contain.base
+	rel, _ := strings.CutPrefix(strings.TrimSpace(own), "0::")
+	dir := ""
+	if parent, err := ownCgroup(); err == nil {
+		self, _ := os.ReadFile("/proc/self/cgroup")
+		selfRel := ""
+		for line := range strings.SplitSeq(string(self), "\n") {
+			if p, ok := strings.CutPrefix(line, "0::"); ok {
+				selfRel = p
+			}
+		}
+		dir = filepath.Join(strings.TrimSuffix(parent, selfRel), rel)
+	}
+	if filepath.Dir(dir) != base {
+		t.Fatalf("the command ran in %q (%s), want a child of %s", rel, dir, base)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the command's cgroup %s is still there: %v", dir, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(base); !os.IsNotExist(err) {
+		t.Errorf("the executor's cgroup %s is still there after Close: %v", base, err)
+	}
+}
+
+// TestKeepDetached: with keepDetached, what a foreground command leaves
+// runs on (in its group or out of it) until Close; a timeout and a
+// background task still end theirs.
+func TestKeepDetached(t *testing.T) {
+	t.Parallel()
+	for _, mode := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t)
+			cfg.Containment = mode
+			cfg.KeepDetached = true
+			e, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			kept := tempFile(t, "kept")
+			res := runCmd(t, e, "sleep 300 >/dev/null 2>&1 & echo $! > "+kept+"; setsid sleep 300 >/dev/null 2>&1 & echo $! > "+kept+"2", 0)
+			if exitCode(res) != "0" {
+				t.Fatalf("%+v", res)
+			}
+			keptPids := []int{readPid(t, kept), readPid(t, kept+"2")}
+			for _, pid := range keptPids {
+				killOnCleanup(t, kept)
+				if gone(pid) {
+					t.Fatalf("pid %d was not kept", pid)
+				}
+			}
+
+			f := tempFile(t, "timeout")
+			if res := runCmd(t, e, "setsid sleep 300 & echo $! > "+f+"; sleep 60", 200); !res.TimedOut {
+				t.Fatalf("timeout: %+v", res)
+			}
+			awaitGoneWithin(t, readPid(t, f), "timed-out command's escapee under keepDetached")
+			f = tempFile(t, "bg")
+			p := start(t, e, "setsid sleep 300 & echo $! > "+f)
+			wait(t, p)
+			awaitGoneWithin(t, readPid(t, f), "background task's escapee under keepDetached")
+
+			for _, pid := range keptPids {
+				if gone(pid) {
+					t.Fatalf("kept pid %d ended before Close", pid)
+				}
+			}
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for _, pid := range keptPids {
+				if !gone(pid) {
+					t.Errorf("kept pid %d outlived Close", pid)
+				}
+			}
+		})
+	}
+}
+
+// TestSweep: processes and cgroups of a dsh that no longer runs are killed
+// and removed when an executor starts; those of a live one are left alone.
+// Not parallel: every New sweeps, and would take the orphans first.
+func TestSweep(t *testing.T) {
+	self := os.Getpid()
+	deadOwner := fmt.Sprintf("%d-%d", self, procfs.Start(self)+7) // this pid, another start: a dsh gone
+	mark := func(env string) *exec.Cmd {
+		cmd := exec.Command("sleep", "300")
+		cmd.Env = append(os.Environ(), env, leakMark)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	orphan := mark(RunIDEnv + "=" + deadOwner + "-abc-1")
+	mine := mark(RunIDEnv + fmt.Sprintf("=%d-%d-abc-1", self, procfs.Start(self)))
+
+	var cgOrphan *exec.Cmd
+	var cgDir string
+	parent, err := ownCgroup()
+	if err == nil {
+		cgDir = filepath.Join(parent, cgroupPrefix+deadOwner+"-sweeptest")
+		if err := os.MkdirAll(filepath.Join(cgDir, "1"), 0o755); err == nil {
+			t.Cleanup(func() { _ = removeCgroupTree(cgDir) })
+			cgOrphan = mark("NO_MARKER=1")
+			if err := os.WriteFile(filepath.Join(cgDir, "1", "cgroup.procs"), []byte(fmt.Sprint(cgOrphan.Process.Pid)), 0); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			t.Logf("no cgroup sweep test: %v", err)
+			cgDir = ""
+		}
+	}
+
+	left, err := sweep(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !contains(left.Pids, orphan.Process.Pid) {
+		t.Errorf("swept pids %v lack the orphan %d", left.Pids, orphan.Process.Pid)
+	}
+	if contains(left.Pids, mine.Process.Pid) || gone(mine.Process.Pid) {
+		t.Errorf("the sweep killed %d, whose dsh runs", mine.Process.Pid)
+	}
+	awaitGoneWithin(t, orphan.Process.Pid, "orphan")
+	if cgDir != "" {
+		awaitGoneWithin(t, cgOrphan.Process.Pid, "process in a dead dsh's cgroup")
+		if _, err := os.Stat(cgDir); !os.IsNotExist(err) {
+			t.Errorf("the dead dsh's cgroup %s is still there", cgDir)
+		}
+		found := false
+		for _, d := range left.Cgroups {
+			found = found || d == cgDir
+		}
+		if !found {
+			t.Errorf("swept cgroups %v lack %s", left.Cgroups, cgDir)
+		}
+	}
+}
+
+func contains(pids []int, pid int) bool {
+	for _, p := range pids {
+		if p == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitFile waits for a command to write a file.
+func awaitFile(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if data, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(data))) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was never written", path)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRunIDOwner(t *testing.T) {
+	for _, tc := range []struct {
+		id    string
+		pid   int
+		start uint64
+		ok    bool
+	}{
+		{"12-345-abcd-6", 12, 345, true},
+		{"12-345-abcd", 12, 345, true},
+		{"12-345", 0, 0, false},
+		{"x-345-a", 0, 0, false},
+		{"0-345-a", 0, 345, false},
+		{"", 0, 0, false},
+	} {
+		pid, start, ok := runIDOwner(tc.id)
+		if ok != tc.ok || (ok && (pid != tc.pid || start != tc.start)) {
+			t.Errorf("runIDOwner(%q) = %d, %d, %v", tc.id, pid, start, ok)
+		}
+	}
+}
+
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{
+		"/sys/fs/cgroup":      "/sys/fs/cgroup",
+		`/mnt/with\040space`:  "/mnt/with space",
+		`/a\134b`:             `/a\b`,
+		`/trailing\04`:        `/trailing\04`,
+		`/not\999octal`:       `/not\999octal`,
+		`/tab\011and\012line`: "/tab\tand\nline",
+	} {
+		if got := unescapeMount(in); got != want {
+			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

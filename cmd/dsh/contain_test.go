@@ -1,0 +1,98 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/internal/procfs"
+)
+
+// TestSigkilledDshIsSweptNextStart: dsh dies by SIGKILL while a background
+// task runs. The task's shell dies with it (parent-death signal); what it
+// started, in and out of its group, is killed by the next dsh's start-up
+// sweep. In both containments.
+func TestSigkilledDshIsSweptNextStart(t *testing.T) {
+	for _, mode := range []string{"cgroup", "marker"} {
+		t.Run(mode, func(t *testing.T) {
+			config := writeFile(t, "dsh.yaml", "local: {containment: "+mode+"}\n")
+			if out := dsh(t, nil, "doctor", "--config", config); out.code != 0 {
+				t.Skipf("containment %s unavailable: %s", mode, out.stderr)
+			}
+			dir := t.TempDir()
+			cmd := exec.Command(dshBin, "mcp", "--config", config)
+			transport := &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, nil).Connect(t.Context(), transport, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			script := "echo $$ > " + dir + "/shell; sleep 300 & echo $! > " + dir + "/child; " +
+				"setsid sleep 300 & echo $! > " + dir + "/escaped; wait"
+			res := sdkCall(t, cs, "bash", map[string]any{"command": script, "description": "start", "run_in_background": true})
+			if got := sdkText(t, res); !strings.HasPrefix(got, "started background task ") {
+				t.Fatalf("start: %q", got)
+			}
+			pid := func(name string) int {
+				n, err := strconv.Atoi(waitForFile(t, filepath.Join(dir, name)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			shell, child, escaped := pid("shell"), pid("child"), pid("escaped")
+
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			awaitPidGone(t, cmd.Process.Pid, "dsh")
+			_ = cs.Close() // reaps dsh
+			awaitPidGone(t, shell, "the task's shell (parent-death signal)")
+			var before []int
+			for _, p := range []int{child, escaped} {
+				if !pidGone(p) {
+					before = append(before, p)
+				}
+			}
+			t.Logf("left running after SIGKILL: %v", before)
+
+			out := dsh(t, nil, "doctor", "--config", config)
+			if out.code != 0 {
+				t.Fatalf("doctor: %+v", out)
+			}
+			for _, p := range []int{child, escaped} {
+				awaitPidGone(t, p, "a process of the killed dsh, after the next start")
+			}
+			// The sweep logs what it killed. (Another test process starting
+			// an executor at the same moment may sweep first.)
+			for _, p := range before {
+				if !strings.Contains(out.stderr, "killed processes left by a dsh that no longer runs") {
+					t.Logf("pid %d was swept by someone else: %s", p, out.stderr)
+				}
+			}
+		})
+	}
+}
+
+func pidGone(pid int) bool {
+	st, ok := procfs.ReadStat(pid)
+	return !ok || st.Dead()
+}
+
+func awaitPidGone(t *testing.T, pid int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !pidGone(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("%s: pid %d still runs", what, pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dsh-go/dsh/bash/local"
+)
+
+// newDoctorCmd reports what dsh would run with here: its version, the
+// shell, and the containment the executor chose (a cgroup per command, or
+// the marker fallback and why), so a user can see whether a daemon a
+// command starts can escape.
+func newDoctorCmd(s streams) *cobra.Command {
+	var configPath string
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Report the shell and the process containment dsh uses on this machine",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			cfg, _, err := setup(configPath, "")
+			if err != nil {
+				return err
+			}
+			newLogger(s.err)
+			e, err := local.New(cfg.Local)
+			if err != nil {
+				return failure("doctor: %v", err)
+			}
+			defer e.Close()
+			shell := cfg.Local.Shell
+			if shell == "" {
+				shell = "bash"
+			}
+			path, _ := exec.LookPath(shell) // setup checked it
+			v, g := buildVersion()
+			fmt.Fprintf(s.out, "version: dsh %s %s\nshell: %s\ncontainment: %s\n", v, g, path, e.Containment())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")
+	return cmd
+}
