@@ -27,7 +27,17 @@ import (
 // the machine's drift (large on a shared VM) hits both alike; ns/op is the
 // pair, and the metrics split it.
 func BenchmarkSpawnTrue(b *testing.B) {
-	e := benchExecutor(b, config.Local{})
+	for _, mode := range []string{config.ContainCgroup, config.ContainMarker} {
+		b.Run(mode, func(b *testing.B) {
+			if _, err := newContainment(mode); err != nil {
+				b.Skipf("%s: %v", mode, err)
+			}
+			benchSpawnTrue(b, benchExecutor(b, config.Local{Containment: mode}))
+		})
+	}
+}
+
+func benchSpawnTrue(b *testing.B, e *Executor) {
 	var bare, run time.Duration
 	for b.Loop() {
 		t0 := time.Now()

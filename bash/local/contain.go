@@ -109,8 +109,9 @@ func (c *containment) command() (*commandContainer, error) {
 // from one that does. It implements container.
 type commandContainer struct {
 	runID   string
-	leader  int  // pid of the shell; set once it runs
-	marker  bool // find members by the marker and the parent chain
+	leader  int    // pid of the shell; set once it runs
+	since   uint64 // the shell's start time: no member started before it
+	marker  bool   // find members by the marker and the parent chain
 	cg      string
 	cgFD    int
 	hasKill bool
@@ -190,12 +191,14 @@ func (cc *commandContainer) members() ([]int, error) {
 		}
 		return live, nil
 	}
-	return scanMembers(cc.leader, cc.marker, cc.runID)
+	return scanMembers(cc.leader, cc.since, cc.marker, cc.runID)
 }
 
 // scanMembers lists, from /proc, the live processes in the group led by
 // leader and, with marker, those carrying runID and their descendants.
-func scanMembers(leader int, marker bool, runID string) ([]int, error) {
+// Only processes started at or after since can be members: the others'
+// environments are not read.
+func scanMembers(leader int, since uint64, marker bool, runID string) ([]int, error) {
 	all, err := procfs.Pids()
 	if err != nil {
 		return nil, err
@@ -208,7 +211,7 @@ func scanMembers(leader int, marker bool, runID string) ([]int, error) {
 			continue
 		}
 		st, ok := procfs.ReadStat(pid)
-		if !ok || st.Dead() {
+		if !ok || st.Dead() || st.Start < since {
 			continue
 		}
 		parent[pid] = st.PPid
@@ -382,12 +385,19 @@ func sweep(cgroupParent string) (Leftovers, error) {
 		return left, err
 	}
 	self := os.Getpid()
+	// A run id names its dsh by pid, which means something only in that
+	// dsh's pid namespace: a process of another namespace (a container's
+	// dsh, seen from the host) is never judged.
+	ns, _ := os.Readlink("/proc/self/ns/pid")
 	for _, pid := range pids {
 		if pid == self {
 			continue
 		}
 		id, ok := procfs.Getenv(pid, RunIDEnv)
 		if !ok {
+			continue
+		}
+		if theirs, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid"); theirs != ns {
 			continue
 		}
 		owner, start, ok := runIDOwner(id)

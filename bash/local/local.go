@@ -91,6 +91,7 @@ import (
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 // spillDir is where the collectors' spill files go; *capture.SpillDir in
@@ -453,6 +454,9 @@ func (e *Executor) launch(spec bash.Spec, shell string, keep bool) (*run, error)
 		return nil, fmt.Errorf("%s: spawn: %w", Name, err)
 	}
 	cc.leader = cmd.Process.Pid
+	if cc.marker {
+		cc.since = procfs.Start(cc.leader)
+	}
 
 	r := &run{
 		command: spec.Command,

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Stat is what /proc/<pid>/stat says of a process.
@@ -22,9 +24,39 @@ type Stat struct {
 // Dead reports a zombie or a process being reaped: it runs no more.
 func (s Stat) Dead() bool { return s.State == 'Z' || s.State == 'X' }
 
+// readFile reads a small /proc file with plain syscalls into buf (grown
+// when needed): os.ReadFile's file machinery costs more than the read
+// itself, and containment reads /proc/<pid>/stat for every process at the
+// end of every command.
+func readFile(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	n := 0
+	for {
+		if n == len(buf) {
+			buf = append(buf, make([]byte, len(buf)+512)...)
+		}
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			return buf[:n], nil
+		}
+		n += m
+	}
+}
+
 // ReadStat reads /proc/<pid>/stat.
 func ReadStat(pid int) (Stat, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [512]byte
+	data, err := readFile("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if err != nil {
 		return Stat{}, false
 	}
@@ -89,7 +121,8 @@ func Pids() ([]int, error) {
 // the process started), and whether it is there. It fails quietly, for a
 // process gone or not ours to read.
 func Getenv(pid int, name string) (string, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	var buf [4096]byte
+	data, err := readFile("/proc/"+strconv.Itoa(pid)+"/environ", buf[:])
 	if err != nil {
 		return "", false
 	}
