@@ -1,14 +1,21 @@
 package acp_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -184,6 +191,26 @@ func tools(t *testing.T) *tool.Registry {
 			Call:   func(map[string]any) *tool.View { panic("call presenter broke") },
 			Result: func(map[string]any, tool.Result) *tool.View { panic("result presenter broke") },
 		}},
+		// A generic view whose rawInput JSON cannot encode, by path.
+		{Name: "bad_input", Parameters: pathSchema, Presenters: tool.Presenters{
+			Call: func(args map[string]any) *tool.View {
+				raw := map[string]any{"nan": math.NaN(), "func": func() {}, "raw": json.RawMessage(`{oops`), "ok": "fine"}[path(args)]
+				return &tool.View{Kind: tool.ViewGeneric, Generic: &tool.GenericView{Title: "Bad", Kind: "read", RawInput: raw}}
+			},
+		}},
+		// A generic view with a blank title (the path).
+		{Name: "blank_title", Parameters: pathSchema, Presenters: tool.Presenters{
+			Call: func(args map[string]any) *tool.View {
+				return &tool.View{Kind: tool.ViewGeneric, Generic: &tool.GenericView{Title: path(args), Kind: "read", RawInput: args}}
+			},
+		}},
+		// A result presenter that shows what it sees beyond the content.
+		{Name: "peek", Parameters: pathSchema, Presenters: tool.Presenters{
+			Result: func(_ map[string]any, res tool.Result) *tool.View {
+				seen := fmt.Sprintf("content=%d isError=%v code=%q structured=%v notes=%q", len(res.Content), res.IsError, res.Code, res.Structured, res.Notes)
+				return &tool.View{Kind: tool.ViewGeneric, Generic: &tool.GenericView{Content: []tool.Content{tool.TextContent(seen)}}}
+			},
+		}},
 	} {
 		d.Description = d.Name
 		d.Execute = func(_ context.Context, c tool.Call) (tool.Result, error) { return run(c) }
@@ -272,12 +299,18 @@ func TestTerminalCwd(t *testing.T) {
 		want             string // "" for no cwd key
 	}{
 		{"/srv/app", "/work", "/srv/app"},
-		{"/srv/app/../lib", "", "/srv/lib"},
+		// An absolute workdir is verbatim: the bash tool runs it as given.
+		{"/srv/app/../lib", "", "/srv/app/../lib"},
+		{"/srv//app/", "/work", "/srv//app/"},
+		{"/srv/app", "rel", "/srv/app"},
 		{"sub/dir", "/work", "/work/sub/dir"},
 		{"../up", "/work/repo", "/work/up"},
 		{"sub", "", ""},
 		{"", "/work", "/work"},
 		{"", "", ""},
+		// A relative session cwd counts as none.
+		{"sub", "rel", ""},
+		{"", "rel", ""},
 	} {
 		kv := []any{"command", "pwd", "description", "d"}
 		if tc.workdir != "" {
@@ -313,6 +346,15 @@ func TestTerminalExit(t *testing.T) {
 		expect(t, "result "+tc.output, p.Result("bash", "c", a, text(tc.output)), `{"sessionId":"s1","update":{
 			"sessionUpdate":"tool_call_update","toolCallId":"c","status":"completed",
 			"_meta":{"terminal_output":{"terminal_id":"c","data":`+string(data)+`},"terminal_exit":`+tc.exit+`}}}`)
+
+		// Without the capability: the output in a console fence, however
+		// the command ended.
+		p, _ = presenter(t, reg, "", acpsdk.ClientCapabilities{})
+		p.Call("bash", "c", a)
+		fenced, _ := json.Marshal(tool.Fence(tc.output))
+		expect(t, "result without the capability "+tc.output, p.Result("bash", "c", a, text(tc.output)), `{"sessionId":"s1","update":{
+			"sessionUpdate":"tool_call_update","toolCallId":"c","status":"completed",
+			"content":[{"type":"content","content":{"type":"text","text":`+string(fenced)+`}}]}}`)
 	}
 }
 
@@ -368,8 +410,12 @@ func TestGenericAndFallbacks(t *testing.T) {
 		{`{"command":"ls"}`, `{"command":"ls"}`},
 		{`{oops`, `"{oops"`},
 		{``, `{}`},
+		{" \t\r\n ", `{}`},
 		{`null`, `{}`},
+		{` null `, `{}`},
 		{`[1,2]`, `[1,2]`},
+		{`{} x`, `"{} x"`},
+		{`{}{}`, `"{}{}"`},
 	} {
 		expect(t, "malformed "+tc.args, p.Call("bash", "m1", json.RawMessage(tc.args)), `{"sessionId":"s1","update":{
 			"sessionUpdate":"tool_call","toolCallId":"m1","title":"bash","kind":"other","status":"in_progress","rawInput":`+tc.rawInput+`}}`)
@@ -398,6 +444,118 @@ func TestGenericAndFallbacks(t *testing.T) {
 	q.Call("panicky", "p2", rf)
 }
 
+// TestUnmarshalableRawInput: a generic view whose rawInput JSON cannot
+// encode gets the fallback (the update would not marshal), and the error
+// is reported.
+func TestUnmarshalableRawInput(t *testing.T) {
+	reg := tools(t)
+	for _, what := range []string{"nan", "func", "raw"} {
+		p, errs := presenter(t, reg, "/work", terminalCaps)
+		expect(t, "rawInput "+what, p.Call("bad_input", "b1", args("path", what)), `{"sessionId":"s1","update":{
+			"sessionUpdate":"tool_call","toolCallId":"b1","title":"bad_input","kind":"other","status":"in_progress","rawInput":{"path":"`+what+`"}}}`)
+		if len(*errs) != 1 || !strings.Contains((*errs)[0].Error(), "rawInput") {
+			t.Errorf("rawInput %s: reported errors = %v, want one about rawInput", what, *errs)
+		}
+	}
+	// A rawInput that marshals is the view's.
+	p, errs := presenter(t, reg, "/work", terminalCaps)
+	expect(t, "rawInput that marshals", p.Call("bad_input", "b2", args("path", "ok")), `{"sessionId":"s1","update":{
+		"sessionUpdate":"tool_call","toolCallId":"b2","title":"Bad","kind":"read","status":"in_progress","rawInput":"fine"}}`)
+	if len(*errs) != 0 {
+		t.Errorf("errors reported for a rawInput that marshals: %v", *errs)
+	}
+}
+
+// TestBlankTitle: a blank title is the tool name; a terminal card's
+// rawInput stays the command.
+func TestBlankTitle(t *testing.T) {
+	reg := tools(t)
+	p, _ := presenter(t, reg, "/work", terminalCaps)
+	for _, title := range []string{"", " \t\n"} {
+		in, _ := json.Marshal(map[string]string{"path": title})
+		expect(t, fmt.Sprintf("generic title %q", title), p.Call("blank_title", "t1", in), `{"sessionId":"s1","update":{
+			"sessionUpdate":"tool_call","toolCallId":"t1","title":"blank_title","kind":"read","status":"in_progress","rawInput":`+string(in)+`}}`)
+		command, _ := json.Marshal(title)
+		expect(t, fmt.Sprintf("command %q", title), p.Call("bash", "t2", args("command", title, "description", "d")), `{"sessionId":"s1","update":{
+			"sessionUpdate":"tool_call","toolCallId":"t2","title":"bash","kind":"execute","status":"in_progress","rawInput":`+string(command)+`,
+			"content":[{"type":"content","content":{"type":"text","text":"d"}},{"type":"terminal","terminalId":"t2"}],
+			"_meta":{"terminal_info":{"terminal_id":"t2","cwd":"/work"}}}}`)
+	}
+}
+
+// TestFallbackNumbers: the fallback's rawInput keeps numbers as written;
+// the SDK's encoding of the update then passes them through float64 (the
+// package doc says so).
+func TestFallbackNumbers(t *testing.T) {
+	reg := tools(t)
+	p, _ := presenter(t, reg, "", terminalCaps)
+	n := p.Call("gone", "g1", json.RawMessage(`{"id":12345678901234567890,"f":1.50}`))
+	in, _ := n.Update.ToolCall.RawInput.(map[string]any)
+	if in["id"] != json.Number("12345678901234567890") || in["f"] != json.Number("1.50") {
+		t.Errorf("rawInput = %#v, want the numbers as written", n.Update.ToolCall.RawInput)
+	}
+	variant, err := json.Marshal(n.Update.ToolCall)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"rawInput":{"f":1.50,"id":12345678901234567890}`; !strings.Contains(string(variant), want) {
+		t.Errorf("the tool_call's JSON %s lacks %s", variant, want)
+	}
+	update, err := json.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"rawInput":{"f":1.5,"id":12345678901234567000}`; !strings.Contains(string(update), want) {
+		t.Errorf("the SDK's encoding %s lacks %s: the package doc is out of date", update, want)
+	}
+	wire(t, n)
+}
+
+// TestResultFields: a result presenter sees only what a log keeps of a
+// result (Content, IsError, Code).
+func TestResultFields(t *testing.T) {
+	reg := tools(t)
+	p, _ := presenter(t, reg, "", terminalCaps)
+	a := args("path", "x")
+	p.Call("peek", "k1", a)
+	res := tool.Result{
+		Content: []tool.Content{tool.TextContent("out")}, IsError: true, Code: tool.CodeFailed,
+		Structured: map[string]any{"exitCode": 1}, Notes: []string{"a note"},
+	}
+	expect(t, "result", p.Result("peek", "k1", a, res), `{"sessionId":"s1","update":{
+		"sessionUpdate":"tool_call_update","toolCallId":"k1","status":"failed",
+		"content":[{"type":"content","content":{"type":"text","text":"content=1 isError=true code=\"TOOL_FAILED\" structured=<nil> notes=[]"}}]}}`)
+}
+
+// TestStoredResult: what a log keeps of a result, as JSON.
+func TestStoredResult(t *testing.T) {
+	res := tool.Result{
+		Content: []tool.Content{tool.TextContent("Error: x")}, IsError: true, Code: tool.CodeFailed,
+		Structured: map[string]any{"exitCode": 1}, Notes: []string{"a note"},
+	}
+	e := acp.Entry{Name: "bash", CallID: "c1", Args: `{"command":"ls"}`, Result: acp.StoreResult(res)}
+	res.Content[0].Text = "changed later"
+	data, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"bash","callId":"c1","args":"{\"command\":\"ls\"}","result":{"content":[{"type":"text","text":"Error: x"}],"isError":true,"code":"TOOL_FAILED"}}`
+	if string(data) != want {
+		t.Errorf("stored entry:\n got %s\nwant %s", data, want)
+	}
+	var back acp.Entry
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := back.Result.Result(), (tool.Result{Content: []tool.Content{tool.TextContent("Error: x")}, IsError: true, Code: tool.CodeFailed}); !reflect.DeepEqual(got, want) {
+		t.Errorf("stored result = %#v, want %#v", got, want)
+	}
+	// A success keeps its content only.
+	if data, _ := json.Marshal(acp.StoreResult(text("ok"))); string(data) != `{"content":[{"type":"text","text":"ok"}]}` {
+		t.Errorf("stored success = %s", data)
+	}
+}
+
 func TestOrphans(t *testing.T) {
 	reg := tools(t)
 	a := args("command", "echo hi", "description", "d")
@@ -417,6 +575,11 @@ func TestOrphans(t *testing.T) {
 	// No text at all: the content key is left out.
 	expect(t, "empty result", p.Result("bash", "zz", a, tool.Result{}), `{"sessionId":"s1","update":{
 		"sessionUpdate":"tool_call_update","toolCallId":"zz","status":"completed"}}`)
+	// A call forgotten (its turn was cancelled): its result is an orphan.
+	p.Call("bash", "f1", a)
+	p.Forget("f1")
+	expect(t, "result after Forget", p.Result("bash", "f1", a, text("hi\n")), strings.ReplaceAll(rawText, `"c1"`, `"f1"`))
+	p.Forget("never-called")
 }
 
 // TestCapabilitySnapshot: the capability is the one at creation, whatever
@@ -433,7 +596,8 @@ func TestCapabilitySnapshot(t *testing.T) {
 
 // TestReplay: a live session with real commands, stored as a log, renders
 // the same payloads through a fresh presenter, with and without the
-// capability.
+// capability: orphan and repeated results, a call without a result and
+// result fields a log does not keep included.
 func TestReplay(t *testing.T) {
 	reg := tools(t)
 	owner := session.New("s1", t.TempDir())
@@ -448,21 +612,40 @@ func TestReplay(t *testing.T) {
 		{"bash", args("command", "sleep 1", "description", "Too slow", "timeoutMs", 100)},
 		{"read_file", args("path", "go.mod")},
 		{"panicky", args("path", "x")},
+		{"peek", args("path", "x")},
 		{"bash", json.RawMessage(`{"command":`)},
 	}
+	echo := args("command", "echo hi", "description", "d")
 	for _, caps := range []acpsdk.ClientCapabilities{terminalCaps, {}} {
 		s := acp.Session{ID: "s1", Cwd: owner.Cwd(), Capabilities: caps}
 		live := acp.NewPresenter(reg, s, nil)
 		var log []acp.Entry
 		var rendered []string
+		call := func(name, id string, a json.RawMessage) {
+			rendered = append(rendered, wire(t, live.Call(name, id, a)))
+			log = append(log, acp.Entry{Name: name, CallID: id, Args: string(a)})
+		}
+		result := func(name, id string, a json.RawMessage, res tool.Result) {
+			rendered = append(rendered, wire(t, live.Result(name, id, a, res)))
+			log = append(log, acp.Entry{Name: name, CallID: id, Args: string(a), Result: acp.StoreResult(res)})
+		}
 		for i, c := range calls {
 			id := "call-" + string(rune('a'+i))
-			rendered = append(rendered, wire(t, live.Call(c.name, id, c.args)))
-			log = append(log, acp.Entry{Name: c.name, CallID: id, Args: string(c.args)})
+			call(c.name, id, c.args)
 			res := reg.Execute(t.Context(), tool.Call{Name: c.name, Args: c.args, Session: owner})
-			rendered = append(rendered, wire(t, live.Result(c.name, id, c.args, res)))
-			log = append(log, acp.Entry{Name: c.name, CallID: id, Args: string(c.args), Result: &res})
+			// What a log does not keep.
+			if res.Structured == nil {
+				res.Structured = map[string]any{"i": i}
+			}
+			res.Notes = append(res.Notes, "a note")
+			result(c.name, id, c.args, res)
 		}
+		// A result for an id never announced, a second result for one id,
+		// and a call that never gets a result.
+		result("bash", "orphan", echo, text("hi\n"))
+		result("bash", "call-a", calls[0].args, text("again\n"))
+		call("bash", "pending", echo)
+
 		// The log survives storage as JSON.
 		data, err := json.Marshal(log)
 		if err != nil {
@@ -481,30 +664,284 @@ func TestReplay(t *testing.T) {
 				t.Errorf("payload %d:\nlive   %s\nreplay %s", i, rendered[i], got)
 			}
 		}
-		if want := `"exit_code":2`; TerminalOutputIn(caps) && !strings.Contains(rendered[1], want) {
+		if want := `"exit_code":2`; acp.TerminalOutput(caps) && !strings.Contains(rendered[1], want) {
 			t.Errorf("live result %s lacks %s", rendered[1], want)
+		}
+		n := len(rendered)
+		for _, r := range rendered[n-3 : n-1] {
+			if strings.Contains(r, "terminal_exit") || strings.Contains(r, "```") {
+				t.Errorf("orphan or second result %s is not the raw text", r)
+			}
 		}
 	}
 }
 
-// TerminalOutputIn is acp.TerminalOutput, named for the test's reading.
-func TerminalOutputIn(c acpsdk.ClientCapabilities) bool { return acp.TerminalOutput(c) }
-
-// TestConcurrentSessions: one presenter per session, used from many
-// goroutines (run with -race).
+// TestConcurrentSessions: several presenters, one per session, each used
+// from many goroutines with the same call ids (run with -race): every
+// result carries its own call's terminal _meta.
 func TestConcurrentSessions(t *testing.T) {
 	reg := tools(t)
-	p := acp.NewPresenter(reg, acp.Session{ID: "s1", Cwd: "/w", Capabilities: terminalCaps}, nil)
+	const sessions, goroutines, calls = 4, 4, 12
+	type pair struct {
+		id           string
+		code         int
+		call, result acpsdk.SessionNotification
+	}
+	out := make([][]pair, sessions*goroutines)
 	a := args("command", "ls", "description", "d")
 	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := range 200 {
-				id := string(rune('a'+g)) + "-" + strings.Repeat("x", i%5)
-				p.Call("bash", id, a)
-				p.Result("bash", id, a, text("ok"))
+	for s := range sessions {
+		sid := fmt.Sprintf("s%d", s)
+		p := acp.NewPresenter(reg, acp.Session{ID: acpsdk.SessionId(sid), Cwd: "/w/" + sid, Capabilities: terminalCaps}, nil)
+		for g := range goroutines {
+			wg.Go(func() {
+				for i := range calls {
+					id := fmt.Sprintf("g%d-%d", g, i) // the same in every session
+					code := (s + g + i) % 5
+					c := p.Call("bash", id, a)
+					r := p.Result("bash", id, a, text(fmt.Sprintf("%s %s\n[exit code: %d]", sid, id, code)))
+					out[s*goroutines+g] = append(out[s*goroutines+g], pair{id, code, c, r})
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for k, pairs := range out {
+		sid := fmt.Sprintf("s%d", k/goroutines)
+		if len(pairs) != calls {
+			t.Fatalf("session %s: %d calls rendered, want %d", sid, len(pairs), calls)
+		}
+		for _, c := range pairs {
+			expect(t, sid+" call "+c.id, c.call, `{"sessionId":"`+sid+`","update":{
+				"sessionUpdate":"tool_call","toolCallId":"`+c.id+`","title":"ls","kind":"execute","status":"in_progress","rawInput":"ls",
+				"content":[{"type":"content","content":{"type":"text","text":"d"}},{"type":"terminal","terminalId":"`+c.id+`"}],
+				"_meta":{"terminal_info":{"terminal_id":"`+c.id+`","cwd":"/w/`+sid+`"}}}}`)
+			expect(t, sid+" result "+c.id, c.result, fmt.Sprintf(`{"sessionId":%q,"update":{
+				"sessionUpdate":"tool_call_update","toolCallId":%[2]q,"status":"completed",
+				"_meta":{"terminal_output":{"terminal_id":%[2]q,"data":"%[1]s %[2]s\n[exit code: %[3]d]"},"terminal_exit":{"terminal_id":%[2]q,"exit_code":%[3]d}}}}`, sid, c.id, c.code))
+		}
+	}
+}
+
+// agentClient drives the example agent (serveExampleAgent) in-process with
+// raw JSON-RPC lines, like Example, and checks every session/update's
+// params against the ACP schema and the SDK's SessionNotification.
+type agentClient struct {
+	t     *testing.T
+	in    io.Writer
+	lines <-chan []byte
+	id    int
+}
+
+type rpcMessage struct {
+	ID     *int            `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func startExampleAgent(t *testing.T) *agentClient {
+	t.Helper()
+	clientOut, agentIn := io.Pipe()
+	agentOut, clientIn := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := serveExampleAgent(clientOut, clientIn)
+		clientIn.Close()
+		done <- err
+	}()
+	lines := make(chan []byte, 256)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(agentOut)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- bytes.Clone(sc.Bytes())
+		}
+	}()
+	t.Cleanup(func() {
+		agentIn.Close()
+		for range lines {
+		}
+		if err := <-done; err != nil {
+			t.Errorf("the agent: %v", err)
+		}
+	})
+	return &agentClient{t: t, in: agentIn, lines: lines}
+}
+
+// send sends a request and returns its id; notify a notification.
+func (c *agentClient) send(method string, params any) int {
+	c.id++
+	c.write(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
+	return c.id
+}
+
+func (c *agentClient) notify(method string, params any) {
+	c.write(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+func (c *agentClient) write(msg map[string]any) {
+	c.t.Helper()
+	data, err := json.Marshal(msg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.in.Write(append(data, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// next returns the agent's next message, checking a session/update.
+func (c *agentClient) next() rpcMessage {
+	c.t.Helper()
+	var line []byte
+	select {
+	case l, ok := <-c.lines:
+		if !ok {
+			c.t.Fatal("the agent closed its output")
+		}
+		line = l
+	case <-time.After(20 * time.Second):
+		c.t.Fatal("no message from the agent within 20s")
+	}
+	var msg rpcMessage
+	if err := json.Unmarshal(line, &msg); err != nil {
+		c.t.Fatalf("agent sent %s: %v", line, err)
+	}
+	if msg.Method == "session/update" {
+		var n acpsdk.SessionNotification
+		if err := json.Unmarshal(msg.Params, &n); err != nil {
+			c.t.Errorf("session/update params do not decode as a SessionNotification: %v\n%s", err, msg.Params)
+		}
+		if s := notificationSchema(c.t); s != nil {
+			var v any
+			if err := json.Unmarshal(msg.Params, &v); err != nil {
+				c.t.Fatal(err)
+			}
+			if err := s.Validate(v); err != nil {
+				c.t.Errorf("session/update params do not validate against the ACP schema: %v\n%s", err, msg.Params)
+			}
+		}
+	}
+	return msg
+}
+
+// await returns the response to request id and the session/update params
+// received before it.
+func (c *agentClient) await(id int) (rpcMessage, []string) {
+	c.t.Helper()
+	var updates []string
+	for {
+		msg := c.next()
+		if msg.Method == "session/update" {
+			updates = append(updates, string(msg.Params))
+		}
+		if msg.ID != nil && *msg.ID == id && msg.Method == "" {
+			return msg, updates
+		}
+	}
+}
+
+// call sends a request and awaits its successful response.
+func (c *agentClient) call(method string, params any) (json.RawMessage, []string) {
+	c.t.Helper()
+	msg, updates := c.await(c.send(method, params))
+	if msg.Error != nil {
+		c.t.Fatalf("%s: error %s", method, msg.Error)
+	}
+	return msg.Result, updates
+}
+
+// TestExampleAgent drives the example agent in-process, with and without
+// terminal_output: prompts, a cancelled prompt, session/load replaying
+// what was sent, and session ids that outlive a closed session.
+func TestExampleAgent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		caps map[string]any
+	}{
+		{"terminal_output", map[string]any{"_meta": map[string]any{"terminal_output": true}}},
+		{"plain", map[string]any{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startExampleAgent(t)
+			init, _ := c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": tc.caps})
+			var ir acpsdk.InitializeResponse
+			if err := json.Unmarshal(init, &ir); err != nil || !ir.AgentCapabilities.LoadSession {
+				t.Errorf("initialize result %s: want agentCapabilities.loadSession true (%v)", init, err)
+			}
+			cwd := t.TempDir()
+			newSession := func() string {
+				res, _ := c.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+				var r acpsdk.NewSessionResponse
+				if err := json.Unmarshal(res, &r); err != nil {
+					t.Fatal(err)
+				}
+				return string(r.SessionId)
+			}
+			prompt := func(sid, command string) int {
+				return c.send("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": command}}})
+			}
+			stopReason := func(msg rpcMessage) string {
+				var r acpsdk.PromptResponse
+				if msg.Error != nil || json.Unmarshal(msg.Result, &r) != nil {
+					t.Errorf("session/prompt: response %s, error %s", msg.Result, msg.Error)
+				}
+				return string(r.StopReason)
+			}
+
+			s1 := newSession()
+			msg, live := c.await(prompt(s1, "echo hello; exit 3"))
+			if got := stopReason(msg); got != "end_turn" {
+				t.Errorf("stopReason %q, want end_turn", got)
+			}
+			wantResult := `"content":[{"content":{"text":"` + "```console\\nhello\\n[exit code: 3]\\n```" + `","type":"text"},"type":"content"}]`
+			if tc.caps["_meta"] != nil {
+				wantResult = `"terminal_exit":{"exit_code":3,"terminal_id":"call-1"}`
+			}
+			if len(live) != 2 || !strings.Contains(live[0], `"sessionUpdate":"tool_call"`) || !strings.Contains(live[1], wantResult) {
+				t.Errorf("prompt updates, want a tool_call and a result with %s:\n%s", wantResult, strings.Join(live, "\n"))
+			}
+
+			// session/cancel: the prompt ends cancelled, the client still
+			// gets the call's end.
+			id := prompt(s1, "sleep 30")
+			if msg := c.next(); msg.Method != "session/update" || !strings.Contains(string(msg.Params), `"toolCallId":"call-2"`) {
+				t.Fatalf("want the tool_call of call-2, got %+v", msg)
+			} else {
+				live = append(live, string(msg.Params))
+			}
+			c.notify("session/cancel", map[string]any{"sessionId": s1})
+			msg, updates := c.await(id)
+			if got := stopReason(msg); got != "cancelled" {
+				t.Errorf("cancelled prompt: stopReason %q, want cancelled", got)
+			}
+			if len(updates) != 1 || !strings.Contains(updates[0], `"sessionUpdate":"tool_call_update"`) {
+				t.Errorf("cancelled prompt: updates %v, want its tool_call_update", updates)
+			}
+			live = append(live, updates...)
+
+			// session/load replays what the client was sent, in order.
+			_, replayed := c.call("session/load", map[string]any{"sessionId": s1, "cwd": cwd, "mcpServers": []any{}})
+			if strings.Join(replayed, "\n") != strings.Join(live, "\n") {
+				t.Errorf("session/load replayed:\n%s\nlive:\n%s", strings.Join(replayed, "\n"), strings.Join(live, "\n"))
+			}
+			if msg, _ := c.await(c.send("session/load", map[string]any{"sessionId": "nope", "cwd": cwd, "mcpServers": []any{}})); msg.Error == nil {
+				t.Errorf("session/load of an unknown session: %s, want an error", msg.Result)
+			}
+
+			// A closed session's id is not given again.
+			s2 := newSession()
+			c.call("session/close", map[string]any{"sessionId": s1})
+			if s3 := newSession(); s3 == s1 || s3 == s2 {
+				t.Errorf("sessions %s, %s, then %s after closing %s: an id was reused", s1, s2, s3, s1)
+			}
+			msg, updates = c.await(prompt(s2, "true"))
+			if got := stopReason(msg); got != "end_turn" || len(updates) != 2 {
+				t.Errorf("prompt in %s: stopReason %q, %d updates", s2, got, len(updates))
 			}
 		})
 	}
-	wg.Wait()
 }

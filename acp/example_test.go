@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -24,16 +25,22 @@ import (
 )
 
 // exampleAgent is a minimal ACP agent: each prompt's text is run as one
-// foreground bash command, shown to the client as a tool call.
+// foreground bash command, shown to the client as a tool call. It keeps
+// each session's log in memory and replays it on session/load.
 type exampleAgent struct {
 	conn  *acpsdk.AgentSideConnection
 	tools *tool.Registry
 
 	mu       sync.Mutex
-	caps     acpsdk.ClientCapabilities
+	caps     acpsdk.ClientCapabilities // from the latest initialize
 	sessions map[acpsdk.SessionId]*exampleSession
+	made     int // sessions made: ids are never reused
 	calls    int
 }
+
+// session/load is optional in ACP: the SDK serves it for an agent that
+// implements AgentLoader (and the agent advertises it in Initialize).
+var _ acpsdk.AgentLoader = (*exampleAgent)(nil)
 
 type exampleSession struct {
 	owner     *session.Session   // the bash tool's session: its cwd
@@ -42,23 +49,55 @@ type exampleSession struct {
 	cancel    context.CancelFunc // the running prompt's
 }
 
+// presenterError logs what a presenter reports (the card fell back).
+func presenterError(err error) { slog.Error("presenter", "err", err) }
+
 func (a *exampleAgent) Initialize(_ context.Context, req acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
 	a.mu.Lock()
 	a.caps = req.ClientCapabilities
 	a.mu.Unlock()
-	return acpsdk.InitializeResponse{ProtocolVersion: acpsdk.ProtocolVersionNumber}, nil
+	return acpsdk.InitializeResponse{
+		ProtocolVersion:   acpsdk.ProtocolVersionNumber,
+		AgentCapabilities: acpsdk.AgentCapabilities{LoadSession: true},
+	}, nil
 }
 
 func (a *exampleAgent) NewSession(_ context.Context, req acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	id := acpsdk.SessionId(fmt.Sprintf("sess-%d", len(a.sessions)+1))
-	onError := func(err error) { slog.Error("presenter", "err", err) }
+	a.made++
+	id := acpsdk.SessionId(fmt.Sprintf("sess-%d", a.made))
 	a.sessions[id] = &exampleSession{
 		owner:     session.New(string(id), req.Cwd),
-		presenter: acp.NewPresenter(a.tools, acp.Session{ID: id, Cwd: req.Cwd, Capabilities: a.caps}, onError),
+		presenter: acp.NewPresenter(a.tools, acp.Session{ID: id, Cwd: req.Cwd, Capabilities: a.caps}, presenterError),
 	}
 	return acpsdk.NewSessionResponse{SessionId: id}, nil
+}
+
+// LoadSession replays a session's log to the client, rendered for the
+// capability of the latest initialize, which the session keeps from now on.
+func (a *exampleAgent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
+	a.mu.Lock()
+	s, ok := a.sessions[req.SessionId]
+	var loaded acp.Session
+	var log []acp.Entry
+	if ok {
+		// The session's own cwd, which its commands ran in: the replay
+		// renders what the live session did.
+		loaded = acp.Session{ID: req.SessionId, Cwd: s.owner.Cwd(), Capabilities: a.caps}
+		log = slices.Clone(s.log)
+		s.presenter = acp.NewPresenter(a.tools, loaded, presenterError)
+	}
+	a.mu.Unlock()
+	if !ok {
+		return acpsdk.LoadSessionResponse{}, acpsdk.NewInvalidParams(map[string]any{"sessionId": req.SessionId})
+	}
+	for _, n := range acp.Replay(a.tools, loaded, log, presenterError) {
+		if err := a.conn.SessionUpdate(ctx, n); err != nil {
+			return acpsdk.LoadSessionResponse{}, err
+		}
+	}
+	return acpsdk.LoadSessionResponse{}, nil
 }
 
 func (a *exampleAgent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
@@ -67,8 +106,10 @@ func (a *exampleAgent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (ac
 	a.calls++
 	callID := fmt.Sprintf("call-%d", a.calls)
 	ctx, cancel := context.WithCancel(ctx)
+	var presenter *acp.Presenter
 	if ok {
 		s.cancel = cancel
+		presenter = s.presenter
 	}
 	a.mu.Unlock()
 	defer cancel()
@@ -82,18 +123,29 @@ func (a *exampleAgent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (ac
 		}
 	}
 	args, _ := json.Marshal(map[string]any{"command": command.String(), "description": "Run the prompt"})
+	record := func(e acp.Entry) {
+		a.mu.Lock()
+		s.log = append(s.log, e)
+		a.mu.Unlock()
+	}
+	// session/cancel cancels ctx (the SDK does, and Cancel below), yet the
+	// client must still see the call end: the updates are sent regardless.
+	send := context.WithoutCancel(ctx)
 
-	// The call, the run, the result: each rendered update goes to the client.
-	if err := a.conn.SessionUpdate(ctx, s.presenter.Call("bash", callID, args)); err != nil {
+	// The call, the run, the result: each rendered update is logged, then
+	// sent to the client.
+	call := presenter.Call("bash", callID, args)
+	record(acp.Entry{Name: "bash", CallID: callID, Args: string(args)})
+	if err := a.conn.SessionUpdate(send, call); err != nil {
+		presenter.Forget(callID) // no result will follow
 		return acpsdk.PromptResponse{}, err
 	}
 	res := a.tools.Execute(ctx, tool.Call{Name: "bash", Args: args, Session: s.owner})
-	if err := a.conn.SessionUpdate(ctx, s.presenter.Result("bash", callID, args, res)); err != nil {
+	result := presenter.Result("bash", callID, args, res)
+	record(acp.Entry{Name: "bash", CallID: callID, Args: string(args), Result: acp.StoreResult(res)})
+	if err := a.conn.SessionUpdate(send, result); err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	a.mu.Lock()
-	s.log = append(s.log, acp.Entry{Name: "bash", CallID: callID, Args: string(args)}, acp.Entry{Name: "bash", CallID: callID, Args: string(args), Result: &res})
-	a.mu.Unlock()
 	if ctx.Err() != nil {
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonCancelled}, nil
 	}
@@ -160,7 +212,11 @@ func serveExampleAgent(in io.Reader, out io.Writer) error {
 		return err
 	}
 	agent := &exampleAgent{tools: tools, sessions: make(map[acpsdk.SessionId]*exampleSession)}
-	agent.conn = acpsdk.NewAgentSideConnection(agent, out, in)
+	// The SDK starts serving inside NewAgentSideConnection, before it (and
+	// the agent) has the connection: hold the input back until both do.
+	ready := make(chan struct{})
+	agent.conn = acpsdk.NewAgentSideConnection(agent, out, heldReader{in, ready})
+	close(ready)
 	<-agent.conn.Done()
 	agent.mu.Lock()
 	defer agent.mu.Unlock()
@@ -168,6 +224,17 @@ func serveExampleAgent(in io.Reader, out io.Writer) error {
 		s.owner.End()
 	}
 	return nil
+}
+
+// heldReader reads nothing until ready is closed.
+type heldReader struct {
+	r     io.Reader
+	ready <-chan struct{}
+}
+
+func (h heldReader) Read(p []byte) (int, error) {
+	<-h.ready
+	return h.r.Read(p)
 }
 
 // A Go ACP agent that runs a bash call per prompt: the client (here, raw
