@@ -84,13 +84,14 @@ func (c *containment) close() {
 
 // command makes the containment of one command, before it is spawned.
 func (c *containment) command() (*commandContainer, error) {
+	n := strconv.FormatUint(c.seq.Add(1), 10)
 	cc := &commandContainer{
-		runID:  c.prefix + strconv.FormatUint(c.seq.Add(1), 10),
+		runID:  c.prefix + n,
 		cgFD:   -1,
 		marker: c.mode == config.ContainMarker,
 	}
 	if c.mode == config.ContainCgroup {
-		dir := filepath.Join(c.base, strconv.FormatUint(c.seq.Load(), 10))
+		dir := filepath.Join(c.base, n)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("%s: cgroup: %w", Name, err)
 		}

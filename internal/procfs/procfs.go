@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -120,16 +121,34 @@ func Pids() ([]int, error) {
 // Getenv returns the value of name in pid's environment (as it was when
 // the process started), and whether it is there. It fails quietly, for a
 // process gone or not ours to read.
+//
+// While a process is in execve, its environ reads empty for a moment; an
+// empty read is tried again a few times (about 10 ms in all), so a process
+// that is being exec'd is not taken for one without the variable.
 func Getenv(pid int, name string) (string, bool) {
 	var buf [4096]byte
-	data, err := readFile("/proc/"+strconv.Itoa(pid)+"/environ", buf[:])
-	if err != nil {
-		return "", false
+	path := "/proc/" + strconv.Itoa(pid) + "/environ"
+	for try := 0; ; try++ {
+		data, err := readFile(path, buf[:])
+		if err != nil {
+			return "", false
+		}
+		if len(data) > 0 {
+			return lookup(data, name)
+		}
+		if try == 20 {
+			return "", false // an empty environment
+		}
+		time.Sleep(500 * time.Microsecond)
 	}
+}
+
+// lookup finds name in a NUL-separated environment.
+func lookup(env []byte, name string) (string, bool) {
 	key := []byte(name + "=")
-	for len(data) > 0 {
+	for len(env) > 0 {
 		var entry []byte
-		entry, data, _ = bytes.Cut(data, []byte{0})
+		entry, env, _ = bytes.Cut(env, []byte{0})
 		if v, ok := bytes.CutPrefix(entry, key); ok {
 			return string(v), true
 		}
