@@ -138,8 +138,29 @@ func (cc *commandContainer) signal(sig syscall.Signal) {
 }
 
 func (cc *commandContainer) live() bool {
+	if cc.cg != "" {
+		if populated, err := cgroupPopulated(cc.cg); err == nil && !populated {
+			return false
+		}
+	}
 	pids, err := cc.members()
 	return err != nil || len(pids) > 0
+}
+
+// cgroupPopulated reads the populated flag of a cgroup's cgroup.events:
+// false once no live process is left in it (zombies do not count).
+func cgroupPopulated(dir string) (bool, error) {
+	var buf [128]byte
+	data, err := procfs.ReadFile(filepath.Join(dir, "cgroup.events"), buf[:])
+	if err != nil {
+		return false, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "populated "); ok {
+			return v != "0", nil
+		}
+	}
+	return false, errors.New("no populated line in " + dir + "/cgroup.events")
 }
 
 // await waits until no member is left, or deadline. Members may start
@@ -246,7 +267,8 @@ func scanMembers(leader int, since uint64, marker bool, runID string) ([]int, er
 
 // cgroupProcs reads a cgroup's cgroup.procs.
 func cgroupProcs(dir string) ([]int, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	var buf [512]byte
+	data, err := procfs.ReadFile(filepath.Join(dir, "cgroup.procs"), buf[:])
 	if err != nil {
 		return nil, err
 	}

@@ -25,11 +25,11 @@ type Stat struct {
 // Dead reports a zombie or a process being reaped: it runs no more.
 func (s Stat) Dead() bool { return s.State == 'Z' || s.State == 'X' }
 
-// readFile reads a small /proc file with plain syscalls into buf (grown
-// when needed): os.ReadFile's file machinery costs more than the read
-// itself, and containment reads /proc/<pid>/stat for every process at the
-// end of every command.
-func readFile(path string, buf []byte) ([]byte, error) {
+// ReadFile reads a small /proc or /sys file with plain syscalls into buf
+// (grown when needed): os.ReadFile's file machinery costs more than the
+// read itself, and containment reads such files at the end of every
+// command.
+func ReadFile(path string, buf []byte) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func readFile(path string, buf []byte) ([]byte, error) {
 // ReadStat reads /proc/<pid>/stat.
 func ReadStat(pid int) (Stat, bool) {
 	var buf [512]byte
-	data, err := readFile("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	data, err := ReadFile("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if err != nil {
 		return Stat{}, false
 	}
@@ -129,7 +129,7 @@ func Getenv(pid int, name string) (string, bool) {
 	var buf [4096]byte
 	path := "/proc/" + strconv.Itoa(pid) + "/environ"
 	for try := 0; ; try++ {
-		data, err := readFile(path, buf[:])
+		data, err := ReadFile(path, buf[:])
 		if err != nil {
 			return "", false
 		}
