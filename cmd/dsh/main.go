@@ -146,10 +146,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 // Exit statuses of dsh itself (dsh run also exits with the command's).
@@ -188,7 +190,24 @@ type streams struct {
 }
 
 func main() {
+	closeInheritedOnExec()
 	os.Exit(execute(os.Args[1:], streams{out: os.Stdout, err: os.Stderr}))
+}
+
+// closeInheritedOnExec marks every descriptor dsh inherited beyond 0-2
+// close-on-exec: os/exec passes a command every descriptor without that
+// flag, so a socket or a file open in dsh's parent would otherwise reach
+// every command the model runs. (dsh's own descriptors have the flag.)
+func closeInheritedOnExec() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
 }
 
 // execute runs dsh with args and returns its exit status.

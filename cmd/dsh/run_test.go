@@ -270,3 +270,24 @@ func TestRunScrubsToken(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 }
+
+// TestInheritedFdsDoNotReachCommands: a descriptor dsh inherited (here fd
+// 3, a file) is not passed on to the commands it runs.
+func TestInheritedFdsDoNotReachCommands(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open(writeFile(t, "inherited", "secret\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(dshBin, "run", "--", "ls /proc/self/fd | sort -n | tr '\\n' ' '")
+	cmd.ExtraFiles = []*os.File{f}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ls sees 0-2 and the directory it reads.
+	if got := strings.Fields(string(out)); len(got) != 4 || got[0] != "0" || got[1] != "1" || got[2] != "2" {
+		t.Errorf("the command's fds: %q, want 0 1 2 and ls's own", out)
+	}
+}
