@@ -21,14 +21,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dsh-go/dsh/acp"
-	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/internal/proctest"
-	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/internal/stacktest"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
-	"github.com/dsh-go/dsh/tool/bashtool"
 )
 
 // schemaFile is the official ACP v1 schema, installed by .ci/run from npm
@@ -147,25 +143,7 @@ func expect(t *testing.T, what string, n acpsdk.SessionNotification, want string
 // panic.
 func tools(t *testing.T) *tool.Registry {
 	t.Helper()
-	exec, err := local.New(config.Local{GraceMs: 200, SpillDir: t.TempDir(), Env: config.Env{Set: proctest.Set()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := tool.NewRegistry()
-	h := host.New()
-	t.Cleanup(func() {
-		h.Close()
-		_ = exec.Close()
-	})
-	err = errors.Join(
-		h.Provide(host.Executor, exec),
-		h.Provide(host.Tools, reg),
-		h.Provide(host.Prompt, prompt.NewRegistry()),
-		h.Load(bashtool.Plugin(bashtool.Config{})),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := stacktest.Must(t, config.Local{}).Tools
 	path := func(args map[string]any) string { s, _ := args["path"].(string); return s }
 	pathSchema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"path": {Type: "string"}}, Required: []string{"path"}}
 	run := func(tool.Call) (tool.Result, error) { return tool.TextResult("ok"), nil }

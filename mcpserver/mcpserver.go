@@ -8,12 +8,16 @@
 // content block is the model-facing text; the tool's notes and the
 // session's pending finish notices follow as further text blocks (oldest
 // first, each once); structuredContent carries the tool's structured facts.
-// The prompt sections are the server's instructions.
+// The prompt sections are the server's instructions. A call to a tool the
+// server does not list is a protocol error (-32602, `unknown tool "<name>"`,
+// from the SDK), as MCP specifies for unknown tools, rather than the
+// registry's `Error: unknown tool "<name>"` result.
 //
 // Each MCP session is one owner ([session.Session]), made on the session's
 // first tool call. Its cwd is the server's --workdir, else the first
 // file:// root the client offers (if it supports roots), else DefaultCwd
-// (dsh sets the config's local.cwd), else the server's cwd. Clients on protocol 2026-07-28 or later are asked for their roots
+// (dsh sets the config's local.cwd), else the server's cwd. Clients on
+// protocol 2026-07-28 or later are asked for their roots
 // with a multi round-trip input request (SEP-2322: the first call's result
 // asks for the roots, the client repeats the call with them); older clients
 // get a roots/list request within the first call, and a client that does not

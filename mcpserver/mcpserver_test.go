@@ -16,20 +16,16 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
-	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/proctest"
+	"github.com/dsh-go/dsh/internal/stacktest"
 	"github.com/dsh-go/dsh/mcpserver"
-	"github.com/dsh-go/dsh/prompt"
-	"github.com/dsh-go/dsh/tasks"
-	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
-	"github.com/dsh-go/dsh/tool/tasktool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// No process, marked or a child, nor a goroutine outlives the tests.
+func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
 
 // newServer composes the whole stack and returns its MCP server.
 func newServer(t *testing.T, workdir string) *mcpserver.Server {
@@ -41,30 +37,10 @@ func newServer(t *testing.T, workdir string) *mcpserver.Server {
 // filled in.
 func newServerWith(t *testing.T, opts mcpserver.Options) *mcpserver.Server {
 	t.Helper()
-	e, err := local.New(config.Local{GraceMs: 300, SpillDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg, pr, rt := tool.NewRegistry(), prompt.NewRegistry(), tasks.New(tasks.Config{})
-	h := host.New()
-	for name, svc := range map[string]any{host.Executor: e, host.Tools: reg, host.Prompt: pr, host.Tasks: rt} {
-		if err := h.Provide(name, svc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, p := range []host.Plugin{bashtool.Plugin(bashtool.Config{}), tasktool.Plugin(tasktool.Config{})} {
-		if err := h.Load(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	opts.Tools, opts.Prompt, opts.Version = reg, pr, "test"
+	st := stacktest.Must(t, config.Local{GraceMs: 300})
+	opts.Tools, opts.Prompt, opts.Version = st.Tools, st.Prompt, "test"
 	s := mcpserver.New(opts)
-	t.Cleanup(func() {
-		s.Close()
-		h.Close()
-		rt.Close()
-		_ = e.Close()
-	})
+	t.Cleanup(s.Close) // before the stack's cleanup: cleanups run last first
 	return s
 }
 

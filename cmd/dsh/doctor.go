@@ -14,32 +14,19 @@ import (
 // the marker fallback and why), so a user can see whether a daemon a
 // command starts can escape.
 func newDoctorCmd(s streams) *cobra.Command {
-	var configPath string
-	cmd := &cobra.Command{
-		Use:   "doctor",
-		Short: "Report the shell and the process containment dsh uses on this machine",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			cfg, _, err := setup(configPath, "")
-			if err != nil {
-				return err
-			}
-			newLogger(s.err)
-			e, err := local.New(cfg.Local)
-			if err != nil {
-				return failure("doctor: %v", err)
-			}
-			defer e.Close()
-			shell := cfg.Local.Shell
-			if shell == "" {
-				shell = "bash"
-			}
-			path, _ := exec.LookPath(shell) // setup checked it
-			v, g := buildVersion()
-			fmt.Fprintf(s.out, "version: dsh %s %s\nshell: %s\ncontainment: %s\n", v, g, path, e.Containment())
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")
-	return cmd
+	return configCommand("doctor", "Report the shell and the process containment dsh uses on this machine", s, func(cfg configFile) error {
+		e, err := local.New(cfg.Local)
+		if err != nil {
+			return failure("doctor: %v", err)
+		}
+		defer e.Close()
+		shell := cfg.Local.Shell
+		if shell == "" {
+			shell = "bash"
+		}
+		path, _ := exec.LookPath(shell) // setup checked it
+		v, g := buildVersion()
+		fmt.Fprintf(s.out, "version: dsh %s %s\nshell: %s\ncontainment: %s\n", v, g, path, e.Containment())
+		return nil
+	})
 }

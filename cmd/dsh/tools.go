@@ -30,10 +30,28 @@ type annotationsJSON struct {
 }
 
 func newToolsCmd(s streams) *cobra.Command {
+	return configCommand("tools", "Print the tool schemas as JSON, then the assembled prompt", s, func(cfg configFile) error {
+		a, err := newApp(cfg)
+		if err != nil {
+			return failure("%v", err)
+		}
+		defer a.Close()
+		text, err := toolsText(a.Tools.List(), a.Prompt.Text())
+		if err != nil {
+			return failure("tools: %v", err)
+		}
+		fmt.Fprint(s.out, text)
+		return nil
+	})
+}
+
+// configCommand is a command whose only flag is --config: run gets the
+// loaded config, with the logger on stderr set up.
+func configCommand(use, short string, s streams, run func(cfg configFile) error) *cobra.Command {
 	var configPath string
 	cmd := &cobra.Command{
-		Use:   "tools",
-		Short: "Print the tool schemas as JSON, then the assembled prompt",
+		Use:   use,
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			cfg, _, err := setup(configPath, "")
@@ -41,17 +59,7 @@ func newToolsCmd(s streams) *cobra.Command {
 				return err
 			}
 			newLogger(s.err)
-			a, err := newApp(cfg)
-			if err != nil {
-				return failure("%v", err)
-			}
-			defer a.Close()
-			text, err := toolsText(a.Tools.List(), a.Prompt.Text())
-			if err != nil {
-				return failure("tools: %v", err)
-			}
-			fmt.Fprint(s.out, text)
-			return nil
+			return run(cfg)
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")

@@ -18,15 +18,13 @@ import (
 
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/procfs"
 	"github.com/dsh-go/dsh/internal/proctest"
-	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/internal/stacktest"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
-	"github.com/dsh-go/dsh/tool/tasktool"
 )
 
 var soakCalls = flag.Int("soak.calls", 300, "mixed calls TestSoak makes per containment mode (the issue's soak is 5000)")
@@ -54,35 +52,11 @@ type stack struct {
 // newStack composes the stack with containment mode; the error is
 // local.New's, so that a caller can tell an unavailable cgroup.
 func newStack(t testing.TB, mode string) (*stack, error) {
-	e, err := local.New(config.Local{
-		GraceMs:     graceMs,
-		SpillDir:    t.TempDir(),
-		Containment: mode,
-		Env:         config.Env{Set: proctest.Set()},
-	})
+	st, err := stacktest.New(t, config.Local{GraceMs: graceMs, Containment: mode})
 	if err != nil {
 		return nil, err
 	}
-	reg, pr, rt := tool.NewRegistry(), prompt.NewRegistry(), tasks.New(tasks.Config{})
-	h := host.New()
-	t.Cleanup(func() {
-		h.Close()
-		rt.Close()
-		if err := e.Close(); err != nil {
-			t.Errorf("executor close: %v", err)
-		}
-	})
-	for name, svc := range map[string]any{host.Executor: e, host.Tools: reg, host.Prompt: pr, host.Tasks: rt} {
-		if err := h.Provide(name, svc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, p := range []host.Plugin{bashtool.Plugin(bashtool.Config{}), tasktool.Plugin(tasktool.Config{})} {
-		if err := h.Load(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return &stack{reg: reg, exec: e}, nil
+	return &stack{reg: st.Tools, exec: st.Exec}, nil
 }
 
 // stackFor is newStack for a test: it skips the cgroup mode where the
