@@ -122,7 +122,10 @@ type commandContainer struct {
 func (cc *commandContainer) env() string { return RunIDEnv + "=" + cc.runID }
 
 func (cc *commandContainer) signal(sig syscall.Signal) {
-	if cc.leader > 1 {
+	// The group at once (atomic for its members), but only without a
+	// cgroup: once the group is empty its pgid may in principle be reused,
+	// and a cgroup lists every member anyway.
+	if cc.cg == "" && cc.leader > 1 {
 		_ = syscall.Kill(-cc.leader, sig)
 	}
 	if cc.cg != "" && sig == syscall.SIGKILL && cc.hasKill {
