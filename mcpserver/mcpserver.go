@@ -94,13 +94,27 @@ func New(opts Options) *Server {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "dsh", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       log,
+		Logger:       slog.New(sdkLog{log.Handler()}),
 	})
 	for _, t := range opts.Tools.List() {
 		s.mcp.AddTool(mcpTool(t), s.handler(t.Name))
 	}
 	return s
 }
+
+// sdkLog is the SDK's logger: dsh's, except that a run ended by its
+// context (dsh mcp on SIGINT/SIGTERM, a normal shutdown) is not an error.
+type sdkLog struct{ slog.Handler }
+
+func (h sdkLog) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelError && r.Message == "server run cancelled" {
+		r.Level = slog.LevelInfo
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h sdkLog) WithAttrs(attrs []slog.Attr) slog.Handler { return sdkLog{h.Handler.WithAttrs(attrs)} }
+func (h sdkLog) WithGroup(name string) slog.Handler       { return sdkLog{h.Handler.WithGroup(name)} }
 
 // MCP returns the SDK server, for transports this package does not wrap.
 func (s *Server) MCP() *mcp.Server { return s.mcp }

@@ -62,6 +62,9 @@ func runCommand(f runFlags, command string, s streams) error {
 	if err != nil {
 		return err
 	}
+	if !cfg.has(toolBash) {
+		return usageError("run: the config loads no bash tool (tools: %v)", cfg.Tools)
+	}
 	if workdir == "" {
 		workdir = cfg.Local.Cwd
 	}

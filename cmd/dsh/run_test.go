@@ -20,6 +20,8 @@ func TestRunChecksConfig(t *testing.T) {
 	for _, tc := range []struct{ config, stderr string }{
 		{"local: {shell: /nonexistent/bash}\n", "dsh: local.shell /nonexistent/bash: not found or not executable\n"},
 		{"local: {cwd: /nonexistent/dir}\n", "dsh: local.cwd /nonexistent/dir: no such file or directory\n"},
+		{"tools: []\n", "dsh: run: the config loads no bash tool (tools: [])\n"},
+		{"tools: [tasks]\n", "dsh: run: the config loads no bash tool (tools: [tasks])\n"},
 	} {
 		got := dsh(t, nil, "run", "--config", writeFile(t, "dsh.yaml", tc.config), "--", "true")
 		if got.code != 2 || got.stderr != tc.stderr || got.stdout != "" {
