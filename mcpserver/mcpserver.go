@@ -15,7 +15,8 @@
 //
 // Each MCP session is one owner ([session.Session]), made on the session's
 // first tool call. Its cwd is the server's --workdir, else the first
-// file:// root the client offers (if it supports roots), else DefaultCwd
+// file:// root the client offers (if it supports roots; when that root is
+// no directory on this machine, the fallback is used), else DefaultCwd
 // (dsh sets the config's local.cwd), else the server's cwd. Clients on
 // protocol 2026-07-28 or later are asked for their roots
 // with a multi round-trip input request (SEP-2322: the first call's result

@@ -21,7 +21,8 @@ func askRoots() *mcp.CallToolResult {
 }
 
 // cwd picks a session's cwd: --workdir, else the client's first file://
-// root, else the server's cwd. ask reports that the roots must first be
+// root if it is a directory on this machine, else DefaultCwd, else the
+// server's cwd. ask reports that the roots must first be
 // asked for with an input request.
 func (s *Server) cwd(ctx context.Context, ss *mcp.ServerSession, params *mcp.CallToolParamsRaw) (cwd string, ask bool) {
 	if s.opts.Workdir != "" {
@@ -56,6 +57,12 @@ func (s *Server) cwd(ctx context.Context, ss *mcp.ServerSession, params *mcp.Cal
 	}
 	for _, r := range roots.Roots {
 		if u, err := url.Parse(r.URI); err == nil && u.Scheme == "file" && u.Path != "" {
+			// A root that is no directory here (a client on another
+			// machine) would fail every call: fall back instead.
+			if fi, err := os.Stat(u.Path); err != nil || !fi.IsDir() {
+				s.log.Warn("mcpserver: the client's first file:// root is not a directory here; using the fallback cwd", "root", r.URI, "cwd", wd)
+				return wd, false
+			}
 			return u.Path, false
 		}
 	}

@@ -47,6 +47,10 @@ func TestSessionCwd(t *testing.T) {
 		if got := pwd(newServer(t, ""), version, web); got != processCwd+"\n" {
 			t.Errorf("protocol %q, without a file:// root: %q, want the server's cwd", version, got)
 		}
+		missing := &mcp.Root{URI: "file:///nonexistent/remote/project", Name: "remote"}
+		if got := pwd(newServerWith(t, mcpserver.Options{DefaultCwd: workdir}), version, missing, root); got != workdir+"\n" {
+			t.Errorf("protocol %q, first root not a directory here: %q, want the fallback %s", version, got, workdir)
+		}
 		if got := pwd(newServerWith(t, mcpserver.Options{DefaultCwd: workdir}), version); got != workdir+"\n" {
 			t.Errorf("protocol %q, DefaultCwd and no roots: %q, want %s", version, got, workdir)
 		}
