@@ -29,9 +29,11 @@ import (
 func BenchmarkSpawnTrue(b *testing.B) {
 	for _, mode := range []string{config.ContainCgroup, config.ContainMarker} {
 		b.Run(mode, func(b *testing.B) {
-			if _, err := newContainment(mode); err != nil {
+			c, err := newContainment(mode)
+			if err != nil {
 				b.Skipf("%s: %v", mode, err)
 			}
+			c.close()
 			benchSpawnTrue(b, benchExecutor(b, config.Local{Containment: mode}))
 		})
 	}

@@ -23,7 +23,8 @@ import (
 
 // RunIDEnv is the variable the executor puts in every command's
 // environment: a value unique to the command that also names the dsh
-// process that started it ("<pid>-<start>-<executor>-<seq>"). Descendants
+// process that started it ("<pidns>-<pid>-<start>-<executor>-<seq>": a pid
+// means something only in its pid namespace). Descendants
 // inherit it, so they can be found after they left the process group, and
 // after dsh itself died.
 const RunIDEnv = "DSH_RUN_ID"
@@ -43,10 +44,9 @@ type containment struct {
 func newContainment(want string) (*containment, error) {
 	rnd := make([]byte, 4)
 	_, _ = rand.Read(rnd)
-	self := os.Getpid()
 	c := &containment{
 		mode:   config.ContainMarker,
-		prefix: fmt.Sprintf("%d-%d-%s-", self, procfs.Start(self), hex.EncodeToString(rnd)),
+		prefix: fmt.Sprintf("%s-%s-", owner(), hex.EncodeToString(rnd)),
 	}
 	if want == config.ContainMarker {
 		c.reason = "chosen by the config"
@@ -116,27 +116,49 @@ type commandContainer struct {
 	cg      string
 	cgFD    int
 	hasKill bool
+	// reaped is when the shell was reaped (clock ticks since boot, +1),
+	// 0 before: its pid, and so its pgid, may then be reused, so the
+	// group counts only processes started before.
+	reaped atomic.Uint64
+
+	// The signal sent last, and to whom: await sends it to members that
+	// appeared since (a command that forks while it is being killed).
+	sent      syscall.Signal
+	signalled map[int]bool
 }
+
+// leaderReaped records that the shell was reaped.
+func (cc *commandContainer) leaderReaped() { cc.reaped.Store(procfs.Ticks() + 1) }
 
 // env is the marker entry for the command's environment.
 func (cc *commandContainer) env() string { return RunIDEnv + "=" + cc.runID }
 
 func (cc *commandContainer) signal(sig syscall.Signal) {
+	cc.sent, cc.signalled = sig, make(map[int]bool)
 	// The group at once (atomic for its members), but only without a
-	// cgroup: once the group is empty its pgid may in principle be reused,
-	// and a cgroup lists every member anyway.
-	if cc.cg == "" && cc.leader > 1 {
+	// cgroup and while the shell is not reaped: a cgroup lists every
+	// member, and a reaped shell's pgid may be reused.
+	if cc.cg == "" && cc.leader > 1 && cc.reaped.Load() == 0 {
 		_ = syscall.Kill(-cc.leader, sig)
 	}
 	if cc.cg != "" && sig == syscall.SIGKILL && cc.hasKill {
-		// Atomic: nothing in the cgroup gets to fork a new member.
+		// Atomic, for the cgroup and the cgroups below it: nothing in
+		// them gets to fork a new member.
 		if os.WriteFile(filepath.Join(cc.cg, "cgroup.kill"), []byte("1"), 0) == nil {
 			return
 		}
 	}
+	cc.signalNew()
+}
+
+// signalNew sends the last signal to the members it has not reached yet.
+func (cc *commandContainer) signalNew() {
 	pids, _ := cc.members()
 	for _, pid := range pids {
-		_ = syscall.Kill(pid, sig)
+		if !cc.signalled[pid] {
+			cc.signalled[pid] = true
+			_ = syscall.Kill(pid, cc.sent)
+		}
 	}
 }
 
@@ -167,7 +189,8 @@ func cgroupPopulated(dir string) (bool, error) {
 }
 
 // await waits until no member is left, or deadline. Members may start
-// more members while it waits, so it looks again after each round.
+// more members while it waits: it looks again after each round, and
+// sends those the signal sent last.
 func (cc *commandContainer) await(deadline time.Time) bool {
 	for {
 		pids, err := cc.members()
@@ -177,34 +200,49 @@ func (cc *commandContainer) await(deadline time.Time) bool {
 		if len(pids) == 0 {
 			return true
 		}
+		if cc.sent != 0 {
+			cc.signalNew()
+		}
 		if !awaitExit(pids, deadline) {
 			return false
 		}
 	}
 }
 
-// release removes the command's cgroup once it is empty.
+// release removes the command's cgroup, and any the command made below
+// it, once they are empty.
 func (cc *commandContainer) release() {
 	if cc.cgFD >= 0 {
 		_ = unix.Close(cc.cgFD)
 		cc.cgFD = -1
 	}
 	if cc.cg != "" {
-		// An emptied cgroup can take a moment to be removable.
-		for i := 0; i < 50; i++ {
-			err := os.Remove(cc.cg)
-			if err == nil || errors.Is(err, os.ErrNotExist) || !errors.Is(err, syscall.EBUSY) {
-				break
-			}
-			time.Sleep(2 * time.Millisecond)
+		removeTree(cc.cg)
+	}
+}
+
+// removeTree removes a cgroup directory and those below it, bottom up. An
+// emptied cgroup can take a moment to be removable.
+func removeTree(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			removeTree(filepath.Join(dir, e.Name()))
 		}
+	}
+	for i := 0; i < 50; i++ {
+		err := os.Remove(dir)
+		if err == nil || !errors.Is(err, syscall.EBUSY) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 
 // members lists the live processes of the command, zombies left out.
 func (cc *commandContainer) members() ([]int, error) {
 	if cc.cg != "" {
-		pids, err := cgroupProcs(cc.cg)
+		pids, err := cgroupTreeProcs(cc.cg)
 		if err != nil {
 			return nil, err
 		}
@@ -216,14 +254,15 @@ func (cc *commandContainer) members() ([]int, error) {
 		}
 		return live, nil
 	}
-	return scanMembers(cc.leader, cc.since, cc.marker, cc.runID)
+	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.runID)
 }
 
 // scanMembers lists, from /proc, the live processes in the group led by
 // leader and, with marker, those carrying runID and their descendants.
 // Only processes started at or after since can be members: the others'
-// environments are not read.
-func scanMembers(leader int, since uint64, marker bool, runID string) ([]int, error) {
+// environments are not read. Once the leader was reaped (reaped > 0), the
+// group counts only processes started before that.
+func scanMembers(leader int, since, reaped uint64, marker bool, runID string) ([]int, error) {
 	all, err := procfs.Pids()
 	if err != nil {
 		return nil, err
@@ -241,7 +280,7 @@ func scanMembers(leader int, since uint64, marker bool, runID string) ([]int, er
 		}
 		parent[pid] = st.PPid
 		switch {
-		case leader > 1 && st.Pgrp == leader:
+		case leader > 1 && st.Pgrp == leader && (reaped == 0 || st.Start < reaped):
 			in[pid] = true
 		case marker:
 			if v, ok := procfs.Getenv(pid, RunIDEnv); ok && v == runID {
@@ -264,6 +303,25 @@ func scanMembers(leader int, since uint64, marker bool, runID string) ([]int, er
 	pids := make([]int, 0, len(in))
 	for pid := range in {
 		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+// cgroupTreeProcs reads the cgroup.procs of a cgroup and of every cgroup
+// below it: a command may make cgroups of its own and move into them.
+func cgroupTreeProcs(dir string) ([]int, error) {
+	pids, err := cgroupProcs(dir)
+	if err != nil {
+		return nil, err
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			more, err := cgroupTreeProcs(filepath.Join(dir, e.Name()))
+			if err == nil {
+				pids = append(pids, more...)
+			}
+		}
 	}
 	return pids, nil
 }
@@ -345,7 +403,7 @@ func unescapeMount(s string) string {
 }
 
 // cgroupPrefix starts the name of an executor's cgroup:
-// "dsh-<pid>-<start>-<random>", so a sweep can tell whose it was.
+// "dsh-<pidns>-<pid>-<start>-<random>", so a sweep can tell whose it was.
 const cgroupPrefix = "dsh-"
 
 // makeCgroupBase makes this executor's cgroup under parent and checks that
@@ -354,8 +412,7 @@ const cgroupPrefix = "dsh-"
 func makeCgroupBase(parent string) (base string, hasKill bool, err error) {
 	rnd := make([]byte, 4)
 	_, _ = rand.Read(rnd)
-	self := os.Getpid()
-	base = filepath.Join(parent, fmt.Sprintf("%s%d-%d-%s", cgroupPrefix, self, procfs.Start(self), hex.EncodeToString(rnd)))
+	base = filepath.Join(parent, cgroupPrefix+owner()+"-"+hex.EncodeToString(rnd))
 	if err := os.Mkdir(base, 0o755); err != nil {
 		return "", false, fmt.Errorf("cannot make a cgroup in %s: %w", parent, err)
 	}
@@ -411,23 +468,12 @@ func sweep(cgroupParent string) (Leftovers, error) {
 		return left, err
 	}
 	self := os.Getpid()
-	// A run id names its dsh by pid, which means something only in that
-	// dsh's pid namespace: a process of another namespace (a container's
-	// dsh, seen from the host) is never judged.
-	ns, _ := os.Readlink("/proc/self/ns/pid")
 	for _, pid := range pids {
 		if pid == self {
 			continue
 		}
 		id, ok := procfs.Getenv(pid, RunIDEnv)
-		if !ok {
-			continue
-		}
-		if theirs, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/pid"); theirs != ns {
-			continue
-		}
-		owner, start, ok := runIDOwner(id)
-		if !ok || procfs.Alive(owner, start) {
+		if !ok || !deadOwner(id) {
 			continue
 		}
 		if st, ok := procfs.ReadStat(pid); ok && !st.Dead() && syscall.Kill(pid, syscall.SIGKILL) == nil {
@@ -441,11 +487,7 @@ func sweep(cgroupParent string) (Leftovers, error) {
 		}
 		for _, e := range entries {
 			name, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
-			if !ok || !e.IsDir() {
-				continue
-			}
-			owner, start, ok := runIDOwner(name)
-			if !ok || procfs.Alive(owner, start) {
+			if !ok || !e.IsDir() || !deadOwner(name) {
 				continue
 			}
 			dir := filepath.Join(cgroupParent, e.Name())
@@ -459,16 +501,36 @@ func sweep(cgroupParent string) (Leftovers, error) {
 	return left, errors.Join(errs...)
 }
 
-// runIDOwner reads the dsh pid and start time at the head of a run id or
-// a cgroup name ("<pid>-<start>-…").
-func runIDOwner(id string) (pid int, start uint64, ok bool) {
-	f := strings.SplitN(id, "-", 3)
-	if len(f) < 3 {
-		return 0, 0, false
+// owner names this dsh process in run ids and cgroup names:
+// "<pidns>-<pid>-<start>".
+func owner() string {
+	self := os.Getpid()
+	return fmt.Sprintf("%d-%d-%d", procfs.PidNamespace(), self, procfs.Start(self))
+}
+
+// runIDOwner reads the dsh pid namespace, pid and start time at the head
+// of a run id or a cgroup name ("<pidns>-<pid>-<start>-…").
+func runIDOwner(id string) (ns uint64, pid int, start uint64, ok bool) {
+	f := strings.SplitN(id, "-", 4)
+	if len(f) < 4 {
+		return 0, 0, 0, false
 	}
-	pid, err1 := strconv.Atoi(f[0])
-	start, err2 := strconv.ParseUint(f[1], 10, 64)
-	return pid, start, err1 == nil && err2 == nil && pid > 0
+	ns, err0 := strconv.ParseUint(f[0], 10, 64)
+	pid, err1 := strconv.Atoi(f[1])
+	start, err2 := strconv.ParseUint(f[2], 10, 64)
+	return ns, pid, start, err0 == nil && err1 == nil && err2 == nil && pid > 0
+}
+
+// deadOwner reports whether a run id or cgroup name names a dsh of this
+// pid namespace that no longer runs. One of another namespace (a
+// container's dsh seen from the host, or the host's seen from inside one)
+// is never judged: its pid means nothing here.
+func deadOwner(id string) bool {
+	ns, pid, start, ok := runIDOwner(id)
+	if !ok || ns == 0 || ns != procfs.PidNamespace() {
+		return false
+	}
+	return !procfs.Alive(pid, start)
 }
 
 // removeCgroupTree kills everything in a dead dsh's cgroup and removes it

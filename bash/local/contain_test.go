@@ -20,7 +20,8 @@ import (
 func modes(t *testing.T) []string {
 	t.Helper()
 	out := []string{config.ContainMarker}
-	if _, err := newContainment(config.ContainCgroup); err == nil {
+	if c, err := newContainment(config.ContainCgroup); err == nil {
+		c.close()
 		out = append(out, config.ContainCgroup)
 	} else {
 		t.Logf("cgroup containment unavailable here: %v", err)
@@ -46,7 +47,7 @@ func TestRunIDInEnvironment(t *testing.T) {
 	e := newExecutor(t, testConfig(t))
 	a := runCmd(t, e, "echo $"+RunIDEnv, 0).Stdout.Text
 	b := runCmd(t, e, "echo $"+RunIDEnv, 0).Stdout.Text
-	prefix := fmt.Sprintf("%d-%d-", os.Getpid(), procfs.Start(os.Getpid()))
+	prefix := fmt.Sprintf("%d-%d-%d-", procfs.PidNamespace(), os.Getpid(), procfs.Start(os.Getpid()))
 	if !strings.HasPrefix(a, prefix) || !strings.HasPrefix(b, prefix) || a == b {
 		t.Fatalf("run ids %q, %q: want distinct ids starting %q", a, b, prefix)
 	}
@@ -203,8 +204,9 @@ func TestKeepDetached(t *testing.T) {
 // and removed when an executor starts; those of a live one are left alone.
 // Not parallel: every New sweeps, and would take the orphans first.
 func TestSweep(t *testing.T) {
-	self := os.Getpid()
-	deadOwner := fmt.Sprintf("%d-%d", self, procfs.Start(self)+7) // this pid, another start: a dsh gone
+	self, ns := os.Getpid(), procfs.PidNamespace()
+	deadOwner := fmt.Sprintf("%d-%d-%d", ns, self, procfs.Start(self)+7) // this pid, another start: a dsh gone
+	otherNS := fmt.Sprintf("%d-%d-%d", ns+1, self, procfs.Start(self)+7) // another namespace: never judged
 	mark := func(env string) *exec.Cmd {
 		cmd := exec.Command("sleep", "300")
 		cmd.Env = append(os.Environ(), env, leakMark)
@@ -216,7 +218,8 @@ func TestSweep(t *testing.T) {
 		return cmd
 	}
 	orphan := mark(RunIDEnv + "=" + deadOwner + "-abc-1")
-	mine := mark(RunIDEnv + fmt.Sprintf("=%d-%d-abc-1", self, procfs.Start(self)))
+	mine := mark(RunIDEnv + fmt.Sprintf("=%d-%d-%d-abc-1", ns, self, procfs.Start(self)))
+	foreign := mark(RunIDEnv + "=" + otherNS + "-abc-1")
 
 	var cgOrphan *exec.Cmd
 	var cgDir string
@@ -244,6 +247,9 @@ func TestSweep(t *testing.T) {
 	}
 	if contains(left.Pids, mine.Process.Pid) || gone(mine.Process.Pid) {
 		t.Errorf("the sweep killed %d, whose dsh runs", mine.Process.Pid)
+	}
+	if contains(left.Pids, foreign.Process.Pid) || gone(foreign.Process.Pid) {
+		t.Errorf("the sweep killed %d, whose dsh is of another pid namespace", foreign.Process.Pid)
 	}
 	awaitGoneWithin(t, orphan.Process.Pid, "orphan")
 	if cgDir != "" {
@@ -288,20 +294,22 @@ func awaitFile(t *testing.T, path string) {
 func TestRunIDOwner(t *testing.T) {
 	for _, tc := range []struct {
 		id    string
+		ns    uint64
 		pid   int
 		start uint64
 		ok    bool
 	}{
-		{"12-345-abcd-6", 12, 345, true},
-		{"12-345-abcd", 12, 345, true},
-		{"12-345", 0, 0, false},
-		{"x-345-a", 0, 0, false},
-		{"0-345-a", 0, 345, false},
-		{"", 0, 0, false},
+		{"99-12-345-abcd-6", 99, 12, 345, true},
+		{"99-12-345-abcd", 99, 12, 345, true},
+		{"99-12-345", 0, 0, 0, false},
+		{"x-12-345-a", 0, 0, 0, false},
+		{"99-x-345-a", 0, 0, 0, false},
+		{"99-0-345-a", 0, 0, 0, false},
+		{"", 0, 0, 0, false},
 	} {
-		pid, start, ok := runIDOwner(tc.id)
-		if ok != tc.ok || (ok && (pid != tc.pid || start != tc.start)) {
-			t.Errorf("runIDOwner(%q) = %d, %d, %v", tc.id, pid, start, ok)
+		ns, pid, start, ok := runIDOwner(tc.id)
+		if ok != tc.ok || (ok && (ns != tc.ns || pid != tc.pid || start != tc.start)) {
+			t.Errorf("runIDOwner(%q) = %d, %d, %d, %v", tc.id, ns, pid, start, ok)
 		}
 	}
 }
@@ -318,5 +326,133 @@ func TestUnescapeMount(t *testing.T) {
 		if got := unescapeMount(in); got != want {
 			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// cgroupMount is where cgroup2 is mounted (ownCgroup without this
+// process's own cgroup path).
+func cgroupMount(t *testing.T) string {
+	t.Helper()
+	parent, err := ownCgroup()
+	if err != nil {
+		t.Skipf("no cgroup2: %v", err)
+	}
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	for line := range strings.SplitSeq(string(self), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok && p != "/" {
+			return strings.TrimSuffix(parent, p)
+		}
+	}
+	return parent
+}
+
+// TestSubCgroupEscape: a command that makes a cgroup below its own and
+// moves a process into it does not get it past the kill, and leaves no
+// cgroup behind.
+func TestSubCgroupEscape(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Containment = config.ContainCgroup
+	e, err := New(cfg)
+	if err != nil {
+		t.Skipf("no cgroup containment here: %v", err)
+	}
+	f := tempFile(t, "sub")
+	res := runCmd(t, e, `CG=`+cgroupMount(t)+`$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir $CG/sub && `+
+		`setsid sh -c 'echo $$ > $0/sub/cgroup.procs && echo $$ > `+f+` && exec sleep 300' $CG & sleep 0.2`, 0)
+	if exitCode(res) != "0" {
+		t.Fatalf("%+v", res)
+	}
+	awaitGoneWithin(t, readPid(t, f), "a process moved to a sub-cgroup")
+	base := e.contain.base
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(base); !os.IsNotExist(err) {
+		t.Errorf("cgroups left under %s after Close: %v", base, err)
+	}
+}
+
+// TestForkStormIsKilled: a TERM-ignoring escapee that forks without pause
+// while the kill runs leaves nothing carrying the command's run id.
+func TestForkStormIsKilled(t *testing.T) {
+	t.Parallel()
+	for _, mode := range modes(t) {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig(t)
+			cfg.Containment = mode
+			e := newExecutor(t, cfg)
+			f := tempFile(t, "id")
+			p := start(t, e, `echo $`+RunIDEnv+` > `+f+`; setsid bash -c 'trap "" TERM; while :; do sleep 300 & done' & sleep 300`)
+			awaitFile(t, f)
+			id := strings.TrimSpace(string(must(os.ReadFile(f))))
+			time.Sleep(100 * time.Millisecond) // let the storm get going
+			p.Kill()
+			wait(t, p)
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				var left []int
+				pids, _ := procfs.Pids()
+				for _, pid := range pids {
+					if v, ok := procfs.Getenv(pid, RunIDEnv); ok && v == id && !gone(pid) {
+						left = append(left, pid)
+					}
+				}
+				if len(left) == 0 {
+					return
+				}
+				if time.Now().After(deadline) {
+					for _, pid := range left {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+					t.Fatalf("%d processes of the command outlived its kill: %v", len(left), left)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestPollExit: without pidfds, exits are awaited by looking.
+func TestPollExit(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("sleep", "300")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if pollExit([]int{cmd.Process.Pid}, time.Now().Add(50*time.Millisecond)) {
+		t.Fatal("pollExit reported a running process gone")
+	}
+	_ = cmd.Process.Kill()
+	if !pollExit([]int{cmd.Process.Pid}, time.Now().Add(5*time.Second)) {
+		t.Fatal("pollExit missed the exit (a zombie has exited)")
+	}
+}
+
+// TestReapedLeaderGroup: once the shell is reaped, a process that took its
+// pid as a new group (pid reuse) is not counted as a member.
+func TestReapedLeaderGroup(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command("sleep", "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid // stands for a reused pgid
+	if got, _ := scanMembers(pid, 0, 0, false, ""); !contains(got, pid) {
+		t.Fatalf("before the reap: members %v lack %d", got, pid)
+	}
+	if got, _ := scanMembers(pid, 0, 1, false, ""); contains(got, pid) {
+		t.Fatalf("reaped at tick 1: %d, started later, counted as a member", pid)
 	}
 }

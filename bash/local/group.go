@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 // container is what the kill sequence acts on: a command's processes
@@ -31,15 +33,20 @@ func awaitExit(pids []int, deadline time.Time) bool {
 			_ = unix.Close(int(p.Fd))
 		}
 	}()
+	var polled []int // no pidfd for these (Linux < 5.3, EMFILE, seccomp)
 	for _, pid := range pids {
 		fd, err := unix.PidfdOpen(pid, 0)
 		if err == unix.ESRCH {
 			continue // already gone
 		}
 		if err != nil {
-			return false
+			polled = append(polled, pid)
+			continue
 		}
 		fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	}
+	if len(polled) > 0 && !pollExit(polled, deadline) {
+		return false
 	}
 	for {
 		pending := 0
@@ -64,5 +71,26 @@ func awaitExit(pids []int, deadline time.Time) bool {
 		if _, err := unix.Poll(fds, ms); err != nil && err != unix.EINTR {
 			return false
 		}
+	}
+}
+
+// pollExit waits for pids to exit by looking every 10 ms: the fallback
+// where a pidfd cannot be had. A zombie has exited.
+func pollExit(pids []int, deadline time.Time) bool {
+	for {
+		left := pids[:0]
+		for _, pid := range pids {
+			if st, ok := procfs.ReadStat(pid); ok && !st.Dead() {
+				left = append(left, pid)
+			}
+		}
+		pids = left
+		if len(pids) == 0 {
+			return true
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		time.Sleep(min(10*time.Millisecond, time.Until(deadline)))
 	}
 }

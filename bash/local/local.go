@@ -26,14 +26,19 @@
 // or with containment: marker, members are found from /proc: the group,
 // every process whose environment carries the command's DSH_RUN_ID, and
 // their descendants by the parent chain. The fallback cannot catch a
-// process that both cleared its environment (env -i, a daemon that resets
-// it) and left the parent chain (a double fork), nor one whose
-// /proc/<pid>/environ this user cannot read (it changed its uid).
+// process that dropped the variable from its environment (env -i, a daemon
+// that resets it) once its parent has exited (a double fork, or
+// `setsid env -i server &` whose shell then ends), nor one whose
+// /proc/<pid>/environ this user cannot read (it changed its uid). A cgroup
+// holds a command's processes, and the cgroups it makes below its own,
+// unless one with the privilege moves itself out of that subtree.
 // [Executor.Containment] (and `dsh doctor`) says which is in use.
 //
 // Killing is SIGTERM to every member, then SIGKILL after graceMs unless
-// none is left (cgroup.kill in a cgroup, so nothing forks in between); the
-// run is done only when no member runs, and its cgroup is then removed. A
+// none is left (cgroup.kill in a cgroup, so nothing forks in between;
+// without one, members that appear while the kill runs get the same
+// signal as they are found); the run is done only when no member runs, or
+// the SIGKILL's grace ran out, and its cgroups are then removed. A
 // command's processes live as long as the command: when the leader exits
 // by itself, what it left running (`sleep 60 &`, `setsid server &`, a
 // daemon) gets the same kill sequence, for a foreground call and a
@@ -304,23 +309,37 @@ func (e *Executor) Close() error {
 func (e *Executor) Containment() string { return e.contain.describe() }
 
 // keep holds a container whose processes a foreground command left running
-// (keepDetached) until Close; containers found empty are released.
+// (keepDetached) until Close; containers found empty are released. Called
+// by a run's supervise, which Close waits for.
 func (e *Executor) keep(c container) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.closed {
-		go killContainer(c, e.grace)
+		e.mu.Unlock()
+		killContainer(c, e.grace) // Close already took its list
 		return
 	}
-	live := e.kept[:0]
-	for _, k := range e.kept {
+	kept := e.kept
+	e.kept = nil
+	e.mu.Unlock()
+	// Prune outside the lock: live() may scan /proc, release may wait.
+	live := []container{c}
+	for _, k := range kept {
 		if k.live() {
 			live = append(live, k)
 		} else {
 			k.release()
 		}
 	}
-	e.kept = append(live, c)
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		for _, k := range live {
+			killContainer(k, e.grace)
+		}
+		return
+	}
+	e.kept = append(e.kept, live...)
+	e.mu.Unlock()
 }
 
 // killContainer runs the kill sequence on what a container still holds:
@@ -383,9 +402,13 @@ func (e *Executor) launch(spec bash.Spec, shell string, keep bool) (*run, error)
 		parentEnds []*os.File // ours; closed on failure
 		childEnds  []*os.File // the child's; closed after launch either way
 	)
+	var cc *commandContainer
 	fail := func(err error) (*run, error) {
 		closeAll(parentEnds)
 		closeAll(childEnds)
+		if cc != nil {
+			cc.release()
+		}
 		return nil, err
 	}
 	pipe := func() (r, w *os.File, err error) {
@@ -407,7 +430,7 @@ func (e *Executor) launch(spec bash.Spec, shell string, keep bool) (*run, error)
 	}
 	parentEnds, childEnds = append(parentEnds, errR), append(childEnds, errW)
 
-	cc, err := e.contain.command()
+	cc, err = e.contain.command()
 	if err != nil {
 		return fail(err)
 	}
@@ -484,6 +507,7 @@ func (e *Executor) launch(spec bash.Spec, shell string, keep bool) (*run, error)
 	go func() { defer r.readWG.Done(); collect(errR, r.stderr) }()
 	go func() {
 		_ = cmd.Wait()
+		cc.leaderReaped()
 		r.mu.Lock()
 		r.state = cmd.ProcessState
 		r.mu.Unlock()

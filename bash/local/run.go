@@ -146,6 +146,8 @@ func (r *run) supervise() {
 		case <-killReq:
 			if r.grp.live() {
 				startKill()
+			} else {
+				killReq = nil // nothing to kill; do not spin on the closed channel
 			}
 		case <-sigkillAt:
 			sigkill()

@@ -155,3 +155,51 @@ func lookup(env []byte, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// PidNamespace returns the inode number of this process's pid namespace
+// (what /proc/self/ns/pid links to), or 0 when it cannot be read. A pid
+// means something only within its namespace.
+func PidNamespace() uint64 {
+	link, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return 0
+	}
+	// "pid:[4026531836]"
+	start, end := bytes.IndexByte([]byte(link), '['), bytes.IndexByte([]byte(link), ']')
+	if start < 0 || end <= start {
+		return 0
+	}
+	n, err := strconv.ParseUint(link[start+1:end], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// Ticks returns the time since boot in clock ticks, the unit of
+// Stat.Start (USER_HZ, 100 on Linux), or 0 when /proc/uptime cannot be
+// read.
+func Ticks() uint64 {
+	var buf [64]byte
+	data, err := ReadFile("/proc/uptime", buf[:])
+	if err != nil {
+		return 0
+	}
+	secs, _, _ := bytes.Cut(data, []byte(" "))
+	whole, frac, _ := bytes.Cut(secs, []byte("."))
+	w, err := strconv.ParseUint(string(whole), 10, 64)
+	if err != nil {
+		return 0
+	}
+	t := w * userHZ
+	if len(frac) >= 2 {
+		if f, err := strconv.ParseUint(string(frac[:2]), 10, 64); err == nil {
+			t += f * userHZ / 100
+		}
+	}
+	return t
+}
+
+// userHZ is the kernel's USER_HZ, the clock tick of /proc: 100 on every
+// Linux architecture Go supports.
+const userHZ = 100
