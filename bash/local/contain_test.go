@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,19 +28,6 @@ func modes(t *testing.T) []string {
 		t.Logf("cgroup containment unavailable here: %v", err)
 	}
 	return out
-}
-
-// awaitGoneWithin waits for pid to be gone: an event polled, not a timing
-// the test asserts.
-func awaitGoneWithin(t *testing.T, pid int, what string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !gone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: pid %d still runs", what, pid)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func TestRunIDInEnvironment(t *testing.T) {
@@ -74,31 +62,31 @@ func TestEscapesEndWithTheCommand(t *testing.T) {
 			escape := func(f string) string {
 				return "setsid sleep 300 & echo $! > " + f + "; ( ( exec 0<&- 1>&- 2>&-; setsid sleep 300 & echo $! > " + f + "2 ) & )"
 			}
-			check := func(f, what string) {
+			check := func(f string) {
 				for _, p := range []string{f, f + "2"} {
 					awaitFile(t, p)
-					awaitGoneWithin(t, readPid(t, p), what+" "+filepath.Base(p))
+					awaitGone(t, readPid(t, p))
 				}
 			}
 
 			f := tempFile(t, "fg")
-			if res := runCmd(t, e, escape(f)+"; sleep 0.1", 0); exitCode(res) != "0" {
+			if res := runCmd(t, e, escape(f)+"; until [ -s "+f+"2 ]; do sleep 0.01; done", 0); exitCode(res) != "0" {
 				t.Fatalf("foreground: %+v", res)
 			}
-			check(f, "foreground exit")
+			check(f) // a foreground exit
 
 			f = tempFile(t, "timeout")
 			if res := runCmd(t, e, escape(f)+"; sleep 60", 300); !res.TimedOut {
 				t.Fatalf("timeout: %+v", res)
 			}
-			check(f, "timeout")
+			check(f) // a timeout
 
 			f = tempFile(t, "bg")
 			p := start(t, e, escape(f)+"; sleep 300")
 			awaitFile(t, f+"2")
 			p.Kill()
 			wait(t, p)
-			check(f, "background kill")
+			check(f) // a killed background process
 		})
 	}
 }
@@ -119,17 +107,7 @@ func TestCgroupPerCommand(t *testing.T) {
 	own := runCmd(t, e, "grep ^0:: /proc/self/cgroup", 0).Stdout.Text
 	base := e.contain.base
 	rel, _ := strings.CutPrefix(strings.TrimSpace(own), "0::")
-	dir := ""
-	if parent, err := ownCgroup(); err == nil {
-		self, _ := os.ReadFile("/proc/self/cgroup")
-		selfRel := ""
-		for line := range strings.SplitSeq(string(self), "\n") {
-			if p, ok := strings.CutPrefix(line, "0::"); ok {
-				selfRel = p
-			}
-		}
-		dir = filepath.Join(strings.TrimSuffix(parent, selfRel), rel)
-	}
+	dir := filepath.Join(cgroupMount(t), rel)
 	if filepath.Dir(dir) != base {
 		t.Fatalf("the command ran in %q (%s), want a child of %s", rel, dir, base)
 	}
@@ -177,11 +155,11 @@ func TestKeepDetached(t *testing.T) {
 			if res := runCmd(t, e, "setsid sleep 300 & echo $! > "+f+"; sleep 60", 200); !res.TimedOut {
 				t.Fatalf("timeout: %+v", res)
 			}
-			awaitGoneWithin(t, readPid(t, f), "timed-out command's escapee under keepDetached")
+			awaitGone(t, readPid(t, f))
 			f = tempFile(t, "bg")
 			p := start(t, e, "setsid sleep 300 & echo $! > "+f)
 			wait(t, p)
-			awaitGoneWithin(t, readPid(t, f), "background task's escapee under keepDetached")
+			awaitGone(t, readPid(t, f))
 
 			for _, pid := range keptPids {
 				if gone(pid) {
@@ -242,18 +220,18 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !contains(left.Pids, orphan.Process.Pid) {
+	if !slices.Contains(left.Pids, orphan.Process.Pid) {
 		t.Errorf("swept pids %v lack the orphan %d", left.Pids, orphan.Process.Pid)
 	}
-	if contains(left.Pids, mine.Process.Pid) || gone(mine.Process.Pid) {
+	if slices.Contains(left.Pids, mine.Process.Pid) || gone(mine.Process.Pid) {
 		t.Errorf("the sweep killed %d, whose dsh runs", mine.Process.Pid)
 	}
-	if contains(left.Pids, foreign.Process.Pid) || gone(foreign.Process.Pid) {
+	if slices.Contains(left.Pids, foreign.Process.Pid) || gone(foreign.Process.Pid) {
 		t.Errorf("the sweep killed %d, whose dsh is of another pid namespace", foreign.Process.Pid)
 	}
-	awaitGoneWithin(t, orphan.Process.Pid, "orphan")
+	awaitGone(t, orphan.Process.Pid)
 	if cgDir != "" {
-		awaitGoneWithin(t, cgOrphan.Process.Pid, "process in a dead dsh's cgroup")
+		awaitGone(t, cgOrphan.Process.Pid)
 		if _, err := os.Stat(cgDir); !os.IsNotExist(err) {
 			t.Errorf("the dead dsh's cgroup %s is still there", cgDir)
 		}
@@ -265,15 +243,6 @@ func TestSweep(t *testing.T) {
 			t.Errorf("swept cgroups %v lack %s", left.Cgroups, cgDir)
 		}
 	}
-}
-
-func contains(pids []int, pid int) bool {
-	for _, p := range pids {
-		if p == pid {
-			return true
-		}
-	}
-	return false
 }
 
 // awaitFile waits for a command to write a file.
@@ -359,11 +328,11 @@ func TestSubCgroupEscape(t *testing.T) {
 	}
 	f := tempFile(t, "sub")
 	res := runCmd(t, e, `CG=`+cgroupMount(t)+`$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir $CG/sub && `+
-		`setsid sh -c 'echo $$ > $0/sub/cgroup.procs && echo $$ > `+f+` && exec sleep 300' $CG & sleep 0.2`, 0)
+		`setsid sh -c 'echo $$ > $0/sub/cgroup.procs && echo $$ > `+f+` && exec sleep 300' $CG & until [ -s `+f+` ]; do sleep 0.01; done`, 0)
 	if exitCode(res) != "0" {
 		t.Fatalf("%+v", res)
 	}
-	awaitGoneWithin(t, readPid(t, f), "a process moved to a sub-cgroup")
+	awaitGone(t, readPid(t, f))
 	base := e.contain.base
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -387,18 +356,14 @@ func TestForkStormIsKilled(t *testing.T) {
 			p := start(t, e, `echo $`+RunIDEnv+` > `+f+`; setsid bash -c 'trap "" TERM; while :; do sleep 300 & done' & sleep 300`)
 			awaitFile(t, f)
 			id := strings.TrimSpace(string(must(os.ReadFile(f))))
-			time.Sleep(100 * time.Millisecond) // let the storm get going
+			for len(marked(id)) < 5 { // the storm is going
+				time.Sleep(5 * time.Millisecond)
+			}
 			p.Kill()
 			wait(t, p)
 			deadline := time.Now().Add(5 * time.Second)
 			for {
-				var left []int
-				pids, _ := procfs.Pids()
-				for _, pid := range pids {
-					if v, ok := procfs.Getenv(pid, RunIDEnv); ok && v == id && !gone(pid) {
-						left = append(left, pid)
-					}
-				}
+				left := marked(id)
 				if len(left) == 0 {
 					return
 				}
@@ -412,6 +377,18 @@ func TestForkStormIsKilled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// marked lists the live processes carrying run id id.
+func marked(id string) []int {
+	var pids []int
+	all, _ := procfs.Pids()
+	for _, pid := range all {
+		if v, ok := procfs.Getenv(pid, RunIDEnv); ok && v == id && !gone(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 func must[T any](v T, err error) T {
@@ -449,10 +426,10 @@ func TestReapedLeaderGroup(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	pid := cmd.Process.Pid // stands for a reused pgid
-	if got, _ := scanMembers(pid, 0, 0, false, ""); !contains(got, pid) {
+	if got, _ := scanMembers(pid, 0, 0, false, ""); !slices.Contains(got, pid) {
 		t.Fatalf("before the reap: members %v lack %d", got, pid)
 	}
-	if got, _ := scanMembers(pid, 0, 1, false, ""); contains(got, pid) {
+	if got, _ := scanMembers(pid, 0, 1, false, ""); slices.Contains(got, pid) {
 		t.Fatalf("reaped at tick 1: %d, started later, counted as a member", pid)
 	}
 }
