@@ -69,12 +69,11 @@ func TestSigkilledDshIsSweptNextStart(t *testing.T) {
 			for _, p := range []int{child, escaped} {
 				awaitPidGone(t, p, "a process of the killed dsh, after the next start")
 			}
-			// The sweep logs what it killed. (Another test process starting
-			// an executor at the same moment may sweep first.)
-			for _, p := range before {
-				if !strings.Contains(out.stderr, "killed processes left by a dsh that no longer runs") {
-					t.Logf("pid %d was swept by someone else: %s", p, out.stderr)
-				}
+			// The sweep logs what it killed; another test process starting
+			// an executor at the same moment may sweep first, so this is
+			// shown, not asserted.
+			if len(before) > 0 && !strings.Contains(out.stderr, "killed processes left by a dsh that no longer runs") {
+				t.Logf("%v were swept by another process: %s", before, out.stderr)
 			}
 		})
 	}
