@@ -206,7 +206,7 @@ func serveExampleAgent(in io.Reader, out io.Writer) error {
 		h.Provide(host.Executor, exec),
 		h.Provide(host.Tools, tools),
 		h.Provide(host.Prompt, prompt.NewRegistry()),
-		h.Load(bashtool.Plugin(bashtool.Config{})),
+		h.Load(host.BashTool(bashtool.Config{})),
 	)
 	if err != nil {
 		return err

@@ -6,9 +6,10 @@
 // of them is provided; until then it is pending and registers nothing. When
 // one of them is removed, the plugin is disposed: its own dispose function
 // runs, then every tool and prompt section it added through its [Env] is
-// removed. Providing the service again applies it again. The bash tool is a
-// plugin that needs the executor; the task tools one that needs the task
-// runtime.
+// removed. Providing the service again applies it again. [BashTool] is a
+// plugin that needs the executor; [TaskTools] one that needs the task
+// runtime. The tool packages know nothing of the host (it is above them);
+// their plugins are made here.
 //
 // Host operations (Provide, Remove, Load, Unload, Close) are serialized, and
 // a plugin's Apply and dispose run inside them, so a plugin never sees a

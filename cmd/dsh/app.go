@@ -14,9 +14,6 @@ import (
 	"github.com/dsh-go/dsh/tool/tasktool"
 )
 
-// bashPlugin is the name of bashtool.Plugin.
-const bashPlugin = "tool-bash"
-
 // app is dsh assembled from a config: the executor, the task runtime (when
 // the task tools are loaded), the tool registry and the prompt, composed by a
 // host with the selected tool plugins. The front ends (MCP, the CLI) use
@@ -62,9 +59,9 @@ func newApp(cfg configFile) (*app, error) {
 		var p host.Plugin
 		switch name {
 		case toolBash:
-			p = bashtool.Plugin(cfg.Bash)
+			p = host.BashTool(cfg.Bash)
 		case toolTasks:
-			p = tasktool.Plugin(cfg.Tasks.Tools)
+			p = host.TaskTools(cfg.Tasks.Tools)
 		default:
 			errs = append(errs, fmt.Errorf("unknown tool %q", name))
 			continue
@@ -79,7 +76,7 @@ func newApp(cfg configFile) (*app, error) {
 	// returned above); check anyway, so a silently missing tool cannot
 	// pass for a working configuration.
 	for _, name := range cfg.Tools {
-		plugin := map[string]string{toolBash: bashPlugin, toolTasks: tasktool.PluginName}[name]
+		plugin := map[string]string{toolBash: bashtool.PluginName, toolTasks: tasktool.PluginName}[name]
 		if !a.host.Active(plugin) {
 			a.Close()
 			return nil, fmt.Errorf("tool plugin %s did not load", plugin)

@@ -201,7 +201,7 @@ func decodeTools(dst *[]string, v *yaml.Node) error {
 }
 
 func decodeBash(dst *bashtool.Config, bgLine *int, v *yaml.Node) error {
-	const prefix = "tool-bash: "
+	const prefix = bashtool.PluginName + ": "
 	v = follow(v)
 	if isNull(v) {
 		return nil

@@ -61,8 +61,8 @@ func New(t testing.TB, cfg config.Local) (*Stack, error) {
 		h.Provide(host.Tools, s.Tools),
 		h.Provide(host.Prompt, s.Prompt),
 		h.Provide(host.Tasks, s.Tasks),
-		h.Load(bashtool.Plugin(bashtool.Config{})),
-		h.Load(tasktool.Plugin(tasktool.Config{})),
+		h.Load(host.BashTool(bashtool.Config{})),
+		h.Load(host.TaskTools(tasktool.Config{})),
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -84,7 +84,7 @@ func newStackWith(t testing.TB, tune func(*config.Local), tc tasks.Config) *stac
 			t.Fatal(err)
 		}
 	}
-	for _, p := range []host.Plugin{bashtool.Plugin(bashtool.Config{}), tasktool.Plugin(tasktool.Config{})} {
+	for _, p := range []host.Plugin{host.BashTool(bashtool.Config{}), host.TaskTools(tasktool.Config{})} {
 		if err := h.Load(p); err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@
 //     truncated/spillPath/totalBytes.
 //
 // The package is a plug-in of package tool: it imports tool, tasks and bash,
-// and host wires it in through [Plugin].
+// and host wires it in ([host.BashTool]).
 package bashtool
 
 import (
@@ -44,7 +44,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dsh-go/dsh/bash"
-	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
@@ -145,26 +144,9 @@ func (t *Tool) Definition() tool.Definition {
 	}
 }
 
-// Plugin wires the tool into a host: it needs the executor, the tool
-// registry and the prompt, and uses the task runtime when there is one.
-func Plugin(cfg Config) host.Plugin {
-	return host.Plugin{
-		Name:  "tool-bash",
-		Needs: []string{host.Executor, host.Tools, host.Prompt},
-		Uses:  []string{host.Tasks},
-		Apply: func(env *host.Env) (func(), error) {
-			exec, _ := env.Service(host.Executor).(bash.Executor)
-			t := New(exec, func() *tasks.Service {
-				rt, _ := env.Service(host.Tasks).(*tasks.Service)
-				return rt
-			}, cfg)
-			if err := env.AddTool(t.Definition()); err != nil {
-				return nil, err
-			}
-			return nil, env.AddSection(Section)
-		},
-	}
-}
+// PluginName is the name of the tool's host plugin ([host.BashTool]) and
+// of its config section.
+const PluginName = "tool-bash"
 
 // args are the tool's named arguments; nothing else of a call is read.
 type args struct {

@@ -3,9 +3,9 @@
 // tool:tasks prompt section, and the finish notices that tell a session
 // that one of its tasks ended (SPEC.md §4.2, §4.3).
 //
-// [Plugin] wires it all into a [host.Host] once the task runtime, the tool
+// [host.TaskTools] wires it all into a host once the task runtime, the tool
 // registry and the prompt are provided; while it is applied the service
-// accepts new tasks (it is attached), and it posts the notices.
+// accepts new tasks (it is attached, [Start]), and it posts the notices.
 //
 // Texts the model reads (exact; SPEC.md):
 //
@@ -54,7 +54,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
@@ -439,40 +438,18 @@ func withdrawStale(s *session.Session, snap tasks.Snapshot) {
 	}
 }
 
-// PluginName is the name of the plugin (and of its config section).
+// PluginName is the name of the tools' host plugin ([host.TaskTools])
+// and of their config section.
 const PluginName = "tool-tasks"
 
-// Plugin returns the task tools as a host plugin. It needs the task runtime
-// (a *tasks.Service), the tool registry and the prompt. Applying it
-// validates cfg, adds the three tools and the tool:tasks section, attaches
-// the tools to the service and starts the finish notices; disposing it stops
-// the notices and detaches.
-func Plugin(cfg Config) host.Plugin {
-	return host.Plugin{
-		Name:  PluginName,
-		Needs: []string{host.Tasks, host.Tools, host.Prompt},
-		Apply: func(env *host.Env) (func(), error) {
-			if err := cfg.Validate(); err != nil {
-				return nil, err
-			}
-			svc, ok := env.Service(host.Tasks).(*tasks.Service)
-			if !ok {
-				return nil, fmt.Errorf("tool-tasks: the %q service is a %T, not a *tasks.Service", host.Tasks, env.Service(host.Tasks))
-			}
-			for _, def := range Definitions(svc, cfg) {
-				if err := env.AddTool(def); err != nil {
-					return nil, err
-				}
-			}
-			if err := env.AddSection(Section()); err != nil {
-				return nil, err
-			}
-			detach := svc.AttachTools()
-			stop := svc.OnFinish(notifier(svc))
-			return func() {
-				stop()
-				detach()
-			}, nil
-		},
+// Start attaches the task tools to svc (it accepts new tasks) and posts
+// the finish notices; the returned func stops both. [host.TaskTools] calls
+// it when the tools are applied.
+func Start(svc *tasks.Service) (stop func()) {
+	detach := svc.AttachTools()
+	stopNotices := svc.OnFinish(notifier(svc))
+	return func() {
+		stopNotices()
+		detach()
 	}
 }

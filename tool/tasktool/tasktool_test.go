@@ -93,7 +93,7 @@ func newRig(t testing.TB, cfg tasktool.Config) *rig {
 			t.Fatal(err)
 		}
 	}
-	if err := r.h.Load(tasktool.Plugin(cfg)); err != nil {
+	if err := r.h.Load(host.TaskTools(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -212,7 +212,7 @@ func TestPluginRefusesBadConfig(t *testing.T) {
 	_ = h.Provide(host.Tasks, svc)
 	_ = h.Provide(host.Tools, reg)
 	_ = h.Provide(host.Prompt, prompt.NewRegistry())
-	err := h.Load(tasktool.Plugin(tasktool.Config{WaitTimeoutMs: 700000}))
+	err := h.Load(host.TaskTools(tasktool.Config{WaitTimeoutMs: 700000}))
 	if err == nil || !strings.Contains(err.Error(), "tool-tasks: waitTimeoutMs (700000) exceeds maxWaitTimeoutMs (600000)") {
 		t.Errorf("load: %v", err)
 	}
@@ -510,7 +510,7 @@ func TestNoNoticeForReadAfterFinish(t *testing.T) {
 		<-release
 	})
 	r.h.Unload(tasktool.PluginName)
-	if err := r.h.Load(tasktool.Plugin(tasktool.Config{})); err != nil {
+	if err := r.h.Load(host.TaskTools(tasktool.Config{})); err != nil {
 		t.Fatal(err)
 	}
 	p := &producer{}
