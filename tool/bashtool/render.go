@@ -28,8 +28,14 @@ func cappedNotice(bytes int64, path string) string {
 }
 
 func timedOutMarker(ms int64) string { return fmt.Sprintf("[timed out after %dms]", ms) }
-func signalMarker(sig string) string { return "[killed by signal: " + sig + "]" }
-func exitMarker(code int) string     { return "[exit code: " + strconv.Itoa(code) + "]" }
+func signalMarker(sig string) string { return signalOpen + sig + "]" }
+func exitMarker(code int) string     { return exitOpen + strconv.Itoa(code) + "]" }
+
+// The opening of the final markers, which parseExit reads back.
+const (
+	signalOpen = "[killed by signal: "
+	exitOpen   = "[exit code: "
+)
 
 func startedText(id string) string { return "started background task " + id }
 
@@ -129,14 +135,14 @@ func outcome(st bash.State) tasks.Outcome {
 // result text (SPEC.md §3.7). The leading "\n" is required, so output that
 // merely ends in marker-like text parses as exit 0.
 func parseExit(text string) (code int, signal string) {
-	if i := strings.LastIndex(text, "\n[killed by signal: "); i >= 0 && strings.HasSuffix(text, "]") {
-		sig := text[i+len("\n[killed by signal: ") : len(text)-1]
+	if i := strings.LastIndex(text, "\n"+signalOpen); i >= 0 && strings.HasSuffix(text, "]") {
+		sig := text[i+1+len(signalOpen) : len(text)-1]
 		if sig != "" && !strings.ContainsAny(sig, "\n]") {
 			return 0, sig
 		}
 	}
-	if i := strings.LastIndex(text, "\n[exit code: "); i >= 0 && strings.HasSuffix(text, "]") {
-		if n, err := strconv.Atoi(text[i+len("\n[exit code: ") : len(text)-1]); err == nil {
+	if i := strings.LastIndex(text, "\n"+exitOpen); i >= 0 && strings.HasSuffix(text, "]") {
+		if n, err := strconv.Atoi(text[i+1+len(exitOpen) : len(text)-1]); err == nil {
 			return n, ""
 		}
 	}
