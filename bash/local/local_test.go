@@ -689,12 +689,20 @@ func TestKillRacingExitEndsKilled(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.GraceMs = 2000
 	e := newExecutor(t, cfg)
-	// The leader exits at once; an escaped process holds stdout, so the
-	// run is still collecting (not done) when Kill comes.
+	// The leader exits once an escaped process that ignores SIGTERM holds
+	// stdout, so the run is still collecting (not done) when Kill comes:
+	// the executor's own SIGTERM to what the leader left cannot end it
+	// before the grace is over. (The leader waits on the FIFO until the
+	// holder ignores SIGTERM; without that the SIGTERM can come first.)
 	leader, holder := tempFile(t, "leader"), tempFile(t, "holder")
 	killOnCleanup(t, holder)
+	trapped := tempFile(t, "trapped")
+	if err := syscall.Mkfifo(trapped, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ready, reached := readyFifo(t)
-	p := start(t, e, "setsid sleep 60 & echo $! > "+holder+"; echo $$ > "+leader+"; echo > "+ready)
+	p := start(t, e, "setsid bash -c \"trap '' TERM; echo > "+trapped+"; exec sleep 60\" & echo $! > "+holder+
+		"; read _ < "+trapped+"; echo $$ > "+leader+"; echo > "+ready)
 	reached()
 	awaitGone(t, readPid(t, leader))
 	if !p.Kill() {
