@@ -457,10 +457,12 @@ type Leftovers struct {
 }
 
 // sweep kills what dsh processes that died left behind: processes carrying
-// a run id whose dsh no longer runs (whatever containment that dsh used),
-// and, next to this executor's cgroup, the cgroups of dsh processes gone.
-// They get SIGKILL at once: their owner is gone, nobody waits for them.
-func sweep(cgroupParent string) (Leftovers, error) {
+// a run id (in the variable runIDEnv; RunIDEnv but in tests) whose dsh no
+// longer runs (whatever containment that dsh used), and, next to this
+// executor's cgroup, the cgroups of dsh processes gone. They get SIGKILL
+// at once: their owner is gone, nobody waits for them. Several dsh
+// processes may sweep at once: what another removes first is skipped.
+func sweep(cgroupParent, runIDEnv string) (Leftovers, error) {
 	var left Leftovers
 	var errs []error
 	pids, err := procfs.Pids()
@@ -472,7 +474,7 @@ func sweep(cgroupParent string) (Leftovers, error) {
 		if pid == self {
 			continue
 		}
-		id, ok := procfs.Getenv(pid, RunIDEnv)
+		id, ok := procfs.Getenv(pid, runIDEnv)
 		if !ok || !deadOwner(id) {
 			continue
 		}
@@ -492,7 +494,11 @@ func sweep(cgroupParent string) (Leftovers, error) {
 			}
 			dir := filepath.Join(cgroupParent, e.Name())
 			if err := removeCgroupTree(dir); err != nil {
-				errs = append(errs, err)
+				// Gone meanwhile: another dsh starting up swept it, or
+				// its exiting owner removed it. Neither is ours to report.
+				if !errors.Is(err, os.ErrNotExist) {
+					errs = append(errs, err)
+				}
 				continue
 			}
 			left.Cgroups = append(left.Cgroups, dir)
@@ -534,15 +540,31 @@ func deadOwner(id string) bool {
 }
 
 // removeCgroupTree kills everything in a dead dsh's cgroup and removes it
-// and its children.
+// and its children. When the cgroup vanishes under it (removed by another
+// sweeper, or by its owner finishing its exit) the error is
+// os.ErrNotExist. (A cgroup being removed loses its files before its
+// directory: cgroup.procs gone is the sign.)
 func removeCgroupTree(dir string) error {
+	err := killCgroupTree(dir)
+	if err != nil {
+		if _, statErr := os.Stat(filepath.Join(dir, "cgroup.procs")); errors.Is(statErr, os.ErrNotExist) {
+			return fmt.Errorf("%s: %s: %w", Name, dir, os.ErrNotExist)
+		}
+	}
+	return err
+}
+
+// killCgroupTree is removeCgroupTree without the vanish check at its own
+// level; children that vanish are skipped.
+func killCgroupTree(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
 		if e.IsDir() {
-			if err := removeCgroupTree(filepath.Join(dir, e.Name())); err != nil {
+			err := removeCgroupTree(filepath.Join(dir, e.Name()))
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
 		}

@@ -1,12 +1,14 @@
 package local
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -178,9 +180,32 @@ func TestKeepDetached(t *testing.T) {
 	}
 }
 
+// testRunIDEnv marks the fabricated leftovers of the sweep tests instead
+// of RunIDEnv, and privateCgroupParent holds their cgroups: every dsh and
+// executor starting meanwhile on this machine (other test binaries run at
+// the same time) sweeps, and would take them first and log it.
+const testRunIDEnv = "DSH_TEST_SWEEP_RUN_ID"
+
+// privateCgroupParent makes an empty cgroup below this process's own one
+// that no sweep looks into, or returns "" where none can be made.
+func privateCgroupParent(t *testing.T) string {
+	t.Helper()
+	own, err := ownCgroup()
+	if err != nil {
+		t.Logf("no cgroup sweep test: %v", err)
+		return ""
+	}
+	dir, err := os.MkdirTemp(own, "sweeptest-")
+	if err != nil {
+		t.Logf("no cgroup sweep test: %v", err)
+		return ""
+	}
+	t.Cleanup(func() { removeTree(dir) })
+	return dir
+}
+
 // TestSweep: processes and cgroups of a dsh that no longer runs are killed
 // and removed when an executor starts; those of a live one are left alone.
-// Not parallel: every New sweeps, and would take the orphans first.
 func TestSweep(t *testing.T) {
 	self, ns := os.Getpid(), procfs.PidNamespace()
 	deadOwner := fmt.Sprintf("%d-%d-%d", ns, self, procfs.Start(self)+7) // this pid, another start: a dsh gone
@@ -195,28 +220,26 @@ func TestSweep(t *testing.T) {
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		return cmd
 	}
-	orphan := mark(RunIDEnv + "=" + deadOwner + "-abc-1")
-	mine := mark(RunIDEnv + fmt.Sprintf("=%d-%d-%d-abc-1", ns, self, procfs.Start(self)))
-	foreign := mark(RunIDEnv + "=" + otherNS + "-abc-1")
+	orphan := mark(testRunIDEnv + "=" + deadOwner + "-abc-1")
+	mine := mark(testRunIDEnv + fmt.Sprintf("=%d-%d-%d-abc-1", ns, self, procfs.Start(self)))
+	foreign := mark(testRunIDEnv + "=" + otherNS + "-abc-1")
 
 	var cgOrphan *exec.Cmd
 	var cgDir string
-	parent, err := ownCgroup()
-	if err == nil {
+	parent := privateCgroupParent(t)
+	if parent != "" {
 		cgDir = filepath.Join(parent, cgroupPrefix+deadOwner+"-sweeptest")
-		if err := os.MkdirAll(filepath.Join(cgDir, "1"), 0o755); err == nil {
-			t.Cleanup(func() { _ = removeCgroupTree(cgDir) })
-			cgOrphan = mark("NO_MARKER=1")
-			if err := os.WriteFile(filepath.Join(cgDir, "1", "cgroup.procs"), []byte(fmt.Sprint(cgOrphan.Process.Pid)), 0); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			t.Logf("no cgroup sweep test: %v", err)
-			cgDir = ""
+		if err := os.MkdirAll(filepath.Join(cgDir, "1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = removeCgroupTree(cgDir) })
+		cgOrphan = mark("NO_MARKER=1")
+		if err := os.WriteFile(filepath.Join(cgDir, "1", "cgroup.procs"), []byte(fmt.Sprint(cgOrphan.Process.Pid)), 0); err != nil {
+			t.Fatal(err)
 		}
 	}
 
-	left, err := sweep(parent)
+	left, err := sweep(parent, testRunIDEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,6 +264,51 @@ func TestSweep(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("swept cgroups %v lack %s", left.Cgroups, cgDir)
+		}
+	}
+}
+
+// TestConcurrentSweeps: dsh processes starting together sweep the same
+// dead dsh's cgroups; one removing a cgroup while another reads it is no
+// error (CI saw "sweeping ... no such file or directory" when two `dsh
+// run` started at once).
+func TestConcurrentSweeps(t *testing.T) {
+	parent := privateCgroupParent(t)
+	if parent == "" {
+		t.Skip("no cgroup to sweep")
+	}
+	self, ns := os.Getpid(), procfs.PidNamespace()
+	for round := range 20 {
+		var dirs []string
+		for i := range 4 {
+			dead := fmt.Sprintf("%d-%d-%d", ns, self, procfs.Start(self)+uint64(100+round*10+i))
+			dir := filepath.Join(parent, cgroupPrefix+dead+"-race")
+			if err := os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(dir, "c"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = removeCgroupTree(dir) })
+			dirs = append(dirs, dir)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		lefts := make([]Leftovers, 4)
+		for i := range 4 {
+			wg.Go(func() { lefts[i], errs[i] = sweep(parent, testRunIDEnv) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: concurrent sweeps failed: %v", round, err)
+		}
+		for _, dir := range dirs {
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Fatalf("round %d: %s is still there", round, dir)
+			}
+			if !slices.ContainsFunc(lefts, func(l Leftovers) bool { return slices.Contains(l.Cgroups, dir) }) {
+				t.Errorf("round %d: no sweep reported %s", round, dir)
+			}
 		}
 	}
 }

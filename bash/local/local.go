@@ -148,7 +148,7 @@ func New(cfg config.Local) (*Executor, error) {
 	}
 	// What an earlier dsh that died left running goes first.
 	cgParent, _ := ownCgroup()
-	left, err := sweep(cgParent)
+	left, err := sweep(cgParent, RunIDEnv)
 	if err != nil {
 		slog.Warn("bash-local: sweeping what exited dsh processes left", "err", err)
 	}
