@@ -72,8 +72,8 @@ func TestSigkilledDshIsSweptNextStart(t *testing.T) {
 			// The sweep logs what it killed; another test process starting
 			// an executor at the same moment may sweep first, so this is
 			// shown, not asserted.
-			if len(before) > 0 && !strings.Contains(out.stderr, "killed processes left by a dsh that no longer runs") {
-				t.Logf("%v were swept by another process: %s", before, out.stderr)
+			if len(before) > 0 && !strings.Contains(out.swept, "killed processes left by a dsh that no longer runs") {
+				t.Logf("%v were swept by another process: %s", before, out.swept)
 			}
 		})
 	}

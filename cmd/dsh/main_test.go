@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,8 @@ func testMain(m *testing.M) int {
 
 // outcome is what a run of the binary did.
 type outcome struct {
-	stdout, stderr string
+	stdout, stderr string // stderr without the sweep log lines
+	swept          string // those lines
 	code           int
 }
 
@@ -68,7 +70,31 @@ func dsh(t *testing.T, env []string, args ...string) outcome {
 	if ctx.Err() != nil {
 		t.Fatalf("dsh %q did not end within 30s; stderr:\n%s", args, stderr.String())
 	}
-	return outcome{stdout: stdout.String(), stderr: stderr.String(), code: code}
+	own, swept := splitSweepLog(stderr.String())
+	return outcome{stdout: stdout.String(), stderr: own, swept: swept, code: code}
+}
+
+// sweepLogs are the messages of an executor's start-up sweeps. Any dsh
+// that starts while another test process has just died (a test kills one
+// on purpose) or fabricated leftovers logs them: correct, and not the
+// output of the command under test.
+var sweepLogs = []string{
+	`msg="bash-local: killed processes left by a dsh that no longer runs"`,
+	`msg="bash-local: removed spill directories of exited processes"`,
+}
+
+// splitSweepLog splits dsh's stderr into its own lines and the sweep log
+// lines.
+func splitSweepLog(stderr string) (own, swept string) {
+	var o, s strings.Builder
+	for line := range strings.SplitAfterSeq(stderr, "\n") {
+		if slices.ContainsFunc(sweepLogs, func(m string) bool { return strings.Contains(line, m) }) {
+			s.WriteString(line)
+		} else {
+			o.WriteString(line)
+		}
+	}
+	return o.String(), s.String()
 }
 
 // writeFile writes content to name in a fresh temp dir and returns its path.
