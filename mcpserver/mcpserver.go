@@ -237,10 +237,15 @@ func (s *Server) RunStdio(ctx context.Context) error {
 	return s.RunLines(ctx, os.Stdin, os.Stdout)
 }
 
-// RunLines is RunStdio over any reader and writer.
+// RunLines is RunStdio over any reader and writer. When it returns
+// before the end of in (ctx done), its reading of in ends too if in has
+// read deadlines (an *os.File pipe, a net.Conn); a reader without them is
+// read once more, until its next return.
 func (s *Server) RunLines(ctx context.Context, in io.Reader, out io.Writer) error {
-	err := s.mcp.Run(ctx, lineTransport(in, out))
+	t, stop := lineTransport(in, out)
+	err := s.mcp.Run(ctx, t)
 	s.Close()
+	stop()
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

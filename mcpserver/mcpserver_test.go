@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/proctest"
@@ -354,6 +355,54 @@ func TestBadLinesOnStdio(t *testing.T) {
 		t.Fatalf("RunLines: %v", err)
 	}
 	for lines.Scan() {
+	}
+}
+
+// TestRunLinesCancelledEndsItsReading: RunLines returns when its context
+// is done although the input stays open, and reads no more of it: nothing
+// it started still runs, and a line written afterwards is the caller's.
+func TestRunLinesCancelledEndsItsReading(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	s := newServer(t, "")
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inR.Close()
+	defer inW.Close()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.RunLines(ctx, inR, outW); outW.Close() }()
+	lines := bufio.NewScanner(outR)
+	if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if !lines.Scan() || !strings.Contains(lines.Text(), `"id":1`) {
+		t.Fatalf("initialize: %q", lines.Text())
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("RunLines: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("RunLines did not return after its context was done")
+	}
+	for lines.Scan() {
+	}
+	// The input is the caller's again: no deadline left on it, nothing
+	// else reading it.
+	if _, err := io.WriteString(inW, "after\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := inR.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := bufio.NewReader(inR).ReadString('\n')
+	if err != nil || got != "after\n" {
+		t.Fatalf("reading the input after RunLines: %q, %v", got, err)
 	}
 }
 

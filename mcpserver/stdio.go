@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,11 +20,27 @@ const maxLine = mcp.DefaultMaxLineLength
 // on the first line that is not JSON; here such a line (or one longer than
 // maxLine) is answered with a JSON-RPC parse error (-32700, id null) and
 // skipped, and the session goes on with the next line.
-func lineTransport(in io.Reader, out io.Writer) mcp.Transport {
+//
+// stop ends the copying once the session is over. filterLines may be
+// blocked reading in, which only in can end: a reader with read deadlines
+// (an *os.File pipe, a net.Conn) gets one in the past, stop waits for the
+// copy to end and clears the deadline; any other reader ends the copy at
+// its next return (for os.Stdin that is the process's exit).
+func lineTransport(in io.Reader, out io.Writer) (t mcp.Transport, stop func()) {
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
-	go filterLines(in, pw, w)
-	return &mcp.IOTransport{Reader: pr, Writer: w}
+	copied := make(chan struct{})
+	go func() { defer close(copied); filterLines(in, pw, w) }()
+	stop = func() {
+		_ = pr.CloseWithError(io.ErrClosedPipe) // a pending write fails
+		d, ok := in.(interface{ SetReadDeadline(time.Time) error })
+		if !ok || d.SetReadDeadline(time.Now()) != nil {
+			return
+		}
+		<-copied
+		_ = d.SetReadDeadline(time.Time{})
+	}
+	return &mcp.IOTransport{Reader: pr, Writer: w}, stop
 }
 
 // filterLines copies the valid JSON lines of in to pw, answers the others
