@@ -299,16 +299,22 @@ func TestKilledBeforeExit(t *testing.T) {
 	defer a.End()
 	// The leader exits at once, but an escaped process holds stdout, so
 	// the task is still collecting output when the kill comes: killed,
-	// with no signal of its own.
+	// with no signal of its own. The holder ignores SIGTERM, or the
+	// executor's SIGTERM to what the leader left would end it (and the
+	// task) before the kill; the leader waits on the FIFO until it does.
 	dir := t.TempDir()
-	leader, holder := dir+"/leader", dir+"/holder"
+	leader, holder, trapped := dir+"/leader", dir+"/holder", dir+"/trapped"
+	if err := syscall.Mkfifo(trapped, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		if pid, err := strconv.Atoi(strings.TrimSpace(readFileQuiet(holder))); err == nil && pid > 1 {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
 	ready := readyFifo(t)
-	id := s.start(t, a, "setsid sleep 60 & echo $! > "+holder+"; echo $$ > "+leader+"; echo > "+ready.path)
+	id := s.start(t, a, "setsid bash -c \"trap '' TERM; echo > "+trapped+"; exec sleep 60\" & echo $! > "+holder+
+		"; read _ < "+trapped+"; echo $$ > "+leader+"; echo > "+ready.path)
 	ready.wait(t)
 	pid, _ := strconv.Atoi(strings.TrimSpace(readFile(t, leader)))
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
