@@ -78,7 +78,9 @@ func TestEscapesEndWithTheCommand(t *testing.T) {
 			check(f) // a foreground exit
 
 			f = tempFile(t, "timeout")
-			if res := runCmd(t, e, escape(f)+"; sleep 60", 300); !res.TimedOut {
+			// The timeout comes after both escapes are made, however
+			// slow the machine: the escape waits for them.
+			if res := runCmd(t, e, escape(f)+"; until [ -s "+f+"2 ]; do sleep 0.01; done; sleep 60", 3000); !res.TimedOut {
 				t.Fatalf("timeout: %+v", res)
 			}
 			check(f) // a timeout
@@ -154,7 +156,7 @@ func TestKeepDetached(t *testing.T) {
 			}
 
 			f := tempFile(t, "timeout")
-			if res := runCmd(t, e, "setsid sleep 300 & echo $! > "+f+"; sleep 60", 200); !res.TimedOut {
+			if res := runCmd(t, e, "setsid sleep 300 & echo $! > "+f+"; sleep 60", 2000); !res.TimedOut {
 				t.Fatalf("timeout: %+v", res)
 			}
 			awaitGone(t, readPid(t, f))

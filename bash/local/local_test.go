@@ -119,7 +119,7 @@ func TestKillReachesGrandchildren(t *testing.T) {
 	e := newExecutor(t, testConfig(t))
 	pidFile := tempFile(t, "pid")
 	killOnCleanup(t, pidFile)
-	r := runCmd(t, e, "sleep 60 & echo $! > "+pidFile+"; wait", 500)
+	r := runCmd(t, e, "sleep 60 & echo $! > "+pidFile+"; wait", 2000)
 	if !r.TimedOut {
 		t.Fatalf("got %+v", r)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/procfs"
@@ -446,7 +447,9 @@ var scenarios = []scenario{
 		}
 	}},
 	{"timeout", func(t *testing.T, s *stack, sess *session.Session, e escape, f files) {
-		out, st, err := s.run(sess, script(e.start(f.pid), awaitFile(f.pid), "sleep 60"), 500)
+		// The script waits for the escape; the timeout only has to be
+		// long enough for a slow machine to get there.
+		out, st, err := s.run(sess, script(e.start(f.pid), awaitFile(f.pid), "sleep 60"), 3000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -678,14 +681,14 @@ func openFds(t *testing.T) int {
 }
 
 // commandCgroups counts the per-command cgroups under the cgroups of this
-// process's executors ("dsh-<pid>-…" beside each other under the cgroup
+// process's executors ("dsh-<pidns>-<pid>-…" beside each other under the cgroup
 // the executor names), in cgroup mode; -1 in marker mode.
 func commandCgroups(s *stack) int {
 	_, where, ok := strings.Cut(s.exec.Containment(), " under ")
 	if !ok {
 		return -1
 	}
-	prefix := fmt.Sprintf("dsh-%d-", os.Getpid())
+	prefix := fmt.Sprintf("dsh-%d-%d-", procfs.PidNamespace(), os.Getpid())
 	if strings.HasPrefix(filepath.Base(where), prefix) {
 		where = filepath.Dir(where)
 	}
@@ -700,6 +703,28 @@ func commandCgroups(s *stack) int {
 		}
 	}
 	return n
+}
+
+// TestCommandCgroupsCounts: the soak's cgroup count sees a running
+// command's cgroup (it once looked for a name the executor never made, and
+// so always counted 0).
+func TestCommandCgroupsCounts(t *testing.T) {
+	s := stackFor(t, config.ContainCgroup)
+	before := commandCgroups(s)
+	spec, err := s.exec.Resolve(bash.Request{Command: "sleep 300"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.exec.Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	during := commandCgroups(s)
+	p.Kill()
+	<-p.Done()
+	if during != before+1 || commandCgroups(s) != before {
+		t.Fatalf("per-command cgroups: %d before, %d while a command runs, %d after", before, during, commandCgroups(s))
+	}
 }
 
 func TestSoak(t *testing.T) {
