@@ -257,6 +257,40 @@ func (cc *commandContainer) members() ([]int, error) {
 	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.runID)
 }
 
+// lookupEnv reads a process's environment; a variable so that a test can
+// hold a process in the moment of its execve, when the environment reads
+// empty, which a real process passes too quickly to be caught on purpose.
+var lookupEnv = procfs.LookupEnv
+
+// execEnvWait bounds how long a scan waits for environments that read
+// empty. A process in execve shows its new one within milliseconds (tens
+// on a loaded machine); missing it would leave an escapee that has just
+// exec'd running. A process started with no environment at all (env -i)
+// costs a scan this much.
+const execEnvWait = 250 * time.Millisecond
+
+// awaitEnvs reads the environments of pending again, with growing pauses,
+// until none reads empty or execEnvWait is over, and marks those carrying
+// runID in in.
+func awaitEnvs(pending []int, runID string, in map[int]bool) {
+	deadline := time.Now().Add(execEnvWait)
+	for pause := time.Millisecond; len(pending) > 0 && time.Now().Before(deadline); pause = min(2*pause, 20*time.Millisecond) {
+		time.Sleep(pause)
+		left := pending[:0]
+		for _, pid := range pending {
+			switch v, env := lookupEnv(pid, RunIDEnv); env {
+			case procfs.EnvFound:
+				if v == runID {
+					in[pid] = true
+				}
+			case procfs.EnvEmpty:
+				left = append(left, pid)
+			}
+		}
+		pending = left
+	}
+}
+
 // scanMembers lists, from /proc, the live processes in the group led by
 // leader and, with marker, those carrying runID and their descendants.
 // Only processes started at or after since can be members: the others'
@@ -270,12 +304,13 @@ func scanMembers(leader int, since, reaped uint64, marker bool, runID string) ([
 	self := os.Getpid()
 	in := make(map[int]bool)
 	parent := make(map[int]int)
+	var pending []int // environment read empty: none, or in execve
 	for _, pid := range all {
 		if pid == self {
 			continue
 		}
 		st, ok := procfs.ReadStat(pid)
-		if !ok || st.Dead() || st.Start < since {
+		if !ok || st.Dead() || st.Kernel() || st.Start < since {
 			continue
 		}
 		parent[pid] = st.PPid
@@ -283,10 +318,18 @@ func scanMembers(leader int, since, reaped uint64, marker bool, runID string) ([
 		case leader > 1 && st.Pgrp == leader && (reaped == 0 || st.Start < reaped):
 			in[pid] = true
 		case marker:
-			if v, ok := procfs.Getenv(pid, RunIDEnv); ok && v == runID {
-				in[pid] = true
+			switch v, env := lookupEnv(pid, RunIDEnv); env {
+			case procfs.EnvFound:
+				if v == runID {
+					in[pid] = true
+				}
+			case procfs.EnvEmpty:
+				pending = append(pending, pid)
 			}
 		}
+	}
+	if len(pending) > 0 {
+		awaitEnvs(pending, runID, in)
 	}
 	if marker {
 		// The parent chain: children of members are members, even if they
@@ -474,11 +517,11 @@ func sweep(cgroupParent, runIDEnv string) (Leftovers, error) {
 		if pid == self {
 			continue
 		}
-		id, ok := procfs.Getenv(pid, runIDEnv)
-		if !ok || !deadOwner(id) {
-			continue
+		if st, ok := procfs.ReadStat(pid); !ok || st.Dead() || st.Kernel() {
+			continue // (a kernel thread's environment reads empty, and Getenv waits on that)
 		}
-		if st, ok := procfs.ReadStat(pid); ok && !st.Dead() && syscall.Kill(pid, syscall.SIGKILL) == nil {
+		id, ok := procfs.Getenv(pid, runIDEnv)
+		if ok && deadOwner(id) && syscall.Kill(pid, syscall.SIGKILL) == nil {
 			left.Pids = append(left.Pids, pid)
 		}
 	}

@@ -19,11 +19,16 @@ type Stat struct {
 	State byte   // R, S, D, Z, X, …
 	PPid  int    // parent
 	Pgrp  int    // process group
+	Flags uint64 // PF_* flags
 	Start uint64 // start time, clock ticks since boot
 }
 
 // Dead reports a zombie or a process being reaped: it runs no more.
 func (s Stat) Dead() bool { return s.State == 'Z' || s.State == 'X' }
+
+// Kernel reports a kernel thread (PF_KTHREAD): no command of ours, and its
+// environment always reads empty.
+func (s Stat) Kernel() bool { return s.Flags&0x00200000 != 0 }
 
 // ReadFile reads a small /proc or /sys file with plain syscalls into buf
 // (grown when needed): os.ReadFile's file machinery costs more than the
@@ -61,6 +66,11 @@ func ReadStat(pid int) (Stat, bool) {
 	if err != nil {
 		return Stat{}, false
 	}
+	return parseStat(data)
+}
+
+// parseStat parses the text of /proc/<pid>/stat.
+func parseStat(data []byte) (Stat, bool) {
 	// The command name (field 2) may hold spaces and ')'; the fields
 	// resume after the last ')'. fields[0] is field 3.
 	i := bytes.LastIndexByte(data, ')')
@@ -73,11 +83,12 @@ func ReadStat(pid int) (Stat, bool) {
 	}
 	ppid, err1 := strconv.Atoi(string(f[1]))
 	pgrp, err2 := strconv.Atoi(string(f[2]))
-	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
+	flags, err3 := strconv.ParseUint(string(f[6]), 10, 64)
+	start, err4 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return Stat{}, false
 	}
-	return Stat{State: f[0][0], PPid: ppid, Pgrp: pgrp, Start: start}, true
+	return Stat{State: f[0][0], PPid: ppid, Pgrp: pgrp, Flags: flags, Start: start}, true
 }
 
 // Start returns pid's start time, or 0 when it cannot be read.
@@ -126,21 +137,42 @@ func Pids() ([]int, error) {
 // empty read is tried again a few times (about 10 ms in all), so a process
 // that is being exec'd is not taken for one without the variable.
 func Getenv(pid int, name string) (string, bool) {
-	var buf [4096]byte
-	path := "/proc/" + strconv.Itoa(pid) + "/environ"
 	for try := 0; ; try++ {
-		data, err := ReadFile(path, buf[:])
-		if err != nil {
-			return "", false
-		}
-		if len(data) > 0 {
-			return lookup(data, name)
+		v, env := LookupEnv(pid, name)
+		if env != EnvEmpty {
+			return v, env == EnvFound
 		}
 		if try == 20 {
 			return "", false // an empty environment
 		}
 		time.Sleep(500 * time.Microsecond)
 	}
+}
+
+// Env is what one read of a process's environment found.
+type Env int
+
+const (
+	EnvFound      Env = iota // the variable is there
+	EnvAbsent                // the environment is not empty; no such variable
+	EnvEmpty                 // the environment reads empty: none, or the process is in execve
+	EnvUnreadable            // gone, or not ours to read
+)
+
+// LookupEnv reads pid's environment once and looks name up in it.
+func LookupEnv(pid int, name string) (string, Env) {
+	var buf [4096]byte
+	data, err := ReadFile("/proc/"+strconv.Itoa(pid)+"/environ", buf[:])
+	switch {
+	case err != nil:
+		return "", EnvUnreadable
+	case len(data) == 0:
+		return "", EnvEmpty
+	}
+	if v, ok := lookup(data, name); ok {
+		return v, EnvFound
+	}
+	return "", EnvAbsent
 }
 
 // lookup finds name in a NUL-separated environment.

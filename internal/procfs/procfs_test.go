@@ -39,3 +39,45 @@ func TestReadStatAndGetenv(t *testing.T) {
 		t.Error("a reaped process is alive")
 	}
 }
+
+// TestKernelThread: a kernel thread's stat (a kworker, as a host shows it;
+// none is visible in a container's pid namespace) has PF_KTHREAD; this
+// process's does not.
+func TestKernelThread(t *testing.T) {
+	kworker := "1234 (kworker/1:2-events) I 2 0 0 0 -1 69238880 0 0 0 0 0 3 0 0 20 0 1 0 5571 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0"
+	st, ok := parseStat([]byte(kworker))
+	if !ok || !st.Kernel() || st.PPid != 2 || st.Start != 5571 || st.State != 'I' {
+		t.Fatalf("kworker: %+v %v", st, ok)
+	}
+	if self, ok := ReadStat(os.Getpid()); !ok || self.Kernel() {
+		t.Fatalf("self: %+v %v", self, ok)
+	}
+}
+
+func TestLookupEnv(t *testing.T) {
+	start := func(env []string) int {
+		cmd := exec.Command("sleep", "5")
+		cmd.Env = env
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		// Start returns once execve is past its point of no return; the
+		// new environment may read empty a moment longer.
+		for len(env) > 0 {
+			if _, got := LookupEnv(cmd.Process.Pid, "X"); got != EnvEmpty {
+				break
+			}
+		}
+		return cmd.Process.Pid
+	}
+	withX, withoutX, empty := start([]string{"X=1"}), start([]string{"Y=1"}), start([]string{})
+	for _, tc := range []struct {
+		pid  int
+		want Env
+	}{{withX, EnvFound}, {withoutX, EnvAbsent}, {empty, EnvEmpty}, {1 << 30, EnvUnreadable}} {
+		if _, got := LookupEnv(tc.pid, "X"); got != tc.want {
+			t.Errorf("LookupEnv(%d) = %v, want %v", tc.pid, got, tc.want)
+		}
+	}
+}
