@@ -433,6 +433,12 @@ func TestProgressNotifications(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatal(err, res)
 	}
+	// The SDK hands notifications to a handler goroutine, so the last ones
+	// sent before the result may be handled after CallTool returned.
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	for deadline := time.Now().Add(5 * time.Second); count() < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) < 2 {

@@ -32,7 +32,13 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	if code == 0 {
-		if pids := markedProcesses(); len(pids) > 0 {
+		// A process a test's cleanup SIGKILLed a moment ago may still be
+		// dying: look again for up to 2 s before calling it a leak.
+		pids := markedProcesses()
+		for deadline := time.Now().Add(2 * time.Second); len(pids) > 0 && time.Now().Before(deadline); pids = markedProcesses() {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if len(pids) > 0 {
 			fmt.Fprintf(os.Stderr, "processes left behind by the tests: %v\n", pids)
 			code = 1
 		}
