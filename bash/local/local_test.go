@@ -142,7 +142,9 @@ func TestCancelAborts(t *testing.T) {
 		t.Fatalf("got %+v", r)
 	}
 	// The caller's own deadline is an abort too, not the executor's timeout.
-	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	// (2 s, so that even a loaded machine has spawned the command by then:
+	// a deadline passed before Run is an error, not a result.)
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	spec, _ = e.Resolve(bash.Request{Command: "sleep 60"})
 	if r, _ := e.Run(ctx, spec); !r.Aborted || r.TimedOut {
