@@ -278,17 +278,22 @@ func awaitEnvs(pending []int, runID string, in map[int]bool) {
 		time.Sleep(pause)
 		left := pending[:0]
 		for _, pid := range pending {
-			switch v, env := lookupEnv(pid, RunIDEnv); env {
-			case procfs.EnvFound:
-				if v == runID {
-					in[pid] = true
-				}
-			case procfs.EnvEmpty:
+			if markByEnv(pid, runID, in) {
 				left = append(left, pid)
 			}
 		}
 		pending = left
 	}
+}
+
+// markByEnv marks pid in in when its environment carries runID, and
+// reports whether the environment read empty.
+func markByEnv(pid int, runID string, in map[int]bool) (empty bool) {
+	v, env := lookupEnv(pid, RunIDEnv)
+	if env == procfs.EnvFound && v == runID {
+		in[pid] = true
+	}
+	return env == procfs.EnvEmpty
 }
 
 // scanMembers lists, from /proc, the live processes in the group led by
@@ -318,12 +323,7 @@ func scanMembers(leader int, since, reaped uint64, marker bool, runID string) ([
 		case leader > 1 && st.Pgrp == leader && (reaped == 0 || st.Start < reaped):
 			in[pid] = true
 		case marker:
-			switch v, env := lookupEnv(pid, RunIDEnv); env {
-			case procfs.EnvFound:
-				if v == runID {
-					in[pid] = true
-				}
-			case procfs.EnvEmpty:
+			if markByEnv(pid, runID, in) {
 				pending = append(pending, pid)
 			}
 		}
