@@ -23,9 +23,10 @@ const maxLine = mcp.DefaultMaxLineLength
 //
 // stop ends the copying once the session is over. filterLines may be
 // blocked reading in, which only in can end: a reader with read deadlines
-// (an *os.File pipe, a net.Conn) gets one in the past, stop waits for the
-// copy to end and clears the deadline; any other reader ends the copy at
-// its next return (for os.Stdin that is the process's exit).
+// (an *os.File pipe, a net.Conn) gets one in the past, stop waits (up to
+// a second) for the copy to end and clears the deadline; any other reader
+// ends the copy at its next return (for os.Stdin that is the process's
+// exit).
 func lineTransport(in io.Reader, out io.Writer) (t mcp.Transport, stop func()) {
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
@@ -37,8 +38,12 @@ func lineTransport(in io.Reader, out io.Writer) (t mcp.Transport, stop func()) {
 		if !ok || d.SetReadDeadline(time.Now()) != nil {
 			return
 		}
-		<-copied
-		_ = d.SetReadDeadline(time.Time{})
+		select {
+		case <-copied:
+			_ = d.SetReadDeadline(time.Time{})
+		case <-time.After(time.Second):
+			// Stuck writing a parse error to an output nobody reads.
+		}
 	}
 	return &mcp.IOTransport{Reader: pr, Writer: w}, stop
 }
