@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -276,9 +277,13 @@ func TestConcurrentCallsWhilePluginsComeAndGo(t *testing.T) {
 	})
 	var calls sync.WaitGroup
 	var ran atomic.Int64
+	// 500 calls each, and on until the churning plugin served one (on a
+	// loaded machine the churn may not get scheduled at first), for at
+	// most 10 s.
+	deadline := time.Now().Add(10 * time.Second)
 	for range 8 {
 		calls.Go(func() {
-			for range 500 {
+			for i := 0; i < 500 || ran.Load() == 0 && time.Now().Before(deadline); i++ {
 				res := tools.Execute(context.Background(), tool.Call{Name: "bash"})
 				if res.Text() == "bash via local" {
 					ran.Add(1)
