@@ -5,6 +5,11 @@ import (
 	"time"
 )
 
+// PositiveFinite reports whether v is a number > 0 that is not +Inf (NaN is
+// neither): the rule every count, size and duration of dsh follows, in a
+// config file, a Go config and a model's arguments alike.
+func PositiveFinite(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
+
 // maxWholeMillis is the largest whole number of milliseconds that a
 // time.Duration holds.
 const maxWholeMillis = int64(math.MaxInt64 / time.Millisecond)

@@ -71,3 +71,14 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestPositiveFinite(t *testing.T) {
+	for v, want := range map[float64]bool{
+		1: true, 0.001: true, 5e-324: true, math.MaxFloat64: true,
+		0: false, -1: false, math.Inf(1): false, math.Inf(-1): false, math.NaN(): false,
+	} {
+		if got := PositiveFinite(v); got != want {
+			t.Errorf("PositiveFinite(%v) = %v, want %v", v, got, want)
+		}
+	}
+}
