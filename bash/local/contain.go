@@ -127,6 +127,15 @@ type commandContainer struct {
 	signalled map[int]bool
 }
 
+// leaderStarted records the shell's pid once it runs and, for the marker,
+// its start time: no member started before it.
+func (cc *commandContainer) leaderStarted(pid int) {
+	cc.leader = pid
+	if cc.marker {
+		cc.since = procfs.Start(pid)
+	}
+}
+
 // leaderReaped records that the shell was reaped.
 func (cc *commandContainer) leaderReaped() { cc.reaped.Store(procfs.Ticks() + 1) }
 

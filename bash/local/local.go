@@ -96,7 +96,6 @@ import (
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 // spillDir is where the collectors' spill files go; *capture.SpillDir in
@@ -395,93 +394,53 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 	return r, nil
 }
 
-// launch makes the pipes, spawns the command and starts the run's
-// goroutines.
+// launch runs a command in phases: open the pipes, make its container,
+// spawn the shell, then start the run's goroutines.
 func (e *Executor) launch(spec bash.Spec, shell string, keep bool) (*run, error) {
-	var (
-		parentEnds []*os.File // ours; closed on failure
-		childEnds  []*os.File // the child's; closed after launch either way
-	)
-	var cc *commandContainer
-	fail := func(err error) (*run, error) {
-		closeAll(parentEnds)
-		closeAll(childEnds)
-		if cc != nil {
-			cc.release()
-		}
+	p, err := openPipes(spec)
+	if err != nil {
 		return nil, err
 	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: pipe: %w", Name, err)
-		}
-		return r, w, nil
+	cc, err := e.contain.command()
+	if err != nil {
+		p.closeAll()
+		return nil, err
 	}
+	ls := e.launchSpec(spec, shell, cc, p)
+	started := time.Now()
+	cmd, err := e.launcher.launch(ls)
+	closeAll(p.child) // the child has its copies, or there is no child
+	if err != nil {
+		closeAll(p.parent)
+		cc.release()
+		return nil, fmt.Errorf("%s: spawn: %w", Name, err)
+	}
+	cc.leaderStarted(cmd.Process.Pid)
+	r := e.newRun(spec, keep, started, cmd, cc, p)
+	r.start(cc, p.feeds)
+	return r, nil
+}
 
-	outR, outW, err := pipe()
-	if err != nil {
-		return fail(err)
-	}
-	parentEnds, childEnds = append(parentEnds, outR), append(childEnds, outW)
-	errR, errW, err := pipe()
-	if err != nil {
-		return fail(err)
-	}
-	parentEnds, childEnds = append(parentEnds, errR), append(childEnds, errW)
-
-	cc, err = e.contain.command()
-	if err != nil {
-		return fail(err)
-	}
-	ls := launchSpec{
+// launchSpec is what the launcher needs to spawn spec's shell in cc with
+// the child's ends of p.
+func (e *Executor) launchSpec(spec bash.Spec, shell string, cc *commandContainer, p *pipes) launchSpec {
+	return launchSpec{
 		shell:   shell,
 		command: spec.Command,
 		dir:     spec.Workdir,
 		// The run id last: it wins over a spec's variable of that name.
 		env:      append(withEnv(e.env, spec.Env), cc.env()),
-		stdout:   outW,
-		stderr:   errW,
+		stdin:    p.stdin,
+		stdout:   p.stdout,
+		stderr:   p.stderr,
+		script:   p.script,
 		cgroupFD: cc.cgFD,
 	}
-	type feed struct {
-		w    *os.File
-		data []byte
-	}
-	var feeds []feed
-	if spec.Stdin != nil {
-		r, w, err := pipe()
-		if err != nil {
-			return fail(err)
-		}
-		parentEnds, childEnds = append(parentEnds, w), append(childEnds, r)
-		ls.stdin = r
-		feeds = append(feeds, feed{w, spec.Stdin})
-	}
-	if len(spec.Command) > maxArgCommand {
-		r, w, err := pipe()
-		if err != nil {
-			return fail(err)
-		}
-		parentEnds, childEnds = append(parentEnds, w), append(childEnds, r)
-		ls.script = r
-		feeds = append(feeds, feed{w, []byte(spec.Command)})
-	}
+}
 
-	started := time.Now()
-	cmd, err := e.launcher.launch(ls)
-	closeAll(childEnds)
-	if err != nil {
-		closeAll(parentEnds)
-		cc.release()
-		return nil, fmt.Errorf("%s: spawn: %w", Name, err)
-	}
-	cc.leader = cmd.Process.Pid
-	if cc.marker {
-		cc.since = procfs.Start(cc.leader)
-	}
-
-	r := &run{
+// newRun is the run of a command whose shell was just spawned.
+func (e *Executor) newRun(spec bash.Spec, keep bool, started time.Time, cmd *exec.Cmd, cc *commandContainer, p *pipes) *run {
+	return &run{
 		command: spec.Command,
 		grace:   e.grace,
 		started: started,
@@ -491,30 +450,12 @@ func (e *Executor) launch(spec bash.Spec, shell string, keep bool) (*run, error)
 		onKept:  e.keep,
 		stdout:  e.collector("stdout", spec.Observe),
 		stderr:  e.collector("stderr", spec.Observe),
-		outR:    outR,
-		errR:    errR,
+		outR:    p.outR,
+		errR:    p.errR,
 		exited:  make(chan struct{}),
 		done:    make(chan struct{}),
 		killCh:  make(chan struct{}),
 	}
-	for _, f := range feeds {
-		r.feeds = append(r.feeds, f.w)
-		r.feedWG.Add(1)
-		go r.feed(f.w, f.data)
-	}
-	r.readWG.Add(2)
-	go func() { defer r.readWG.Done(); collect(outR, r.stdout) }()
-	go func() { defer r.readWG.Done(); collect(errR, r.stderr) }()
-	go func() {
-		_ = cmd.Wait()
-		cc.leaderReaped()
-		r.mu.Lock()
-		r.state = cmd.ProcessState
-		r.mu.Unlock()
-		close(r.exited)
-	}()
-	go r.supervise()
-	return r, nil
 }
 
 // forget drops a run from the live set once it is done.
@@ -555,10 +496,4 @@ func checkWorkdir(dir string) error {
 		return fmt.Errorf("%s: workdir %q is not a directory", Name, dir)
 	}
 	return nil
-}
-
-func closeAll(files []*os.File) {
-	for _, f := range files {
-		_ = f.Close()
-	}
 }

@@ -15,15 +15,18 @@ import (
 	"github.com/dsh-go/dsh/bash/capture"
 )
 
-// run is one spawned command, foreground or background. Its goroutines:
+// run is one spawned command, foreground or background. Its goroutines,
+// all started by start but the last:
 //
-//   - waiter: cmd.Wait, then closes exited;
+//   - waiter (wait): cmd.Wait, then closes exited;
 //   - two readers: one per stream, pipe → collector, until EOF or the
 //     drain deadline;
 //   - feeders: one per input pipe (stdin bytes, a long command), until
 //     written or the run ends;
 //   - supervise: owns the kill sequence and the end of collection, and
-//     closes done when nothing of the run is left but its result.
+//     closes done when nothing of the run is left but its result;
+//   - the readers' watcher, started by supervise's drain: closes a channel
+//     once both readers returned, which they do by the drain deadline.
 //
 // Every one of them ends by the time done is closed.
 type run struct {
@@ -76,107 +79,172 @@ func (r *run) killRequested() bool {
 	}
 }
 
-// supervise drives the run from spawn to done. The kill sequence: SIGTERM
+// start starts the run's goroutines: a feeder per input pipe, the two
+// readers, the waiter and supervise.
+func (r *run) start(cc *commandContainer, feeds []feed) {
+	for _, f := range feeds {
+		r.feeds = append(r.feeds, f.w)
+		r.feedWG.Add(1)
+		go r.feed(f.w, f.data)
+	}
+	r.readWG.Add(2)
+	go func() { defer r.readWG.Done(); collect(r.outR, r.stdout) }()
+	go func() { defer r.readWG.Done(); collect(r.errR, r.stderr) }()
+	go r.wait(cc)
+	go r.supervise()
+}
+
+// wait is the waiter: it reaps the shell, records its state and closes
+// exited.
+func (r *run) wait(cc *commandContainer) {
+	_ = r.cmd.Wait()
+	cc.leaderReaped()
+	r.mu.Lock()
+	r.state = r.cmd.ProcessState
+	r.mu.Unlock()
+	close(r.exited)
+}
+
+// supervise drives the run from spawn to done, in phases: await the
+// leader, decide about what it left, drain the pipes, finish the kill,
+// release the container, close the collectors. The kill sequence: SIGTERM
 // to the container, SIGKILL graceMs later unless no live member is left.
 // Collection: once the leader is reaped, the pipes are drained until EOF or
 // graceMs later, whichever comes first, so a descendant that escaped the
 // group and holds a pipe open cannot hold the run forever.
 func (r *run) supervise() {
 	defer close(r.done)
-
-	var (
-		killReq     = r.killCh
-		sigkillAt   <-chan time.Time
-		sigkillTime time.Time
-		killStarted bool
-		sigkilled   bool
-	)
-	startKill := func() {
-		killReq, killStarted = nil, true
-		r.grp.signal(syscall.SIGTERM)
-		sigkillTime = time.Now().Add(r.grace)
-		sigkillAt = time.NewTimer(r.grace).C
-	}
-	sigkill := func() {
-		sigkillAt = nil
-		sigkilled = true
-		r.grp.signal(syscall.SIGKILL)
-	}
-
-	for exited := r.exited; exited != nil; {
-		select {
-		case <-exited:
-			exited = nil
-		case <-killReq:
-			startKill()
-		case <-sigkillAt:
-			sigkill()
-		}
-	}
-
-	// The leader is gone. Members it left in its group end with it: a
-	// command's processes live as long as the command. (Signalling only a
-	// group that still has live members also keeps the kill off a pgid
-	// that was freed and reused.)
+	k := &killer{grp: r.grp, grace: r.grace, req: r.killCh}
+	r.awaitLeader(k)
 	exitedAt := time.Now()
-	kept := false
-	if !killStarted && r.grp.live() {
-		if r.keep {
-			kept = true
-		} else {
-			startKill()
+	kept := r.leftovers(k)
+	r.drain(k, exitedAt)
+	k.finish()
+	if kept && !k.started {
+		r.onKept(r.grp)
+	} else {
+		r.grp.release()
+	}
+	r.stopFeeders()
+	r.closeCollectors()
+}
+
+// killer is the kill sequence of one run, driven by supervise alone.
+type killer struct {
+	grp   container
+	grace time.Duration
+	// req delivers the kill request; nil once the sequence started (or
+	// when a request came with nothing left to kill), so that a closed
+	// channel does not spin a select.
+	req         <-chan struct{}
+	sigkillAt   <-chan time.Time // fires when the SIGKILL is due
+	sigkillTime time.Time
+	started     bool
+	sigkilled   bool
+}
+
+// start sends SIGTERM and sets the SIGKILL graceMs later.
+func (k *killer) start() {
+	k.req, k.started = nil, true
+	k.grp.signal(syscall.SIGTERM)
+	k.sigkillTime = time.Now().Add(k.grace)
+	k.sigkillAt = time.NewTimer(k.grace).C
+}
+
+func (k *killer) sigkill() {
+	k.sigkillAt = nil
+	k.sigkilled = true
+	k.grp.signal(syscall.SIGKILL)
+}
+
+// finish awaits the members that outlive the SIGTERM (a TERM-trapping
+// child whose output is redirected, say) until the SIGKILL is due, then
+// kills and awaits them again, so nothing of the group still runs when
+// done closes.
+func (k *killer) finish() {
+	if k.started && !k.sigkilled && !k.grp.await(k.sigkillTime) {
+		k.sigkill()
+	}
+	if k.sigkilled {
+		k.grp.await(time.Now().Add(k.grace))
+	}
+}
+
+// awaitLeader waits until the leader is reaped, starting the kill sequence
+// when it is requested and sending its SIGKILL when due.
+func (r *run) awaitLeader(k *killer) {
+	for {
+		select {
+		case <-r.exited:
+			return
+		case <-k.req:
+			k.start()
+		case <-k.sigkillAt:
+			k.sigkill()
 		}
 	}
-	// Drain until EOF, or until graceMs after the leader's exit, or, when
-	// a kill is under way, until its SIGKILL is due if that is later: a
-	// process that escaped the group and holds a pipe open cannot keep the
-	// run going beyond timeout plus grace.
+}
+
+// leftovers decides about what the leader left in its container, once it
+// is gone: members end with it (a command's processes live as long as the
+// command) unless the run keeps them; it reports whether it keeps them.
+// (Signalling only a group that still has live members also keeps the kill
+// off a pgid that was freed and reused.)
+func (r *run) leftovers(k *killer) (kept bool) {
+	if k.started || !r.grp.live() {
+		return false
+	}
+	if r.keep {
+		return true
+	}
+	k.start()
+	return false
+}
+
+// drain waits for the readers until EOF, or until graceMs after the
+// leader's exit, or, when a kill is under way, until its SIGKILL is due if
+// that is later: a process that escaped the group and holds a pipe open
+// cannot keep the run going beyond timeout plus grace. Kill requests and
+// the SIGKILL are served meanwhile.
+func (r *run) drain(k *killer, exitedAt time.Time) {
 	deadline := exitedAt.Add(r.grace)
-	if killStarted {
-		deadline = sigkillTime
+	if k.started {
+		deadline = k.sigkillTime
 	}
 	_ = r.outR.SetReadDeadline(deadline)
 	_ = r.errR.SetReadDeadline(deadline)
 	readers := make(chan struct{})
 	go func() { r.readWG.Wait(); close(readers) }()
-	for readers != nil {
+	for {
 		select {
 		case <-readers:
-			readers = nil
-		case <-killReq:
+			return
+		case <-k.req:
 			if r.grp.live() {
-				startKill()
+				k.start()
 			} else {
-				killReq = nil // nothing to kill; do not spin on the closed channel
+				k.req = nil // nothing to kill
 			}
-		case <-sigkillAt:
-			sigkill()
+		case <-k.sigkillAt:
+			k.sigkill()
 		}
 	}
-	// Members that outlive the SIGTERM (a TERM-trapping child whose output
-	// is redirected, say) are awaited until the SIGKILL is due, then
-	// killed and awaited again, so nothing of the group still runs when
-	// done closes.
-	if killStarted && !sigkilled && !r.grp.await(sigkillTime) {
-		sigkill()
-	}
-	if sigkilled {
-		r.grp.await(time.Now().Add(r.grace))
-	}
+}
 
-	if kept && !killStarted {
-		r.onKept(r.grp)
-	} else {
-		r.grp.release()
-	}
-
+// stopFeeders cuts short the writes still going into the input pipes and
+// waits for the feeders.
+func (r *run) stopFeeders() {
 	for _, f := range r.feeds {
 		_ = f.SetWriteDeadline(time.Now())
 	}
 	r.feedWG.Wait()
+}
+
+// closeCollectors closes the output pipes and the collectors and records
+// the results.
+func (r *run) closeCollectors() {
 	_ = r.outR.Close()
 	_ = r.errR.Close()
-
 	outRes, errRes := r.stdout.Close(), r.stderr.Close()
 	for _, res := range []capture.Result{outRes, errRes} {
 		if res.SpillErr != nil {
