@@ -1,29 +1,15 @@
 package local
 
+// Waiting for processes to exit: through pidfds, else by looking.
+
 import (
 	"math"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/dsh-go/dsh/internal/procfs"
 )
-
-// container is what the kill sequence acts on: a command's processes
-// (see commandContainer).
-type container interface {
-	// signal sends sig to every member. It never fails loudly: a gone
-	// member, EPERM or a missing pid are no-ops.
-	signal(sig syscall.Signal)
-	// live reports whether a member other than a zombie remains.
-	live() bool
-	// await waits until no live member remains or deadline passes, and
-	// reports whether none remains.
-	await(deadline time.Time) bool
-	// release frees what the container holds (a cgroup) once it is empty.
-	release()
-}
 
 // awaitExit waits until every pid has exited or deadline passes.
 func awaitExit(pids []int, deadline time.Time) bool {

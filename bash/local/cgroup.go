@@ -1,0 +1,216 @@
+package local
+
+// Containment by cgroup v2: finding this process's cgroup, making the
+// executor's cgroup under it (and, in contain.go, one per command below
+// that), reading a cgroup's members and whether it is populated, and
+// removing cgroups once empty.
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dsh-go/dsh/internal/procfs"
+)
+
+// ownCgroup finds this process's cgroup v2 directory: the cgroup2 mount
+// (which need not be /sys/fs/cgroup: hybrid machines mount it at
+// /sys/fs/cgroup/unified beside the v1 controllers) joined with the path
+// of the "0::" line of /proc/self/cgroup.
+func ownCgroup() (string, error) {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	path := ""
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			path = p
+		}
+	}
+	if path == "" {
+		return "", errors.New("no cgroup v2 in /proc/self/cgroup")
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options ... - fstype source super
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fields, tail := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(fields) < 5 || len(tail) < 1 || tail[0] != "cgroup2" {
+			continue
+		}
+		root, mnt := unescapeMount(fields[3]), unescapeMount(fields[4])
+		rel, ok := strings.CutPrefix(path, root)
+		if !ok {
+			continue // this mount does not show our cgroup
+		}
+		return filepath.Join(mnt, rel), nil
+	}
+	return "", errors.New("no cgroup2 file system mounted")
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space, …).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// cgroupPrefix starts the name of an executor's cgroup:
+// "dsh-<pidns>-<pid>-<start>-<random>", so a sweep can tell whose it was.
+const cgroupPrefix = "dsh-"
+
+// makeCgroupBase makes this executor's cgroup under parent and checks that
+// a process can be started inside a child of it (clone into a cgroup needs
+// Linux 5.7 and a cgroup we may write).
+func makeCgroupBase(parent string) (base string, hasKill bool, err error) {
+	rnd := make([]byte, 4)
+	_, _ = rand.Read(rnd)
+	base = filepath.Join(parent, cgroupPrefix+owner()+"-"+hex.EncodeToString(rnd))
+	if err := os.Mkdir(base, 0o755); err != nil {
+		return "", false, fmt.Errorf("cannot make a cgroup in %s: %w", parent, err)
+	}
+	probe := filepath.Join(base, "probe")
+	fail := func(err error) (string, bool, error) {
+		_ = os.Remove(probe)
+		_ = os.Remove(base)
+		return "", false, err
+	}
+	if err := os.Mkdir(probe, 0o755); err != nil {
+		return fail(fmt.Errorf("cannot make a cgroup in %s: %w", base, err))
+	}
+	_, err = os.Stat(filepath.Join(probe, "cgroup.kill"))
+	hasKill = err == nil
+	fd, err := unix.Open(probe, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	defer unix.Close(fd)
+	sh := "/bin/sh"
+	if _, err := os.Stat(sh); err != nil {
+		if sh, err = exec.LookPath("bash"); err != nil {
+			return fail(fmt.Errorf("no shell to probe the cgroup with: %w", err))
+		}
+	}
+	cmd := exec.Command(sh, "-c", "exit 0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	if err := cmd.Run(); err != nil {
+		return fail(fmt.Errorf("cannot start a process in a cgroup of %s: %w", base, err))
+	}
+	if err := os.Remove(probe); err != nil {
+		return fail(err)
+	}
+	return base, hasKill, nil
+}
+
+// makeCommandCgroup makes a command's cgroup, called name, under the
+// executor's cgroup base, and opens it for the shell to be cloned into.
+func makeCommandCgroup(base, name string) (dir string, fd int, err error) {
+	dir = filepath.Join(base, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", -1, fmt.Errorf("%s: cgroup: %w", Name, err)
+	}
+	fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(dir)
+		return "", -1, fmt.Errorf("%s: cgroup: %w", Name, err)
+	}
+	return dir, fd, nil
+}
+
+// cgroupPopulated reads the populated flag of a cgroup's cgroup.events:
+// false once no live process is left in it (zombies do not count).
+func cgroupPopulated(dir string) (bool, error) {
+	var buf [128]byte
+	data, err := procfs.ReadFile(filepath.Join(dir, "cgroup.events"), buf[:])
+	if err != nil {
+		return false, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "populated "); ok {
+			return v != "0", nil
+		}
+	}
+	return false, errors.New("no populated line in " + dir + "/cgroup.events")
+}
+
+// cgroupTreeProcs reads the cgroup.procs of a cgroup and of every cgroup
+// below it: a command may make cgroups of its own and move into them.
+func cgroupTreeProcs(dir string) ([]int, error) {
+	pids, err := cgroupProcs(dir)
+	if err != nil {
+		return nil, err
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			more, err := cgroupTreeProcs(filepath.Join(dir, e.Name()))
+			if err == nil {
+				pids = append(pids, more...)
+			}
+		}
+	}
+	return pids, nil
+}
+
+// cgroupProcs reads a cgroup's cgroup.procs.
+func cgroupProcs(dir string) ([]int, error) {
+	var buf [512]byte
+	data, err := procfs.ReadFile(filepath.Join(dir, "cgroup.procs"), buf[:])
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// removeTree removes a cgroup directory and those below it, bottom up. An
+// emptied cgroup can take a moment to be removable.
+func removeTree(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			removeTree(filepath.Join(dir, e.Name()))
+		}
+	}
+	for i := 0; i < 50; i++ {
+		err := os.Remove(dir)
+		if err == nil || !errors.Is(err, syscall.EBUSY) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

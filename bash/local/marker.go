@@ -1,0 +1,105 @@
+package local
+
+// The marker: without a cgroup, a command's members are found in /proc,
+// by its process group, by the run id (RunIDEnv) in their environment,
+// and by the parent chain.
+
+import (
+	"os"
+	"time"
+
+	"github.com/dsh-go/dsh/internal/procfs"
+)
+
+// scanMembers lists, from /proc, the live processes in the group led by
+// leader and, with marker, those carrying runID and their descendants.
+// Only processes started at or after since can be members: the others'
+// environments are not read. Once the leader was reaped (reaped > 0), the
+// group counts only processes started before that.
+func scanMembers(leader int, since, reaped uint64, marker bool, runID string) ([]int, error) {
+	all, err := procfs.Pids()
+	if err != nil {
+		return nil, err
+	}
+	self := os.Getpid()
+	in := make(map[int]bool)
+	parent := make(map[int]int)
+	var pending []int // environment read empty: none, or in execve
+	for _, pid := range all {
+		if pid == self {
+			continue
+		}
+		st, ok := procfs.ReadStat(pid)
+		if !ok || st.Dead() || st.Kernel() || st.Start < since {
+			continue
+		}
+		parent[pid] = st.PPid
+		switch {
+		case leader > 1 && st.Pgrp == leader && (reaped == 0 || st.Start < reaped):
+			in[pid] = true
+		case marker:
+			if markByEnv(pid, runID, in) {
+				pending = append(pending, pid)
+			}
+		}
+	}
+	if len(pending) > 0 {
+		awaitEnvs(pending, runID, in)
+	}
+	if marker {
+		// The parent chain: children of members are members, even if they
+		// dropped the marker from their environment.
+		for grew := true; grew; {
+			grew = false
+			for pid, ppid := range parent {
+				if !in[pid] && in[ppid] {
+					in[pid], grew = true, true
+				}
+			}
+		}
+	}
+	pids := make([]int, 0, len(in))
+	for pid := range in {
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+// markByEnv marks pid in in when its environment carries runID, and
+// reports whether the environment read empty.
+func markByEnv(pid int, runID string, in map[int]bool) (empty bool) {
+	v, env := lookupEnv(pid, RunIDEnv)
+	if env == procfs.EnvFound && v == runID {
+		in[pid] = true
+	}
+	return env == procfs.EnvEmpty
+}
+
+// lookupEnv reads a process's environment; a variable so that a test can
+// hold a process in the moment of its execve, when the environment reads
+// empty, which a real process passes too quickly to be caught on purpose.
+var lookupEnv = procfs.LookupEnv
+
+// awaitEnvs reads the environments of pending again, with growing pauses,
+// until none reads empty or execEnvWait is over, and marks those carrying
+// runID in in.
+func awaitEnvs(pending []int, runID string, in map[int]bool) {
+	deadline := time.Now().Add(execEnvWait)
+	for pause := time.Millisecond; len(pending) > 0 && time.Now().Before(deadline); pause = min(2*pause, 20*time.Millisecond) {
+		time.Sleep(pause)
+		left := pending[:0]
+		for _, pid := range pending {
+			if markByEnv(pid, runID, in) {
+				left = append(left, pid)
+			}
+		}
+		pending = left
+	}
+}
+
+// execEnvWait bounds how long a scan waits for environments that read
+// empty. A process in execve shows its new one within milliseconds (tens
+// on a loaded machine); missing it would leave an escapee that has just
+// exec'd running. A process started with no environment at all (env -i)
+// costs a scan this much.
+const execEnvWait = 250 * time.Millisecond
