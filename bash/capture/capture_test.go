@@ -70,7 +70,7 @@ func TestOverflowSpillsFromByteZero(t *testing.T) {
 	if !strings.HasSuffix(r.SpillPath, "-stdout.log") {
 		t.Fatalf("spill name %s", r.SpillPath)
 	}
-	if !strings.HasPrefix(filepath.Base(dir.Path()), fmt.Sprintf("dsh-spill-%d-", os.Getpid())) {
+	if !strings.HasPrefix(filepath.Base(dir.Path()), "dsh-spill-"+procfs.Owner().String()+"-") {
 		t.Fatalf("private dir name %s", dir.Path())
 	}
 }
@@ -308,19 +308,24 @@ func TestSweepRemovesOnlyDeadOwners(t *testing.T) {
 		}
 		return p
 	}
-	dead := mk(fmt.Sprintf("dsh-spill-%d-1-abc", deadPid(t)))
-	mine := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", os.Getpid(), procfs.Start(os.Getpid())))
+	ns := procfs.PidNamespace()
+	dead := mk(fmt.Sprintf("dsh-spill-%d-%d-1-abc", ns, deadPid(t)))
+	mine := mk("dsh-spill-" + procfs.Owner().String() + "-abc")
 	parent := os.Getppid()
-	alive := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", parent, procfs.Start(parent)))
-	reused := mk(fmt.Sprintf("dsh-spill-%d-%d-abc", parent, procfs.Start(parent)+12345))
+	alive := mk(fmt.Sprintf("dsh-spill-%d-%d-%d-abc", ns, parent, procfs.Start(parent)))
+	reused := mk(fmt.Sprintf("dsh-spill-%d-%d-%d-abc", ns, parent, procfs.Start(parent)+12345))
 	other := mk("dsh-spill-notapid")
+	// Another pid namespace's, whose pid runs nothing here: never judged.
+	foreign := mk(fmt.Sprintf("dsh-spill-%d-%d-1-abc", ns+1, deadPid(t)))
+	// Named before the pid namespace was in the name: not attributable.
+	oldFormat := mk(fmt.Sprintf("dsh-spill-%d-1-123", deadPid(t)))
 
 	removed, err := Sweep(base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantGone := map[string]bool{dead: true, reused: true}
-	for _, p := range []string{dead, mine, alive, reused, other} {
+	for _, p := range []string{dead, mine, alive, reused, other, foreign, oldFormat} {
 		_, err := os.Stat(p)
 		if gone := errors.Is(err, os.ErrNotExist); gone != wantGone[p] {
 			t.Errorf("%s: gone=%v, want %v", filepath.Base(p), gone, wantGone[p])

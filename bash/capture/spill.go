@@ -8,8 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,8 +18,9 @@ import (
 
 // SpillDir is an executor's private spill directory. It is made lazily, on
 // the first spill, inside a base directory, with mode 0700 and a name that
-// records the owning process ("dsh-spill-<pid>-<start>-<random>") so that a
-// later executor can tell a leftover from a live one ([Sweep]).
+// records the owning process by its stamp
+// ("dsh-spill-<pidns>-<pid>-<start>-<random>") so that a later executor can
+// tell a leftover from a live one ([Sweep]).
 //
 // Files are created exclusively (O_CREAT|O_EXCL|O_NOFOLLOW) with mode 0600
 // and named "<seq>-<12 hex>-<stream>.log", where seq is a per-process
@@ -69,7 +69,7 @@ func (d *SpillDir) ensure() (string, error) {
 	if err := os.MkdirAll(d.base, 0o700); err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp(d.base, fmt.Sprintf("%s%d-%d-", spillPrefix, os.Getpid(), procfs.Start(os.Getpid())))
+	dir, err := os.MkdirTemp(d.base, spillPrefix+procfs.Owner().String()+"-")
 	if err != nil {
 		return "", err
 	}
@@ -120,13 +120,20 @@ func (d *SpillDir) Remove() error {
 	return err
 }
 
-var spillDirName = regexp.MustCompile(`^` + spillPrefix + `(\d+)-(\d+)-[^/]+$`)
-
 // Sweep removes, under base (the OS temp dir when empty), the private spill
 // directories of processes that no longer run. A directory is left alone
-// unless it is a real directory owned by this user whose recorded process
-// is gone, or whose pid now belongs to a process started at another time.
-// It returns the directories it removed.
+// unless it is a real directory owned by this user whose stamp names a
+// process of this pid namespace that is gone, or whose pid now belongs to
+// a process started at another time. It returns the directories it
+// removed.
+//
+// A directory of another pid namespace is never removed: a dsh in a
+// container that shares the base with the host records a pid that means
+// nothing in the host's namespace (and the other way round). Nor is one
+// whose name has no pid namespace ("dsh-spill-<pid>-<start>-<random>",
+// made before it was part of the name): it cannot be told from a live
+// directory of another namespace, so it stays until removed by hand (or
+// by a cleaner of the OS temp dir).
 func Sweep(base string) ([]string, error) {
 	if base == "" {
 		base = os.TempDir()
@@ -141,21 +148,11 @@ func Sweep(base string) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, e := range entries {
-		m := spillDirName.FindStringSubmatch(e.Name())
-		if m == nil || !e.IsDir() {
-			continue
-		}
-		pid, err1 := strconv.Atoi(m[1])
-		start, err2 := strconv.ParseUint(m[2], 10, 64)
-		if err1 != nil || err2 != nil || pid == os.Getpid() || procfs.Alive(pid, start) {
+		if !e.IsDir() || !leftover(e.Name()) {
 			continue
 		}
 		path := filepath.Join(base, e.Name())
-		info, err := os.Lstat(path)
-		if err != nil || !info.IsDir() {
-			continue
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		if !ours(path) {
 			continue
 		}
 		if err := os.RemoveAll(path); err != nil {
@@ -165,6 +162,29 @@ func Sweep(base string) ([]string, error) {
 		removed = append(removed, path)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// leftover reports whether name is that of a spill directory whose stamp
+// names a process of this pid namespace, other than this one, that no
+// longer runs.
+func leftover(name string) bool {
+	rest, ok := strings.CutPrefix(name, spillPrefix)
+	if !ok {
+		return false
+	}
+	s, _, ok := procfs.CutStamp(rest)
+	return ok && s.Pid != os.Getpid() && s.Gone()
+}
+
+// ours reports whether path is a real directory (no symlink) owned by this
+// user.
+func ours(path string) bool {
+	info, err := os.Lstat(path)
+	if err != nil || !info.IsDir() {
+		return false
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return !ok || int(st.Uid) == os.Getuid()
 }
 
 func removeFile(name string) { _ = os.Remove(name) }

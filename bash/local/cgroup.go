@@ -94,7 +94,7 @@ const cgroupPrefix = "dsh-"
 func makeCgroupBase(parent string) (base string, hasKill bool, err error) {
 	rnd := make([]byte, 4)
 	_, _ = rand.Read(rnd)
-	base = filepath.Join(parent, cgroupPrefix+owner()+"-"+hex.EncodeToString(rnd))
+	base = filepath.Join(parent, cgroupPrefix+procfs.Owner().String()+"-"+hex.EncodeToString(rnd))
 	if err := os.Mkdir(base, 0o755); err != nil {
 		return "", false, fmt.Errorf("cannot make a cgroup in %s: %w", parent, err)
 	}

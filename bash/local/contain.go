@@ -37,7 +37,7 @@ type containment struct {
 	reason  string // why the marker is used, in marker mode
 	base    string // cgroup mode: this executor's cgroup, parent of one per command
 	hasKill bool   // cgroup.kill exists (Linux 5.14)
-	prefix  string // marker values: "<pid>-<start>-<executor>-"
+	prefix  string // run ids: "<pidns>-<pid>-<start>-<executor>-"
 	seq     atomic.Uint64
 }
 
@@ -47,7 +47,7 @@ func newContainment(want string) (*containment, error) {
 	_, _ = rand.Read(rnd)
 	c := &containment{
 		mode:   config.ContainMarker,
-		prefix: fmt.Sprintf("%s-%s-", owner(), hex.EncodeToString(rnd)),
+		prefix: fmt.Sprintf("%s-%s-", procfs.Owner(), hex.EncodeToString(rnd)),
 	}
 	if want == config.ContainMarker {
 		c.reason = "chosen by the config"
@@ -99,13 +99,6 @@ func (c *containment) command() (*commandContainer, error) {
 		cc.cg, cc.cgFD, cc.hasKill = dir, fd, c.hasKill
 	}
 	return cc, nil
-}
-
-// owner names this dsh process in run ids and cgroup names:
-// "<pidns>-<pid>-<start>".
-func owner() string {
-	self := os.Getpid()
-	return fmt.Sprintf("%d-%d-%d", procfs.PidNamespace(), self, procfs.Start(self))
 }
 
 // container is what the kill sequence acts on: a command's processes

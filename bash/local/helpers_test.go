@@ -30,6 +30,10 @@ func TestMain(m *testing.M) {
 		runHelperProcess()
 		return
 	}
+	if base := os.Getenv(pidnsHelperEnv); base != "" {
+		runPidnsHelper(base)
+		return
+	}
 	code := m.Run()
 	if code == 0 {
 		// A process a test's cleanup SIGKILLed a moment ago may still be

@@ -22,13 +22,13 @@
 // from /proc/self/mountinfo, so /sys/fs/cgroup/unified beside v1
 // controllers works too), each command starts inside a cgroup of its own
 // (clone3 CLONE_INTO_CGROUP: inside before it runs anything), under a
-// cgroup "dsh-<pid>-<start>-<random>" the executor makes in its own. Else,
-// or with containment: marker, members are found from /proc: the group,
-// every process whose environment carries the command's DSH_RUN_ID, and
-// their descendants by the parent chain. The fallback cannot catch a
-// process that dropped the variable from its environment (env -i, a daemon
-// that resets it) once its parent has exited (a double fork, or
-// `setsid env -i server &` whose shell then ends), nor one whose
+// cgroup "dsh-<pidns>-<pid>-<start>-<random>" the executor makes in its
+// own. Else, or with containment: marker, members are found from /proc:
+// the group, every process whose environment carries the command's
+// DSH_RUN_ID, and their descendants by the parent chain. The fallback
+// cannot catch a process that dropped the variable from its environment
+// (env -i, a daemon that resets it) once its parent has exited (a double
+// fork, or `setsid env -i server &` whose shell then ends), nor one whose
 // /proc/<pid>/environ this user cannot read (it changed its uid). A cgroup
 // holds a command's processes, and the cgroups it makes below its own,
 // unless one with the privilege moves itself out of that subtree.
@@ -52,17 +52,21 @@
 // If this process dies, the kernel kills each command's shell
 // (parent-death signal); what the shells started is killed by the next
 // executor's start-up sweep: New kills every process carrying a run id of
-// a dsh process that no longer runs (pid and start time are in the id),
-// removes the cgroups such processes left next to its own, and logs what
-// it did.
+// a dsh process that no longer runs (its owner stamp, pid namespace, pid
+// and start time, heads the id: see internal/procfs), removes the cgroups
+// such processes left next to its own, and logs what it did. What a dsh
+// of another pid namespace made is never judged: its pid means nothing
+// here.
 //
 // Decisions where the spec is silent:
 //
 //   - A configured spillDir is the base under which the executor makes its
-//     private directory ("dsh-spill-<pid>-<start>-<random>", mode 0700), as
-//     the OS temp dir is by default. Close removes only that private
-//     directory; New sweeps the base for private directories of processes
-//     that no longer run.
+//     private directory ("dsh-spill-<pidns>-<pid>-<start>-<random>", mode
+//     0700), as the OS temp dir is by default. Close removes only that
+//     private directory; New sweeps the base for private directories of
+//     processes of its pid namespace that no longer run (see
+//     [capture.Sweep], which leaves directories named before the pid
+//     namespace was in the name).
 //   - Close also kills foreground runs still in progress; their Result is
 //     marked Aborted.
 //   - A spec with a non-positive TimeoutMs (one that did not go through

@@ -21,6 +21,7 @@ import (
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 func TestRunBasics(t *testing.T) {
@@ -340,9 +341,14 @@ func TestSpillDirectoryRetention(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.MaxOutputBytes = 10
-	stale := filepath.Join(cfg.SpillDir, "dsh-spill-999999-1-abcdef")
-	if err := os.Mkdir(stale, 0o700); err != nil {
-		t.Fatal(err)
+	stale := filepath.Join(cfg.SpillDir, fmt.Sprintf("dsh-spill-%d-999999-1-abcdef", procfs.PidNamespace()))
+	// Named before the pid namespace was in the name: it may be a live
+	// one of another namespace, so it stays.
+	oldFormat := filepath.Join(cfg.SpillDir, "dsh-spill-999999-1-123")
+	for _, dir := range []string{stale, oldFormat} {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e, err := New(cfg)
 	if err != nil {
@@ -350,6 +356,12 @@ func TestSpillDirectoryRetention(t *testing.T) {
 	}
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("stale spill directory of a dead process survived New")
+	}
+	if _, err := os.Stat(oldFormat); err != nil {
+		t.Fatalf("New removed a spill directory it cannot attribute: %v", err)
+	}
+	if err := os.Remove(oldFormat); err != nil {
+		t.Fatal(err)
 	}
 	r := runCmd(t, e, "seq 1 100", 0)
 	if _, err := os.Stat(r.Stdout.SpillPath); err != nil {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -74,29 +73,12 @@ func sweep(cgroupParent, runIDEnv string) (Leftovers, error) {
 	return left, errors.Join(errs...)
 }
 
-// runIDOwner reads the dsh pid namespace, pid and start time at the head
-// of a run id or a cgroup name ("<pidns>-<pid>-<start>-…").
-func runIDOwner(id string) (ns uint64, pid int, start uint64, ok bool) {
-	f := strings.SplitN(id, "-", 4)
-	if len(f) < 4 {
-		return 0, 0, 0, false
-	}
-	ns, err0 := strconv.ParseUint(f[0], 10, 64)
-	pid, err1 := strconv.Atoi(f[1])
-	start, err2 := strconv.ParseUint(f[2], 10, 64)
-	return ns, pid, start, err0 == nil && err1 == nil && err2 == nil && pid > 0
-}
-
-// deadOwner reports whether a run id or cgroup name names a dsh of this
-// pid namespace that no longer runs. One of another namespace (a
-// container's dsh seen from the host, or the host's seen from inside one)
-// is never judged: its pid means nothing here.
-func deadOwner(id string) bool {
-	ns, pid, start, ok := runIDOwner(id)
-	if !ok || ns == 0 || ns != procfs.PidNamespace() {
-		return false
-	}
-	return !procfs.Alive(pid, start)
+// deadOwner reports whether a run id or a cgroup name (after its prefix)
+// names, by the stamp at its head, a dsh that no longer runs; see
+// procfs.Stamp.Gone for the stamps it never judges.
+func deadOwner(name string) bool {
+	s, _, ok := procfs.CutStamp(name)
+	return ok && s.Gone()
 }
 
 // removeCgroupTree kills everything in a dead dsh's cgroup and removes it

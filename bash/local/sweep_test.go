@@ -1,16 +1,25 @@
 package local
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/procfs"
 )
 
@@ -147,25 +156,124 @@ func TestConcurrentSweeps(t *testing.T) {
 	}
 }
 
-func TestRunIDOwner(t *testing.T) {
-	for _, tc := range []struct {
-		id    string
-		ns    uint64
-		pid   int
-		start uint64
-		ok    bool
-	}{
-		{"99-12-345-abcd-6", 99, 12, 345, true},
-		{"99-12-345-abcd", 99, 12, 345, true},
-		{"99-12-345", 0, 0, 0, false},
-		{"x-12-345-a", 0, 0, 0, false},
-		{"99-x-345-a", 0, 0, 0, false},
-		{"99-0-345-a", 0, 0, 0, false},
-		{"", 0, 0, 0, false},
-	} {
-		ns, pid, start, ok := runIDOwner(tc.id)
-		if ok != tc.ok || (ok && (ns != tc.ns || pid != tc.pid || start != tc.start)) {
-			t.Errorf("runIDOwner(%q) = %d, %d, %d, %v", tc.id, ns, pid, start, ok)
+// pidnsHelperEnv, set to a spill base, makes the test binary the dsh of
+// another pid namespace in TestSweepSparesAnotherPidNamespace.
+const pidnsHelperEnv = "DSH_LOCAL_TEST_PIDNS_SPILL"
+
+// TestSweepSparesAnotherPidNamespace: a dsh in a pid namespace of its own
+// (a container sharing /tmp with the host, say) spills under a base a
+// host dsh shares; the host dsh's start-up sweep leaves that live spill
+// directory alone, although the pid and start time the directory records,
+// read in the host's namespace, name no running process.
+func TestSweepSparesAnotherPidNamespace(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	cmd, spill := startPidnsHelper(t, base)
+	if inner := cmd.innerPid; inner == cmd.Process.Pid {
+		t.Fatalf("the helper has pid %d in its namespace and in the host's: no namespace of its own", inner)
+	}
+	cfg := testConfig(t)
+	cfg.SpillDir = base
+	newExecutor(t, cfg) // sweeps base
+	if _, err := os.Stat(spill); err != nil {
+		t.Fatalf("the host's start-up sweep removed the live spill file of a dsh in another pid namespace: %v", err)
+	}
+}
+
+// pidnsHelper is a test binary running runPidnsHelper in a pid namespace
+// of its own.
+type pidnsHelper struct {
+	*exec.Cmd
+	innerPid int // its pid in its own namespace
+}
+
+// startPidnsHelper starts the test binary as a dsh in a new pid namespace
+// (and a mount namespace, for its own /proc; a user namespace too unless
+// root) spilling under base, and returns it with its spill file, once
+// made. The helper ends when the test does. Where no namespace can be
+// made, the test is skipped.
+func startPidnsHelper(t *testing.T, base string) (*pidnsHelper, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), pidnsHelperEnv+"="+base)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	if uid, gid := os.Getuid(), os.Getgid(); uid != 0 {
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: uid, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: gid, Size: 1}}
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Skipf("cannot start a process in a new pid namespace here: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = stdin.Close() // the helper's cue to end
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("the pid namespace helper: %v; stderr:\n%s", err, stderr.String())
 		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if reason, ok := strings.CutPrefix(line, "skip: "); ok {
+		t.Skipf("the new pid namespace cannot have a /proc of its own here: %s", strings.TrimSpace(reason))
+	}
+	var inner int
+	var spill string
+	if _, scanErr := fmt.Sscan(line, &inner, &spill); err != nil || scanErr != nil {
+		t.Fatalf("the pid namespace helper reported no spill file: %q, %v, %v", line, err, scanErr)
+	}
+	return &pidnsHelper{Cmd: cmd, innerPid: inner}, spill
+}
+
+// runPidnsHelper is the body of the helper: it mounts its namespace's
+// /proc (so that it reads its own pid and start time, as a containerised
+// dsh does), runs a command whose output spills under base, reports its
+// pid and the spill file, and keeps both until stdin closes. It reports
+// "skip: why" instead where it cannot mount /proc.
+func runPidnsHelper(base string) {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	// Where the namespace cannot have its own /proc (a container that
+	// masks parts of it, say), the test cannot be made: say so, and end.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		fmt.Printf("skip: making mounts private: %v\n", err)
+		return
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		fmt.Printf("skip: mounting /proc: %v\n", err)
+		return
+	}
+	e, err := New(config.Local{SpillDir: base, MaxOutputBytes: 10, Containment: config.ContainMarker})
+	if err != nil {
+		fail(err)
+	}
+	spec, err := e.Resolve(bash.Request{Command: "seq 1000"})
+	if err != nil {
+		fail(err)
+	}
+	res, err := e.Run(context.Background(), spec)
+	if err != nil {
+		fail(err)
+	}
+	if res.Stdout.SpillPath == "" {
+		fail(fmt.Errorf("no spill file: %+v", res.Stdout))
+	}
+	fmt.Println(os.Getpid(), res.Stdout.SpillPath)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	if err := e.Close(); err != nil {
+		fail(err)
 	}
 }

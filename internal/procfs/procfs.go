@@ -1,6 +1,8 @@
 // Package procfs reads what dsh needs of /proc: a process's state, parent,
 // process group and start time, whether it still runs, and its
-// environment. Linux only.
+// environment; and the stamp ([Stamp]) by which a dsh process names what
+// it leaves behind, so that a later one can tell whether its owner still
+// runs. Linux only.
 package procfs
 
 import (
