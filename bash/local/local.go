@@ -127,6 +127,7 @@ type Executor struct {
 	launcher       launcher
 	contain        *containment
 	keepDetached   bool
+	log            *slog.Logger
 
 	mu     sync.Mutex
 	closed bool
@@ -137,32 +138,55 @@ type Executor struct {
 
 var _ bash.Executor = (*Executor)(nil)
 
+// Option configures an executor beyond its config.
+type Option func(*options)
+
+type options struct {
+	log *slog.Logger
+}
+
+// WithLogger sends what the executor logs (what its start-up sweeps did,
+// spill files withheld) to l. Without it, or with nil, the executor logs
+// to slog.Default() as it is when New is called.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.log = l }
+}
+
 // New validates cfg, applies its defaults and returns an executor. It also
-// sweeps the spill base directory for private directories left by
-// executors whose process no longer runs.
-func New(cfg config.Local) (*Executor, error) {
+// kills what dsh processes that died left running, and sweeps the spill
+// base directory for private directories left by executors whose process
+// no longer runs.
+func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	shell := cfg.Shell
-	if shell == "" {
-		shell = "bash"
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	log := o.log
+	if log == nil {
+		log = slog.Default()
 	}
 	// What an earlier dsh that died left running goes first.
-	cgParent, _ := ownCgroup()
-	left, err := sweep(cgParent, RunIDEnv)
-	if err != nil {
-		slog.Warn("bash-local: sweeping what exited dsh processes left", "err", err)
-	}
-	if len(left.Pids) > 0 || len(left.Cgroups) > 0 {
-		slog.Warn("bash-local: killed processes left by a dsh that no longer runs", "pids", left.Pids, "cgroups", left.Cgroups)
-	}
+	sweepLeftovers(log)
 	contain, err := newContainment(cfg.Containment)
 	if err != nil {
 		return nil, err
 	}
-	e := &Executor{
+	e := fromConfig(cfg, contain, log)
+	sweepSpillDirs(log, cfg.SpillDir)
+	return e, nil
+}
+
+// fromConfig is the executor of cfg, whose defaults are applied.
+func fromConfig(cfg config.Local, contain *containment, log *slog.Logger) *Executor {
+	shell := cfg.Shell
+	if shell == "" {
+		shell = "bash"
+	}
+	return &Executor{
 		cwd:            cfg.Cwd,
 		timeoutMs:      config.WholeMillis(cfg.TimeoutMs),
 		maxTimeoutMs:   config.WholeMillis(cfg.MaxTimeoutMs),
@@ -175,14 +199,32 @@ func New(cfg config.Local) (*Executor, error) {
 		launcher:       shellLauncher{},
 		contain:        contain,
 		keepDetached:   cfg.KeepDetached,
+		log:            log,
 		runs:           make(map[*run]struct{}),
 	}
-	if removed, err := capture.Sweep(cfg.SpillDir); err != nil {
-		slog.Warn("bash-local: sweeping old spill directories", "err", err)
-	} else if len(removed) > 0 {
-		slog.Info("bash-local: removed spill directories of exited processes", "dirs", removed)
+}
+
+// sweepLeftovers kills what dsh processes that died left running, and
+// logs it.
+func sweepLeftovers(log *slog.Logger) {
+	cgParent, _ := ownCgroup()
+	left, err := sweep(cgParent, RunIDEnv)
+	if err != nil {
+		log.Warn("bash-local: sweeping what exited dsh processes left", "err", err)
 	}
-	return e, nil
+	if len(left.Pids) > 0 || len(left.Cgroups) > 0 {
+		log.Warn("bash-local: killed processes left by a dsh that no longer runs", "pids", left.Pids, "cgroups", left.Cgroups)
+	}
+}
+
+// sweepSpillDirs removes the private spill directories that executors
+// whose process no longer runs left under base, and logs it.
+func sweepSpillDirs(log *slog.Logger, base string) {
+	if removed, err := capture.Sweep(base); err != nil {
+		log.Warn("bash-local: sweeping old spill directories", "err", err)
+	} else if len(removed) > 0 {
+		log.Info("bash-local: removed spill directories of exited processes", "dirs", removed)
+	}
 }
 
 // Resolve applies the executor's defaults and caps to r.
@@ -452,6 +494,7 @@ func (e *Executor) newRun(spec bash.Spec, keep bool, started time.Time, cmd *exe
 		grp:     cc,
 		keep:    keep,
 		onKept:  e.keep,
+		log:     e.log,
 		stdout:  e.collector("stdout", spec.Observe),
 		stderr:  e.collector("stderr", spec.Observe),
 		outR:    p.outR,

@@ -2,9 +2,11 @@ package local
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -334,6 +336,40 @@ func TestFailingSpillCloseWithholdsPath(t *testing.T) {
 	r := runCmd(t, e, "seq 1 100", 0)
 	if r.Stdout.SpillPath != "" || !r.Stdout.Truncated || r.Stdout.Text != "98\n99\n100\n" || exitCode(r) != "0" {
 		t.Fatalf("got %+v", r)
+	}
+}
+
+// TestLogsGoToTheInjectedLogger: what an executor logs, here a start-up
+// sweep's work and a spill file withheld, goes to the logger given with
+// WithLogger, and none of it to slog's default. Not parallel: it replaces
+// the default.
+func TestLogsGoToTheInjectedLogger(t *testing.T) {
+	var def, own bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&def, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	cfg := testConfig(t)
+	cfg.MaxOutputBytes = 10
+	stale := procfs.Stamp{PidNS: procfs.PidNamespace(), Pid: 999999, Start: 1}
+	if err := os.Mkdir(filepath.Join(cfg.SpillDir, "dsh-spill-"+stale.String()+"-abc"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&own, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.spill = closeFailingSpill{e.spill.(*capture.SpillDir)}
+	runCmd(t, e, "seq 1 100", 0)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range []string{"bash-local: removed spill directories of exited processes", "bash-local: spill file withheld"} {
+		if !strings.Contains(own.String(), msg) {
+			t.Errorf("the injected logger lacks %q; it got:\n%s", msg, own.String())
+		}
+	}
+	if def.Len() > 0 {
+		t.Errorf("slog's default logger got:\n%s", def.String())
 	}
 }
 

@@ -40,6 +40,7 @@ type run struct {
 	// when it exits by itself; onKept then takes its container.
 	keep   bool
 	onKept func(container)
+	log    *slog.Logger
 
 	stdout, stderr *capture.Collector
 	outR, errR     *os.File
@@ -249,7 +250,7 @@ func (r *run) closeCollectors() {
 	for _, res := range []capture.Result{outRes, errRes} {
 		if res.SpillErr != nil {
 			// The result says "(unavailable)"; the log says why.
-			slog.Warn("bash-local: spill file withheld", "err", res.SpillErr)
+			r.log.Warn("bash-local: spill file withheld", "err", res.SpillErr)
 		}
 	}
 	r.mu.Lock()
