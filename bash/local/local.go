@@ -90,7 +90,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"os/exec"
 	"sync"
@@ -232,7 +231,7 @@ func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
 	ms := e.timeoutMs
 	if r.TimeoutMs != nil {
 		v := *r.TimeoutMs
-		if !(v > 0) || math.IsInf(v, 0) {
+		if !config.PositiveFinite(v) { // NaN, zero, negative (-Inf too) or +Inf
 			return bash.Spec{}, errors.New(Name + ": request.timeoutMs must be a positive finite number")
 		}
 		ms = config.WholeMillis(v)

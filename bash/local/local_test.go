@@ -558,6 +558,7 @@ func TestResolve(t *testing.T) {
 		{"negative", e, bash.Request{TimeoutMs: new(-1.0)}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
 		{"NaN", e, bash.Request{TimeoutMs: new(math.NaN())}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
 		{"Inf", e, bash.Request{TimeoutMs: new(math.Inf(1))}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
+		{"-Inf", e, bash.Request{TimeoutMs: new(math.Inf(-1))}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
 	} {
 		got, err := tc.e.Resolve(tc.req)
 		if tc.err != "" {
