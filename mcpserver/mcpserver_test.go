@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -153,20 +153,16 @@ func TestNoticeRidesOnTheNextResult(t *testing.T) {
 	}
 	// Poll the list (read-only, does not report the task) until the notice
 	// arrives with a result.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	proctest.Eventually(t, proctest.Wait, func() error {
 		got := texts(call(t, cs, "task_list", map[string]any{}))
-		if len(got) == 2 {
-			if got[1] != "background task bash-1 (bash: echo done) finished [status: completed, exit code: 0]. Read its output with task_output." {
-				t.Fatalf("notice %q", got[1])
-			}
-			break
+		if len(got) != 2 {
+			return fmt.Errorf("no notice: %q", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no notice")
+		if got[1] != "background task bash-1 (bash: echo done) finished [status: completed, exit code: 0]. Read its output with task_output." {
+			t.Fatalf("notice %q", got[1])
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if got := texts(call(t, cs, "task_list", map[string]any{})); len(got) != 1 {
 		t.Fatalf("the notice came twice: %q", got)
 	}
@@ -177,18 +173,11 @@ func TestSessionEndKillsItsTasks(t *testing.T) {
 	cs := connect(t, s)
 	pidFile := t.TempDir() + "/pid"
 	call(t, cs, "bash", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 60", "description": "wait", "run_in_background": true})
-	var pid int
-	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(5 * time.Millisecond) {
-		data, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-		if time.Now().After(deadline) {
-			t.Fatal("no pid")
-		}
-	}
+	pid := proctest.ReadPid(t, pidFile)
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	_ = cs.Close()
 	s.Close() // returns once the session's tasks are gone
-	if state, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(state), ") Z ") {
+	if !proctest.Gone(pid) {
 		t.Fatalf("task %d survived its session", pid)
 	}
 }
@@ -203,26 +192,11 @@ func TestCancelKillsTheCommand(t *testing.T) {
 			"command": "echo $$ > " + pidFile + "; exec sleep 60", "description": "wait"}})
 		done <- err
 	}()
-	var pid int
-	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(5 * time.Millisecond) {
-		data, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
-		if time.Now().After(deadline) {
-			t.Fatal("no pid")
-		}
-	}
+	pid := proctest.ReadPid(t, pidFile)
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	cancel()
 	<-done
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		state, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil || strings.Contains(string(state), ") Z ") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cancelled command %d still runs", pid)
-		}
-	}
+	proctest.AwaitGone(t, pid) // the cancelled command
 }
 
 func TestHTTP(t *testing.T) {
@@ -436,9 +410,7 @@ func TestProgressNotifications(t *testing.T) {
 	// The SDK hands notifications to a handler goroutine, so the last ones
 	// sent before the result may be handled after CallTool returned.
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
-	for deadline := time.Now().Add(5 * time.Second); count() < 2 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	proctest.Within(5*time.Second, func() bool { return count() >= 2 })
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) < 2 {

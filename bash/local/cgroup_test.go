@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // TestCgroupPerCommand: the command runs in a cgroup of its own, removed
@@ -89,7 +90,7 @@ func TestSubCgroupEscape(t *testing.T) {
 	if exitCode(res) != "0" {
 		t.Fatalf("%+v", res)
 	}
-	awaitGone(t, readPid(t, f))
+	proctest.AwaitGone(t, proctest.ReadPid(t, f))
 	base := e.contain.base
 	if err := e.Close(); err != nil {
 		t.Fatal(err)

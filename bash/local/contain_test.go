@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/procfs"
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // modes are the containments under test; cgroup only where this machine
@@ -62,8 +63,7 @@ func TestEscapesEndWithTheCommand(t *testing.T) {
 			}
 			check := func(f string) {
 				for _, p := range []string{f, f + "2"} {
-					awaitFile(t, p)
-					awaitGone(t, readPid(t, p))
+					proctest.AwaitGone(t, proctest.ReadPid(t, p))
 				}
 			}
 
@@ -83,7 +83,7 @@ func TestEscapesEndWithTheCommand(t *testing.T) {
 
 			f = tempFile(t, "bg")
 			p := start(t, e, escape(f)+"; sleep 300")
-			awaitFile(t, f+"2")
+			proctest.AwaitFile(t, f+"2")
 			p.Kill()
 			wait(t, p)
 			check(f) // a killed background process
@@ -112,10 +112,10 @@ func TestKeepDetached(t *testing.T) {
 			if exitCode(res) != "0" {
 				t.Fatalf("%+v", res)
 			}
-			keptPids := []int{readPid(t, kept), readPid(t, kept+"2")}
+			keptPids := []int{proctest.ReadPid(t, kept), proctest.ReadPid(t, kept+"2")}
 			for _, pid := range keptPids {
 				killOnCleanup(t, kept)
-				if gone(pid) {
+				if proctest.Gone(pid) {
 					t.Fatalf("pid %d was not kept", pid)
 				}
 			}
@@ -124,14 +124,14 @@ func TestKeepDetached(t *testing.T) {
 			if res := runCmd(t, e, "setsid sleep 300 & echo $! > "+f+"; sleep 60", 2000); !res.TimedOut {
 				t.Fatalf("timeout: %+v", res)
 			}
-			awaitGone(t, readPid(t, f))
+			proctest.AwaitGone(t, proctest.ReadPid(t, f))
 			f = tempFile(t, "bg")
 			p := start(t, e, "setsid sleep 300 & echo $! > "+f)
 			wait(t, p)
-			awaitGone(t, readPid(t, f))
+			proctest.AwaitGone(t, proctest.ReadPid(t, f))
 
 			for _, pid := range keptPids {
-				if gone(pid) {
+				if proctest.Gone(pid) {
 					t.Fatalf("kept pid %d ended before Close", pid)
 				}
 			}
@@ -139,26 +139,11 @@ func TestKeepDetached(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, pid := range keptPids {
-				if !gone(pid) {
+				if !proctest.Gone(pid) {
 					t.Errorf("kept pid %d outlived Close", pid)
 				}
 			}
 		})
-	}
-}
-
-// awaitFile waits for a command to write a file.
-func awaitFile(t *testing.T, path string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if data, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(data))) > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s was never written", path)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -174,26 +159,21 @@ func TestForkStormIsKilled(t *testing.T) {
 			e := newExecutor(t, cfg)
 			f := tempFile(t, "id")
 			p := start(t, e, `echo $`+RunIDEnv+` > `+f+`; setsid bash -c 'trap "" TERM; while :; do sleep 300 & done' & sleep 300`)
-			awaitFile(t, f)
-			id := strings.TrimSpace(string(must(os.ReadFile(f))))
-			for len(marked(id)) < 5 { // the storm is going
-				time.Sleep(5 * time.Millisecond)
-			}
+			id := proctest.AwaitFile(t, f)
+			proctest.Eventually(t, proctest.Wait, func() error {
+				if n := len(marked(id)); n < 5 {
+					return fmt.Errorf("%d processes carry the run id: the storm is not going yet", n)
+				}
+				return nil
+			})
 			p.Kill()
 			wait(t, p)
-			deadline := time.Now().Add(5 * time.Second)
-			for {
-				left := marked(id)
-				if len(left) == 0 {
-					return
+			var left []int
+			if !proctest.Within(proctest.Wait, func() bool { left = marked(id); return len(left) == 0 }) {
+				for _, pid := range left {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
 				}
-				if time.Now().After(deadline) {
-					for _, pid := range left {
-						_ = syscall.Kill(pid, syscall.SIGKILL)
-					}
-					t.Fatalf("%d processes of the command outlived its kill: %v", len(left), left)
-				}
-				time.Sleep(20 * time.Millisecond)
+				t.Fatalf("%d processes of the command outlived its kill: %v", len(left), left)
 			}
 		})
 	}
@@ -204,18 +184,11 @@ func marked(id string) []int {
 	var pids []int
 	all, _ := procfs.Pids()
 	for _, pid := range all {
-		if v, ok := procfs.Getenv(pid, RunIDEnv); ok && v == id && !gone(pid) {
+		if v, ok := procfs.Getenv(pid, RunIDEnv); ok && v == id && !proctest.Gone(pid) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
 }
 
 // TestPollExit: without pidfds, exits are awaited by looking.

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,17 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/internal/procfs"
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // leakMark is put in the environment of every command the tests run, so
 // that any process left behind can be found, even one that escaped its
-// group, and fail the run.
-var leakMark = fmt.Sprintf("DSH_TEST_LEAK_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
+// group, and fail the run (proctest.Main).
+var leakMark = proctest.Name + "=" + proctest.Value
 
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
@@ -34,53 +31,15 @@ func TestMain(m *testing.M) {
 		runPidnsHelper(base)
 		return
 	}
-	code := m.Run()
-	if code == 0 {
-		// A process a test's cleanup SIGKILLed a moment ago may still be
-		// dying: look again for up to 2 s before calling it a leak.
-		pids := markedProcesses()
-		for deadline := time.Now().Add(2 * time.Second); len(pids) > 0 && time.Now().Before(deadline); pids = markedProcesses() {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if len(pids) > 0 {
-			fmt.Fprintf(os.Stderr, "processes left behind by the tests: %v\n", pids)
-			code = 1
-		}
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// markedProcesses lists live (non-zombie) processes carrying leakMark.
-func markedProcesses() []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !bytes.Contains(env, []byte(leakMark)) {
-			continue
-		}
-		if st, ok := procfs.ReadStat(pid); ok && !st.Dead() {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	os.Exit(proctest.Main(m))
 }
 
 // testConfig is a config with a short grace and small caps, marked.
 func testConfig(t *testing.T) config.Local {
-	name, value, _ := strings.Cut(leakMark, "=")
 	return config.Local{
 		GraceMs:  200,
 		SpillDir: t.TempDir(),
-		Env:      config.Env{Set: map[string]string{name: value}},
+		Env:      config.Env{Set: proctest.Set()},
 	}
 }
 
@@ -147,35 +106,12 @@ func exitCode(r bash.Result) string {
 	return strconv.Itoa(*r.ExitCode)
 }
 
-// readPid reads a pid a command wrote to a file.
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Fatalf("pid file %s: %q", path, data)
-	}
-	return pid
-}
-
-// gone reports whether pid no longer runs (a zombie counts as gone: it
-// runs nothing, and here PID 1 may never reap it).
-func gone(pid int) bool {
-	st, ok := procfs.ReadStat(pid)
-	return !ok || st.Dead()
-}
-
 // killOnCleanup makes sure a process the test deliberately lets escape is
 // ended.
 func killOnCleanup(t *testing.T, pidFile string) {
 	t.Cleanup(func() {
-		if data, err := os.ReadFile(pidFile); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 1 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
+		if pid, err := proctest.PidInFile(pidFile); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
 }
@@ -240,33 +176,22 @@ func readUntil(t *testing.T, p bash.Process, want string) bash.ReadResult {
 	t.Helper()
 	var got string
 	var last bash.ReadResult
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	proctest.Eventually(t, proctest.Wait, func() error {
 		r := p.Read()
 		got += r.Delta
 		if r.Delta != "" {
 			last = r
 		}
 		last.Lossy = last.Lossy || r.Lossy
-		if got == want {
-			return last
-		}
 		if !strings.HasPrefix(want, got) {
 			t.Fatalf("reads gave %q, want %q", got, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("reads gave %q after 10s, want %q", got, want)
+		if got != want {
+			return fmt.Errorf("reads gave %q, want %q", got, want)
 		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// awaitGone waits, through a pidfd, until pid has exited.
-func awaitGone(t *testing.T, pid int) {
-	t.Helper()
-	if !awaitExit([]int{pid}, time.Now().Add(10*time.Second)) {
-		t.Fatalf("process %d still runs", pid)
-	}
+		return nil
+	})
+	return last
 }
 
 func tempFile(t *testing.T, name string) string {

@@ -24,6 +24,7 @@ import (
 	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/procfs"
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 func TestRunBasics(t *testing.T) {
@@ -126,7 +127,7 @@ func TestKillReachesGrandchildren(t *testing.T) {
 	if !r.TimedOut {
 		t.Fatalf("got %+v", r)
 	}
-	if pid := readPid(t, pidFile); !gone(pid) {
+	if pid := proctest.ReadPid(t, pidFile); !proctest.Gone(pid) {
 		t.Fatalf("grandchild %d survived the kill", pid)
 	}
 }
@@ -756,7 +757,7 @@ func TestKillRacingExitEndsKilled(t *testing.T) {
 	p := start(t, e, "setsid bash -c \"trap '' TERM; echo > "+trapped+"; exec sleep 60\" & echo $! > "+holder+
 		"; read _ < "+trapped+"; echo $$ > "+leader+"; echo > "+ready)
 	reached()
-	awaitGone(t, readPid(t, leader))
+	proctest.AwaitGone(t, proctest.ReadPid(t, leader))
 	if !p.Kill() {
 		t.Fatal("Kill while the output was still being collected returned false")
 	}
@@ -797,7 +798,7 @@ func TestCloseWaitsForTrappingBackgroundChild(t *testing.T) {
 	default:
 		t.Fatal("Close returned before the process was done")
 	}
-	if pid := readPid(t, pidFile); !gone(pid) {
+	if pid := proctest.ReadPid(t, pidFile); !proctest.Gone(pid) {
 		t.Fatalf("child %d survived Close", pid)
 	}
 	if st := p.State(); st.Status != bash.StatusKilled || st.Signal != "SIGKILL" {
@@ -909,13 +910,13 @@ func TestParentDeathKillsTheGroupLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || gone(pid) {
+	if err != nil || proctest.Gone(pid) {
 		t.Fatalf("background command %q is not running", line)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	awaitGone(t, pid)
+	proctest.AwaitGone(t, pid)
 }
 
 func TestBackgroundReadsNeverSplitACharacter(t *testing.T) {
@@ -1007,7 +1008,7 @@ func TestLeftoversInTheGroupEndWithTheCommand(t *testing.T) {
 		if err != nil || exitCode(r) != "0" {
 			t.Fatalf("%q: %+v", command, r)
 		}
-		if !gone(pid) {
+		if !proctest.Gone(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Errorf("%q: child %d outlived the command", command, pid)
 		}
@@ -1019,9 +1020,9 @@ func TestLeftoversInTheGroupEndWithTheCommand(t *testing.T) {
 	wait(t, p)
 	r := p.Read()
 	pid, _ := strconv.Atoi(strings.TrimSpace(r.Delta))
-	if st := p.State(); st.Status != bash.StatusCompleted || pid == 0 || !gone(pid) {
+	if st := p.State(); st.Status != bash.StatusCompleted || pid == 0 || !proctest.Gone(pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
-		t.Fatalf("state %+v, child %d gone=%v", st, pid, gone(pid))
+		t.Fatalf("state %+v, child %d gone=%v", st, pid, proctest.Gone(pid))
 	}
 }
 

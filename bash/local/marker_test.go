@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/procfs"
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // TestMarkerCatchesAnEscapeeInExecve: in marker mode, an escapee whose
@@ -41,7 +42,7 @@ func TestMarkerCatchesAnEscapeeInExecve(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	// The run is done only when no member is left: nothing to wait for.
-	if pid := readPid(t, f); !gone(pid) {
+	if pid := proctest.ReadPid(t, f); !proctest.Gone(pid) {
 		t.Fatalf("the escapee %d outlived the command", pid)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/procfs"
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // testRunIDEnv marks the fabricated leftovers of the sweep tests instead
@@ -89,15 +90,15 @@ func TestSweep(t *testing.T) {
 	if !slices.Contains(left.Pids, orphan.Process.Pid) {
 		t.Errorf("swept pids %v lack the orphan %d", left.Pids, orphan.Process.Pid)
 	}
-	if slices.Contains(left.Pids, mine.Process.Pid) || gone(mine.Process.Pid) {
+	if slices.Contains(left.Pids, mine.Process.Pid) || proctest.Gone(mine.Process.Pid) {
 		t.Errorf("the sweep killed %d, whose dsh runs", mine.Process.Pid)
 	}
-	if slices.Contains(left.Pids, foreign.Process.Pid) || gone(foreign.Process.Pid) {
+	if slices.Contains(left.Pids, foreign.Process.Pid) || proctest.Gone(foreign.Process.Pid) {
 		t.Errorf("the sweep killed %d, whose dsh is of another pid namespace", foreign.Process.Pid)
 	}
-	awaitGone(t, orphan.Process.Pid)
+	proctest.AwaitGone(t, orphan.Process.Pid)
 	if cgDir != "" {
-		awaitGone(t, cgOrphan.Process.Pid)
+		proctest.AwaitGone(t, cgOrphan.Process.Pid)
 		if _, err := os.Stat(cgDir); !os.IsNotExist(err) {
 			t.Errorf("the dead dsh's cgroup %s is still there", cgDir)
 		}

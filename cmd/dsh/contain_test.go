@@ -3,7 +3,6 @@ package main
 import (
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dsh-go/dsh/internal/procfs"
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // TestSigkilledDshIsSweptNextStart: dsh dies by SIGKILL while a background
@@ -39,24 +38,19 @@ func TestSigkilledDshIsSweptNextStart(t *testing.T) {
 			if got := sdkText(t, res); !strings.HasPrefix(got, "started background task ") {
 				t.Fatalf("start: %q", got)
 			}
-			pid := func(name string) int {
-				n, err := strconv.Atoi(waitForFile(t, filepath.Join(dir, name)))
-				if err != nil {
-					t.Fatal(err)
-				}
-				return n
-			}
+			pid := func(name string) int { return proctest.ReadPid(t, filepath.Join(dir, name)) }
 			shell, child, escaped := pid("shell"), pid("child"), pid("escaped")
 
 			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			awaitPidGone(t, cmd.Process.Pid, "dsh")
-			_ = cs.Close() // reaps dsh
-			awaitPidGone(t, shell, "the task's shell (parent-death signal)")
+			proctest.AwaitGone(t, cmd.Process.Pid) // dsh
+			_ = cs.Close()                         // reaps dsh
+			// The task's shell dies by the parent-death signal.
+			proctest.AwaitGone(t, shell)
 			var before []int
 			for _, p := range []int{child, escaped} {
-				if !pidGone(p) {
+				if !proctest.Gone(p) {
 					before = append(before, p)
 				}
 			}
@@ -67,7 +61,8 @@ func TestSigkilledDshIsSweptNextStart(t *testing.T) {
 				t.Fatalf("doctor: %+v", out)
 			}
 			for _, p := range []int{child, escaped} {
-				awaitPidGone(t, p, "a process of the killed dsh, after the next start")
+				// A process of the killed dsh: the next start killed it.
+				proctest.AwaitGone(t, p)
 			}
 			// The sweep logs what it killed; another test process starting
 			// an executor at the same moment may sweep first, so this is
@@ -76,22 +71,5 @@ func TestSigkilledDshIsSweptNextStart(t *testing.T) {
 				t.Logf("%v were swept by another process: %s", before, out.swept)
 			}
 		})
-	}
-}
-
-func pidGone(pid int) bool {
-	st, ok := procfs.ReadStat(pid)
-	return !ok || st.Dead()
-}
-
-func awaitPidGone(t *testing.T, pid int, what string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !pidGone(pid) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("%s: pid %d still runs", what, pid)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

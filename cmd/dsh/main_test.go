@@ -107,27 +107,12 @@ func writeFile(t *testing.T, name, content string) string {
 	return p
 }
 
-// waitForFile polls for a non-empty file written by a command (a process
-// outside the test cannot signal it otherwise) and returns its content.
-func waitForFile(t *testing.T, path string) string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.TrimSpace(string(b))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%s was not written within 10s", path)
-	return ""
-}
-
 // assertGone fails unless process pid has died. A dead process may linger
 // as a zombie: one orphaned to an init that reaps lazily (a grandchild
 // whose parent, the shell, exited first) is dead all the same.
 func assertGone(t *testing.T, pid int) {
 	t.Helper()
-	if !pidGone(pid) {
+	if !proctest.Gone(pid) {
 		t.Errorf("process %d still runs", pid)
 	}
 }

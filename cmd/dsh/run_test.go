@@ -6,11 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // TestRunChecksConfig: a shell or cwd the executor could not use is a
@@ -195,10 +196,7 @@ func TestRunSignal(t *testing.T) {
 			args := append([]string{"run"}, tc.args...)
 			args = append(args, "--", "echo $$ > "+pidFile+"; exec sleep 60")
 			cmd, stdout, stderr := startDsh(t, args...)
-			pid, err := strconv.Atoi(waitForFile(t, pidFile))
-			if err != nil {
-				t.Fatal(err)
-			}
+			pid := proctest.ReadPid(t, pidFile)
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
@@ -226,10 +224,7 @@ func TestRunLeavesNoProcess(t *testing.T) {
 	if got.code != 0 || got.stdout != "started\n" {
 		t.Fatalf("got %+v", got)
 	}
-	pid, err := strconv.Atoi(waitForFile(t, pidFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid := proctest.ReadPid(t, pidFile)
 	// The executor reaped the group; the sleep may take the grace to die
 	// but dsh waited for it before exiting.
 	assertGone(t, pid)

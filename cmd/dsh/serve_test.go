@@ -10,12 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 func TestIsLoopback(t *testing.T) {
@@ -272,10 +273,7 @@ func TestMCP(t *testing.T) {
 			if got := callText(t, resp); got != "started background task bash-1" {
 				t.Fatalf("background text = %q", got)
 			}
-			pid, err := strconv.Atoi(waitForFile(t, pidFile))
-			if err != nil {
-				t.Fatal(err)
-			}
+			pid := proctest.ReadPid(t, pidFile)
 			switch end {
 			case "eof":
 				c.in.Close()

@@ -32,13 +32,7 @@ var soakCalls = flag.Int("soak.calls", 300, "mixed calls TestSoak makes per cont
 
 func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
 
-const (
-	graceMs = 200
-	// waitFor bounds every wait for an event (a pid file written, a
-	// process gone); it is not a timing assertion.
-	waitFor   = 5 * time.Second
-	pollEvery = 10 * time.Millisecond
-)
+const graceMs = 200
 
 var modes = []string{config.ContainCgroup, config.ContainMarker}
 
@@ -175,29 +169,6 @@ func text(res tool.Result) string {
 
 // --- processes ---
 
-// within polls cond every pollEvery until it holds or d passed.
-func within(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(pollEvery)
-	}
-}
-
-// gone: no such process, or a zombie (it runs no more; nothing may reap
-// it when its parent is init).
-func gone(pid int) bool {
-	st, ok := procfs.ReadStat(pid)
-	return !ok || st.Dead()
-}
-
-func awaitGone(pid int) bool { return within(waitFor, func() bool { return gone(pid) }) }
-
 // describe is what /proc says of pid, for failure messages.
 func describe(pid int) string {
 	st, ok := procfs.ReadStat(pid)
@@ -211,39 +182,14 @@ func describe(pid int) string {
 		pid, strings.TrimSpace(string(comm)), st.State, st.PPid, st.Pgrp, local.RunIDEnv, run, strings.TrimSpace(string(cg)))
 }
 
-// readPid reads a pid file the commands write.
-func readPid(path string) (int, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 1 {
-		return 0, fmt.Errorf("%s holds %q, not a pid", path, data)
-	}
-	return pid, nil
-}
-
-// awaitPid waits until path holds a pid. A file never written fails the
-// test: whatever was to escape never started.
-func awaitPid(t *testing.T, path string) int {
-	t.Helper()
-	var pid int
-	var err error
-	if !within(waitFor, func() bool { pid, err = readPid(path); return err == nil }) {
-		t.Fatalf("pid file never written: %v", err)
-	}
-	return pid
-}
-
 // q quotes s for the shell.
 func q(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // script joins shell commands, one a line (a command may end in &).
 func script(lines ...string) string { return strings.Join(lines, "\n") }
 
-// awaitFile is shell that waits until path is not empty.
-func awaitFile(path string) string {
+// shellAwaitFile is shell that waits until path is not empty.
+func shellAwaitFile(path string) string {
 	return fmt.Sprintf("until [ -s %s ]; do sleep 0.01; done", q(path))
 }
 
@@ -412,14 +358,14 @@ func newFiles(t *testing.T) files {
 // killLeft kills, when a test failed half-way, an escapee it recorded and
 // that still runs with this test run's mark.
 func killLeft(path string) {
-	if pid, err := readPid(path); err == nil {
+	if pid, err := proctest.PidInFile(path); err == nil {
 		killMarked(pid)
 	}
 }
 
 // killMarked kills pid if it runs with this test run's mark.
 func killMarked(pid int) {
-	if gone(pid) {
+	if proctest.Gone(pid) {
 		return
 	}
 	if v, ok := procfs.Getenv(pid, proctest.Name); ok && v == proctest.Value {
@@ -438,7 +384,7 @@ type scenario struct {
 
 var scenarios = []scenario{
 	{"foreground", func(t *testing.T, s *stack, sess *session.Session, e escape, f files) {
-		out, st, err := s.run(sess, script(e.start(f.pid), awaitFile(f.pid), "echo started"), 30000)
+		out, st, err := s.run(sess, script(e.start(f.pid), shellAwaitFile(f.pid), "echo started"), 30000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,7 +395,7 @@ var scenarios = []scenario{
 	{"timeout", func(t *testing.T, s *stack, sess *session.Session, e escape, f files) {
 		// The script waits for the escape; the timeout only has to be
 		// long enough for a slow machine to get there.
-		out, st, err := s.run(sess, script(e.start(f.pid), awaitFile(f.pid), "sleep 60"), 3000)
+		out, st, err := s.run(sess, script(e.start(f.pid), shellAwaitFile(f.pid), "sleep 60"), 3000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -480,13 +426,13 @@ var scenarios = []scenario{
 // escapee and checks, while it runs, that it escaped as its pattern says.
 func startEscaped(t *testing.T, s *stack, sess *session.Session, e escape, f files) string {
 	t.Helper()
-	id, err := s.start(sess, script("echo $$ > "+q(f.shell), e.start(f.pid), awaitFile(f.pid), "sleep 300"))
+	id, err := s.start(sess, script("echo $$ > "+q(f.shell), e.start(f.pid), shellAwaitFile(f.pid), "sleep 300"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, shell := awaitPid(t, f.pid), awaitPid(t, f.shell)
+	pid, shell := proctest.ReadPid(t, f.pid), proctest.ReadPid(t, f.shell)
 	var why error
-	if !within(waitFor, func() bool { why = e.escaped(pid, shell); return why == nil }) {
+	if !proctest.Within(proctest.Wait, func() bool { why = e.escaped(pid, shell); return why == nil }) {
 		t.Fatalf("%s did not escape as it should: %v; %s", e.name, why, describe(pid))
 	}
 	return id
@@ -506,8 +452,8 @@ func TestEscapesDieThroughTheRegistry(t *testing.T) {
 						t.Cleanup(sess.End)
 						t.Cleanup(func() { killLeft(f.pid) })
 						sc.run(t, s, sess, e, f)
-						pid := awaitPid(t, f.pid)
-						if !awaitGone(pid) {
+						pid := proctest.ReadPid(t, f.pid)
+						if len(proctest.Survivors(proctest.Wait, pid)) > 0 {
 							t.Fatalf("the escapee outlived the command: %s", describe(pid))
 						}
 					})
@@ -525,7 +471,7 @@ func TestEscapesDieThroughTheRegistry(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pid := awaitPid(t, f.pid)
+				pid := proctest.ReadPid(t, f.pid)
 				if start := procfs.Start(pid); start != 0 {
 					// No mark on it: killLeft would not find it.
 					t.Cleanup(func() {
@@ -538,7 +484,7 @@ func TestEscapesDieThroughTheRegistry(t *testing.T) {
 					t.Fatalf("the command did not end normally: %q", out)
 				}
 				if mode == config.ContainCgroup {
-					if !awaitGone(pid) {
+					if len(proctest.Survivors(proctest.Wait, pid)) > 0 {
 						t.Fatalf("cgroup containment missed the escapee: %s", describe(pid))
 					}
 					return
@@ -546,7 +492,7 @@ func TestEscapesDieThroughTheRegistry(t *testing.T) {
 				// The run is over, kill sequence included; give it the
 				// grace twice more, then the escapee must still run.
 				time.Sleep(2 * graceMs * time.Millisecond)
-				if err := envClearedOrphan.escaped(pid, awaitPid(t, f.shell)); err != nil {
+				if err := envClearedOrphan.escaped(pid, proctest.ReadPid(t, f.shell)); err != nil {
 					t.Fatalf("marker mode: the escapee should survive, unseen, as documented: %v; %s", err, describe(pid))
 				}
 				t.Logf("marker mode, as documented, did not catch %s", describe(pid))
@@ -638,7 +584,7 @@ func mixed(s *stack, sess *session.Session, i int) error {
 		if err != nil {
 			return fmt.Errorf("escapee pid: %q", out)
 		}
-		if !awaitGone(pid) {
+		if len(proctest.Survivors(proctest.Wait, pid)) > 0 {
 			err := fmt.Errorf("the escapee outlived the command: %s", describe(pid))
 			killMarked(pid)
 			return err
@@ -780,11 +726,11 @@ func TestSoak(t *testing.T) {
 			// Goroutines of calls that just ended may take a moment to
 			// return; so may a process killed a moment ago.
 			gor1 := runtime.NumGoroutine()
-			within(2*time.Second, func() bool { gor1 = runtime.NumGoroutine(); return gor1 <= gor0+goSlack })
+			proctest.Within(2*time.Second, func() bool { gor1 = runtime.NumGoroutine(); return gor1 <= gor0+goSlack })
 			left := proctest.Left()
-			within(2*time.Second, func() bool { left = proctest.Left(); return len(left) == 0 })
+			proctest.Within(2*time.Second, func() bool { left = proctest.Left(); return len(left) == 0 })
 			cgs1 := commandCgroups(s)
-			within(2*time.Second, func() bool { cgs1 = commandCgroups(s); return cgs1 <= cgs0 })
+			proctest.Within(2*time.Second, func() bool { cgs1 = commandCgroups(s); return cgs1 <= cgs0 })
 			fds1 := openFds(t)
 			measured := int(done.Load())
 			t.Logf("%s: %d mixed calls (%d registry calls in all) by %d workers; the %d after the warm-up took %v, %.0f calls/s",

@@ -3,6 +3,11 @@
 // even a process that left its group is found) and live direct children
 // of the test process. Zombies do not count: they are dead, and on some
 // machines nothing reaps orphans.
+//
+// It also has the tests' waits for what processes outside the test do,
+// which the test can only poll for: a file written (AwaitFile, ReadPid),
+// processes gone (AwaitGone, Survivors), any condition (Eventually,
+// Within), each bounded by a deadline.
 package proctest
 
 import (

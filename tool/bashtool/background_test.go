@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
@@ -221,10 +221,8 @@ func TestSessionEndKillsTasksAndDropsEverything(t *testing.T) {
 	a := session.New("a", "")
 	pidFile := t.TempDir() + "/pid"
 	t.Cleanup(func() {
-		if data, err := os.ReadFile(pidFile); err == nil {
-			if pid, _ := strconv.Atoi(strings.TrimSpace(string(data))); pid > 1 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
+		if pid, err := proctest.PidInFile(pidFile); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
 	ready := readyFifo(t)
@@ -233,17 +231,15 @@ func TestSessionEndKillsTasksAndDropsEverything(t *testing.T) {
 	// A read reports the spill file to the session. The output reaches
 	// the collector through a goroutine, so read until it is there.
 	var first string
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(first, "full output: ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no spill path in %q", first)
+	proctest.Eventually(t, proctest.Wait, func() error {
+		if first = s.call(t, a, "task_output", map[string]any{"task_id": id}).Text(); !strings.Contains(first, "full output: ") {
+			return fmt.Errorf("no spill path in %q", first)
 		}
-		first = s.call(t, a, "task_output", map[string]any{"task_id": id}).Text()
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 	i := strings.Index(first, "full output: ")
 	spill := strings.SplitN(first[i+len("full output: "):], "]", 2)[0]
-	pid, _ := strconv.Atoi(strings.TrimSpace(readFile(t, pidFile)))
+	pid := proctest.ReadPid(t, pidFile)
 	// A second task spills too, but nobody ever reads it.
 	unread := s.start(t, a, "seq 1 1000")
 	s.awaitFinish(t, unread)
@@ -308,7 +304,7 @@ func TestKilledBeforeExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if pid, err := strconv.Atoi(strings.TrimSpace(readFileQuiet(holder))); err == nil && pid > 1 {
+		if pid, err := proctest.PidInFile(holder); err == nil {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -316,36 +312,13 @@ func TestKilledBeforeExit(t *testing.T) {
 	id := s.start(t, a, "setsid bash -c \"trap '' TERM; echo > "+trapped+"; exec sleep 60\" & echo $! > "+holder+
 		"; read _ < "+trapped+"; echo $$ > "+leader+"; echo > "+ready.path)
 	ready.wait(t)
-	pid, _ := strconv.Atoi(strings.TrimSpace(readFile(t, leader)))
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		state, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil || strings.Contains(string(state), ") Z ") {
-			break // the leader has exited
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the leader did not exit")
-		}
-	}
+	proctest.AwaitGone(t, proctest.ReadPid(t, leader)) // the leader exits
 	if got := s.call(t, a, "task_kill", map[string]any{"task_id": id}).Text(); got != "requested cancellation of task "+id {
 		t.Fatalf("kill: %q", got)
 	}
 	if got := s.output(t, a, id); got != "(no new output)\n[status: killed, killed before exit]" {
 		t.Fatalf("got %q", got)
 	}
-}
-
-func readFileQuiet(path string) string {
-	data, _ := os.ReadFile(path)
-	return string(data)
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 type fifo struct{ path string }
