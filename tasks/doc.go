@@ -75,7 +75,10 @@
 //     listener must not call Close.
 //   - A producer failure (Outcome.Err, a Done closed without an outcome, or
 //     an outcome whose status is not terminal) settles the task failed with
-//     the error text as detail, and logs a warning.
+//     the error text as detail and no [Exit] facts, and logs a warning.
+//   - The snapshot of a finished task carries its outcome's [Exit] (an exit
+//     code or a signal) as data; Detail stays text for the model, and
+//     nobody needs to parse it back.
 //   - Session end: the first time a session owns a task, the service
 //     registers one end hook on it. When the session ends, every live task it
 //     owns is cancelled with reason "owner disposed" and awaited, without

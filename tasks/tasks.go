@@ -45,12 +45,37 @@ type Outcome struct {
 	Status Status
 	// Detail completes the status line ("exit code: 0"); may be empty.
 	Detail string
+	// Exit is how the work ended, as data, for the producers that know it.
+	Exit Exit
 	// Output is the final output of a final-output task (one without
 	// Hooks.Read); it is ignored for stream tasks.
 	Output string
 	// Err reports a failure of the producer: the task settles Failed with
 	// Err.Error() as its detail, and a warning is logged.
 	Err error
+}
+
+// Exit is how a task's work ended when the work is a program that exits:
+// the facts a caller acts on (a CLI's own exit status) without parsing
+// them back out of Detail, which is text for the model. The zero value says
+// nothing: a producer without such facts (a final-output kind, a program
+// killed before it exited) leaves it empty.
+type Exit struct {
+	// Code is the exit code of work that exited by itself; nil otherwise.
+	Code *int
+	// Signal names the signal that ended the work ("SIGTERM"); "" when
+	// none did.
+	Signal string
+}
+
+// clone returns e with its own copy of Code, so that neither a producer
+// nor a snapshot's holder can change what the record says.
+func (e Exit) clone() Exit {
+	if e.Code != nil {
+		code := *e.Code
+		e.Code = &code
+	}
+	return e
 }
 
 // Hooks are what a producer's Run returns: how the service controls and
@@ -93,6 +118,11 @@ type Snapshot struct {
 	// Reported: the owner has learnt how the task ended (see the package
 	// documentation); no finish notice is due.
 	Reported bool `json:"reported"`
+	// Exit is the outcome's Exit once the task has finished; empty while
+	// it is live and after a producer failure. It is left out of
+	// the JSON form, which is task_output's structured result as SPEC.md
+	// has it: the model reads these facts in Detail.
+	Exit Exit `json:"-"`
 }
 
 // Config bounds a Service. Zero (or negative) values take the defaults.
@@ -176,6 +206,7 @@ type task struct {
 
 	status            Status
 	detail, output    string
+	exit              Exit
 	started, finished time.Time
 	reported          bool
 	waiters, killers  int  // waits and kills in progress
@@ -190,7 +221,7 @@ func (t *task) snapshot() Snapshot {
 	}
 	return Snapshot{
 		ID: t.id, Kind: t.kind, Label: t.label, Owner: owner,
-		Status: t.status, Detail: t.detail,
+		Status: t.status, Detail: t.detail, Exit: t.exit.clone(),
 		Started: t.started, Finished: t.finished, Reported: t.reported,
 	}
 }
@@ -392,7 +423,7 @@ func (s *Service) watch(t *task) {
 
 // settle records t's outcome and reports whether listeners are due.
 func (s *Service) settle(t *task, out Outcome, ok bool) (notify bool) {
-	status, detail := out.Status, out.Detail
+	status, detail, exit := out.Status, out.Detail, out.Exit.clone()
 	var failure string
 	switch {
 	case !ok:
@@ -403,13 +434,13 @@ func (s *Service) settle(t *task, out Outcome, ok bool) (notify bool) {
 		failure = fmt.Sprintf("the producer reported the non-final status %q", out.Status)
 	}
 	if failure != "" {
-		status, detail = Failed, failure
+		status, detail, exit = Failed, failure, Exit{}
 		slog.Warn("tasks: background task failed", "task", t.id, "err", failure)
 	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t.status, t.detail, t.output, t.finished = status, detail, out.Output, time.Now()
+	t.status, t.detail, t.exit, t.output, t.finished = status, detail, exit, out.Output, time.Now()
 	if t.waiters > 0 || t.killers > 0 {
 		t.reported = true
 	}

@@ -300,6 +300,44 @@ func TestReadFinalOutput(t *testing.T) {
 	}
 }
 
+// TestExitFacts: the facts a producer reports travel, unparsed, to the
+// snapshots of the finished task, as a copy nobody else can change; a live
+// task, a final-output task without facts and a producer failure have none.
+func TestExitFacts(t *testing.T) {
+	svc := newService(t, Config{})
+	code := func(n int) *int { return &n }
+	three := code(3)
+	for _, tc := range []struct {
+		name string
+		out  Outcome
+		want Exit
+	}{
+		{"exit 3", Outcome{Status: Completed, Detail: "exit code: 3", Exit: Exit{Code: three}}, Exit{Code: code(3)}},
+		{"signal", Outcome{Status: Killed, Detail: "signal: SIGTERM", Exit: Exit{Signal: "SIGTERM"}}, Exit{Signal: "SIGTERM"}},
+		{"final output", Outcome{Status: Completed, Output: "4"}, Exit{}},
+		{"producer failure", Outcome{Status: Completed, Exit: Exit{Code: code(0)}, Err: errors.New("broke")}, Exit{}},
+	} {
+		f := newFake(false)
+		snap := start(t, svc, "calc", "x", nil, f)
+		if diff := cmp.Diff(Exit{}, snap.Exit); diff != "" {
+			t.Errorf("%s: live task has facts (-want +got):\n%s", tc.name, diff)
+		}
+		f.finish(tc.out)
+		got, err := svc.Wait(context.Background(), nil, snap.ID, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*three = 99 // the producer's variable, changed after the fact
+		if got.Exit.Code != nil {
+			*got.Exit.Code = 98 // a holder of the snapshot, changing it
+		}
+		again, _ := svc.Get(nil, snap.ID)
+		if diff := cmp.Diff(tc.want, again.Exit); diff != "" {
+			t.Errorf("%s: facts (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
 func TestKill(t *testing.T) {
 	svc := newService(t, Config{})
 	f := newFake(true)
