@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/safe"
 	"github.com/dsh-go/dsh/session"
 )
 
@@ -133,6 +133,9 @@ type Config struct {
 	// MaxFinishedPerOwner caps the finished records kept per owner (and for
 	// the unowned tasks). Default 256.
 	MaxFinishedPerOwner int
+	// Logger receives the service's warnings and its finish listeners'
+	// panics. Default (nil): slog.Default() as New finds it.
+	Logger *slog.Logger
 }
 
 // Defaults of Config.
@@ -153,6 +156,7 @@ const (
 // Service is the task runtime. The zero value is not usable; call New.
 type Service struct {
 	cfg Config
+	log *slog.Logger
 
 	mu        sync.Mutex
 	attached  int
@@ -226,7 +230,8 @@ func (t *task) snapshot() Snapshot {
 	}
 }
 
-// New returns a service with cfg's bounds (zero values take the defaults).
+// New returns a service with cfg's bounds and logger (zero values take the
+// defaults).
 func New(cfg Config) *Service {
 	if cfg.MaxRunningPerSession <= 0 {
 		cfg.MaxRunningPerSession = DefaultMaxRunningPerSession
@@ -234,14 +239,23 @@ func New(cfg Config) *Service {
 	if cfg.MaxFinishedPerOwner <= 0 {
 		cfg.MaxFinishedPerOwner = DefaultMaxFinishedPerOwner
 	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
 	return &Service{
 		cfg:       cfg,
+		log:       log,
 		closeDone: make(chan struct{}),
 		kinds:     make(map[string]*kindCounter),
 		tasks:     make(map[string]*task),
 		groups:    make(map[*session.Session]*group),
 	}
 }
+
+// Logger returns the logger the service logs to, so that the code built
+// around it (the task tools) logs where it does.
+func (s *Service) Logger() *slog.Logger { return s.log }
 
 // AttachTools records that tools able to read and stop tasks are present,
 // and returns the func that undoes it (idempotent). Attachments are counted:
@@ -325,7 +339,7 @@ func (s *Service) Start(spec Spec) (Snapshot, error) {
 		}
 		s.mu.Unlock()
 		if err := hooks.Cancel(reason); err != nil {
-			slog.Warn("tasks: cancelling a refused start failed", "kind", spec.Kind, "err", err)
+			s.log.Warn("tasks: cancelling a refused start failed", "kind", spec.Kind, "err", err)
 		}
 		<-hooks.Done
 		return Snapshot{}, refusal
@@ -435,7 +449,7 @@ func (s *Service) settle(t *task, out Outcome, ok bool) (notify bool) {
 	}
 	if failure != "" {
 		status, detail, exit = Failed, failure, Exit{}
-		slog.Warn("tasks: background task failed", "task", t.id, "err", failure)
+		s.log.Warn("tasks: background task failed", "task", t.id, "err", failure)
 	}
 
 	s.mu.Lock()
@@ -470,14 +484,9 @@ func (s *Service) callListeners(t *task) {
 		if closed {
 			return
 		}
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					slog.Error("tasks: finish listener panicked", "task", t.id, "panic", r, "stack", string(debug.Stack()))
-				}
-			}()
-			l.fn(snap, t.owner)
-		}()
+		// A listener is not the runtime's own code: its panic is logged
+		// and the next listener still runs.
+		_ = safe.Call(s.log, "tasks: finish listener", func() { l.fn(snap, t.owner) }, "task", t.id)
 	}
 }
 
@@ -530,7 +539,7 @@ func (s *Service) endOwner(g *group) {
 func (s *Service) cancel(ts []*task, reason string) {
 	for _, t := range ts {
 		if err := t.hooks.Cancel(reason); err != nil {
-			slog.Warn("tasks: cancel failed", "task", t.id, "reason", reason, "err", err)
+			s.log.Warn("tasks: cancel failed", "task", t.id, "reason", reason, "err", err)
 			continue
 		}
 		s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -619,6 +620,36 @@ func TestListeners(t *testing.T) {
 	remove()
 	if len(calls) != 0 {
 		t.Errorf("listener called %d more times", len(calls))
+	}
+}
+
+// TestLogsGoToTheInjectedLogger: a panicking finish listener and a producer
+// failure are logged to Config.Logger, and nothing reaches the default
+// logger.
+func TestLogsGoToTheInjectedLogger(t *testing.T) {
+	global := captureLogs(t)
+	injected := &lockedBuffer{}
+	svc := newService(t, Config{Logger: slog.New(slog.NewTextHandler(injected, nil))})
+	called := make(chan struct{}, 1)
+	svc.OnFinish(func(Snapshot, *session.Session) { panic("listener bug") })
+	svc.OnFinish(func(Snapshot, *session.Session) { called <- struct{}{} })
+
+	f := newFake(false)
+	snap := start(t, svc, "calc", "x", nil, f)
+	f.finish(Outcome{Status: Completed, Err: errors.New("collector broke")})
+	<-called // the panic did not stop the next listener
+	svc.Close()
+	logs := injected.String()
+	for _, want := range []string{
+		"level=ERROR msg=\"tasks: finish listener panicked\" task=" + snap.ID + " panic=\"listener bug\" stack=",
+		"level=WARN msg=\"tasks: background task failed\" task=" + snap.ID + " err=\"collector broke\"",
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("injected logger lacks %q:\n%s", want, logs)
+		}
+	}
+	if got := global.String(); got != "" {
+		t.Errorf("the default logger was used:\n%s", got)
 	}
 }
 

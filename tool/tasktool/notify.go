@@ -1,8 +1,6 @@
 package tasktool
 
 import (
-	"log/slog"
-
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 )
@@ -11,14 +9,16 @@ import (
 // has not learnt the end of. A read or kill of the task can land between
 // the snapshot the listener got and the notice being queued; it withdraws
 // nothing then, so the listener looks again after queueing and withdraws
-// the notice itself when the task has been reported meanwhile.
+// the notice itself when the task has been reported meanwhile. It logs to
+// the service's logger: the notices are the service's, told by the tools.
 func notifier(svc *tasks.Service) func(tasks.Snapshot, *session.Session) {
+	log := svc.Logger()
 	return func(s tasks.Snapshot, owner *session.Session) {
 		if owner == nil || s.Reported {
 			return
 		}
 		if !owner.NotifyKey(s.ID, Notice(s)) {
-			slog.Info("tool-tasks: finish notice dropped: the session has ended", "task", s.ID, "session", owner.ID())
+			log.Info("tool-tasks: finish notice dropped: the session has ended", "task", s.ID, "session", owner.ID())
 			return
 		}
 		if now, err := svc.Get(owner, s.ID); err != nil || now.Reported {

@@ -30,7 +30,8 @@
 //   - A notice is posted to the owner's inbox when an owned task settles
 //     unreported (see package tasks for what reports a task); unowned tasks
 //     have nobody to tell. A notice for a session that has ended is dropped
-//     and logged at info level. Notices are keyed by task id: one still
+//     and logged at info level, on the service's logger
+//     ([tasks.Service.Logger]). Notices are keyed by task id: one still
 //     waiting for delivery when the model reads or kills the finished task
 //     is withdrawn, since it would only repeat what the model just saw.
 //   - Presenters: generic cards titled "Read <id>", "List background tasks"
