@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/safe"
 	"github.com/dsh-go/dsh/session"
 )
@@ -765,7 +766,7 @@ var testHookWaitWoke func()
 // waitDuration converts a wait timeout in milliseconds, rounded up to a
 // whole millisecond and saturating; it must be positive and finite.
 func waitDuration(ms float64) (time.Duration, error) {
-	if !(ms > 0) || math.IsInf(ms, 1) {
+	if !config.PositiveFinite(ms) {
 		return 0, errInvalidTimeout(ms)
 	}
 	c := math.Ceil(ms)

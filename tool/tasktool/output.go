@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -80,18 +81,19 @@ func (o output) execute(ctx context.Context, call tool.Call) (tool.Result, error
 }
 
 // waitMs is how long to wait: timeout_ms (raw, as the model sent it; ""
-// when absent) capped at maxMs, or the default without it.
+// when absent) capped at maxMs, or the default without it. The cap comes
+// before the check: a timeout_ms out of float64 range parses as ±Inf, and
+// +Inf is a long wait like any other, capped, while -Inf is refused with
+// the text the model sent.
 func (o output) waitMs(raw json.Number) (float64, error) {
-	ms := o.defaultMs
-	if raw != "" {
-		// Out of float64 range parses as ±Inf: +Inf is capped
-		// below; -Inf is refused with the text the model sent.
-		ms, _ = strconv.ParseFloat(string(raw), 64)
-		if !(ms > 0) {
-			return 0, toolError(tasks.InvalidWaitTimeout(string(raw)))
-		}
+	if raw == "" {
+		return o.defaultMs, nil
 	}
-	return math.Min(ms, o.maxMs), nil
+	ms, _ := strconv.ParseFloat(string(raw), 64)
+	if ms = math.Min(ms, o.maxMs); !config.PositiveFinite(ms) {
+		return 0, toolError(tasks.InvalidWaitTimeout(string(raw)))
+	}
+	return ms, nil
 }
 
 // snapshotSchema describes task_output's structured result, the task
