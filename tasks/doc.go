@@ -70,12 +70,16 @@
 //   - Finish listeners ([Service.OnFinish]) are called once per task, after
 //     it settled, on the goroutine that watched it, in registration order,
 //     each with a snapshot taken just before its call. A panicking listener
-//     is recovered and logged. Listeners are not called for tasks ended by
+//     is recovered and logged ([Config.Logger]). Listeners are not called for tasks ended by
 //     their owner's end or by Close, nor for any task after Close started. A
 //     listener must not call Close.
 //   - A producer failure (Outcome.Err, a Done closed without an outcome, or
 //     an outcome whose status is not terminal) settles the task failed with
-//     the error text as detail, and logs a warning.
+//     the error text as detail and no [Exit] facts, and logs a warning
+//     ([Config.Logger]).
+//   - The snapshot of a finished task carries its outcome's [Exit] (an exit
+//     code or a signal) as data; Detail stays text for the model, and
+//     nobody needs to parse it back.
 //   - Session end: the first time a session owns a task, the service
 //     registers one end hook on it. When the session ends, every live task it
 //     owns is cancelled with reason "owner disposed" and awaited, without

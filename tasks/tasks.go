@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/safe"
 	"github.com/dsh-go/dsh/session"
 )
 
@@ -45,12 +46,37 @@ type Outcome struct {
 	Status Status
 	// Detail completes the status line ("exit code: 0"); may be empty.
 	Detail string
+	// Exit is how the work ended, as data, for the producers that know it.
+	Exit Exit
 	// Output is the final output of a final-output task (one without
 	// Hooks.Read); it is ignored for stream tasks.
 	Output string
 	// Err reports a failure of the producer: the task settles Failed with
 	// Err.Error() as its detail, and a warning is logged.
 	Err error
+}
+
+// Exit is how a task's work ended when the work is a program that exits:
+// the facts a caller acts on (a CLI's own exit status) without parsing
+// them back out of Detail, which is text for the model. The zero value says
+// nothing: a producer without such facts (a final-output kind, a program
+// killed before it exited) leaves it empty.
+type Exit struct {
+	// Code is the exit code of work that exited by itself; nil otherwise.
+	Code *int
+	// Signal names the signal that ended the work ("SIGTERM"); "" when
+	// none did.
+	Signal string
+}
+
+// clone returns e with its own copy of Code, so that neither a producer
+// nor a snapshot's holder can change what the record says.
+func (e Exit) clone() Exit {
+	if e.Code != nil {
+		code := *e.Code
+		e.Code = &code
+	}
+	return e
 }
 
 // Hooks are what a producer's Run returns: how the service controls and
@@ -93,6 +119,11 @@ type Snapshot struct {
 	// Reported: the owner has learnt how the task ended (see the package
 	// documentation); no finish notice is due.
 	Reported bool `json:"reported"`
+	// Exit is the outcome's Exit once the task has finished; empty while
+	// it is live and after a producer failure. It is left out of
+	// the JSON form, which is task_output's structured result as SPEC.md
+	// has it: the model reads these facts in Detail.
+	Exit Exit `json:"-"`
 }
 
 // Config bounds a Service. Zero (or negative) values take the defaults.
@@ -103,6 +134,9 @@ type Config struct {
 	// MaxFinishedPerOwner caps the finished records kept per owner (and for
 	// the unowned tasks). Default 256.
 	MaxFinishedPerOwner int
+	// Logger receives the service's warnings and its finish listeners'
+	// panics. Default (nil): slog.Default() as New finds it.
+	Logger *slog.Logger
 }
 
 // Defaults of Config.
@@ -123,6 +157,7 @@ const (
 // Service is the task runtime. The zero value is not usable; call New.
 type Service struct {
 	cfg Config
+	log *slog.Logger
 
 	mu        sync.Mutex
 	attached  int
@@ -176,6 +211,7 @@ type task struct {
 
 	status            Status
 	detail, output    string
+	exit              Exit
 	started, finished time.Time
 	reported          bool
 	waiters, killers  int  // waits and kills in progress
@@ -190,12 +226,13 @@ func (t *task) snapshot() Snapshot {
 	}
 	return Snapshot{
 		ID: t.id, Kind: t.kind, Label: t.label, Owner: owner,
-		Status: t.status, Detail: t.detail,
+		Status: t.status, Detail: t.detail, Exit: t.exit.clone(),
 		Started: t.started, Finished: t.finished, Reported: t.reported,
 	}
 }
 
-// New returns a service with cfg's bounds (zero values take the defaults).
+// New returns a service with cfg's bounds and logger (zero values take the
+// defaults).
 func New(cfg Config) *Service {
 	if cfg.MaxRunningPerSession <= 0 {
 		cfg.MaxRunningPerSession = DefaultMaxRunningPerSession
@@ -203,14 +240,23 @@ func New(cfg Config) *Service {
 	if cfg.MaxFinishedPerOwner <= 0 {
 		cfg.MaxFinishedPerOwner = DefaultMaxFinishedPerOwner
 	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
 	return &Service{
 		cfg:       cfg,
+		log:       log,
 		closeDone: make(chan struct{}),
 		kinds:     make(map[string]*kindCounter),
 		tasks:     make(map[string]*task),
 		groups:    make(map[*session.Session]*group),
 	}
 }
+
+// Logger returns the logger the service logs to, so that the code built
+// around it (the task tools) logs where it does.
+func (s *Service) Logger() *slog.Logger { return s.log }
 
 // AttachTools records that tools able to read and stop tasks are present,
 // and returns the func that undoes it (idempotent). Attachments are counted:
@@ -294,7 +340,7 @@ func (s *Service) Start(spec Spec) (Snapshot, error) {
 		}
 		s.mu.Unlock()
 		if err := hooks.Cancel(reason); err != nil {
-			slog.Warn("tasks: cancelling a refused start failed", "kind", spec.Kind, "err", err)
+			s.log.Warn("tasks: cancelling a refused start failed", "kind", spec.Kind, "err", err)
 		}
 		<-hooks.Done
 		return Snapshot{}, refusal
@@ -392,7 +438,7 @@ func (s *Service) watch(t *task) {
 
 // settle records t's outcome and reports whether listeners are due.
 func (s *Service) settle(t *task, out Outcome, ok bool) (notify bool) {
-	status, detail := out.Status, out.Detail
+	status, detail, exit := out.Status, out.Detail, out.Exit.clone()
 	var failure string
 	switch {
 	case !ok:
@@ -403,13 +449,13 @@ func (s *Service) settle(t *task, out Outcome, ok bool) (notify bool) {
 		failure = fmt.Sprintf("the producer reported the non-final status %q", out.Status)
 	}
 	if failure != "" {
-		status, detail = Failed, failure
-		slog.Warn("tasks: background task failed", "task", t.id, "err", failure)
+		status, detail, exit = Failed, failure, Exit{}
+		s.log.Warn("tasks: background task failed", "task", t.id, "err", failure)
 	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t.status, t.detail, t.output, t.finished = status, detail, out.Output, time.Now()
+	t.status, t.detail, t.exit, t.output, t.finished = status, detail, exit, out.Output, time.Now()
 	if t.waiters > 0 || t.killers > 0 {
 		t.reported = true
 	}
@@ -439,14 +485,9 @@ func (s *Service) callListeners(t *task) {
 		if closed {
 			return
 		}
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					slog.Error("tasks: finish listener panicked", "task", t.id, "panic", r, "stack", string(debug.Stack()))
-				}
-			}()
-			l.fn(snap, t.owner)
-		}()
+		// A listener is not the runtime's own code: its panic is logged
+		// and the next listener still runs.
+		_ = safe.Call(s.log, "tasks: finish listener", func() { l.fn(snap, t.owner) }, "task", t.id)
 	}
 }
 
@@ -499,7 +540,7 @@ func (s *Service) endOwner(g *group) {
 func (s *Service) cancel(ts []*task, reason string) {
 	for _, t := range ts {
 		if err := t.hooks.Cancel(reason); err != nil {
-			slog.Warn("tasks: cancel failed", "task", t.id, "reason", reason, "err", err)
+			s.log.Warn("tasks: cancel failed", "task", t.id, "reason", reason, "err", err)
 			continue
 		}
 		s.mu.Lock()
@@ -725,7 +766,7 @@ var testHookWaitWoke func()
 // waitDuration converts a wait timeout in milliseconds, rounded up to a
 // whole millisecond and saturating; it must be positive and finite.
 func waitDuration(ms float64) (time.Duration, error) {
-	if !(ms > 0) || math.IsInf(ms, 1) {
+	if !config.PositiveFinite(ms) {
 		return 0, errInvalidTimeout(ms)
 	}
 	c := math.Ceil(ms)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -300,6 +301,44 @@ func TestReadFinalOutput(t *testing.T) {
 	}
 }
 
+// TestExitFacts: the facts a producer reports travel, unparsed, to the
+// snapshots of the finished task, as a copy nobody else can change; a live
+// task, a final-output task without facts and a producer failure have none.
+func TestExitFacts(t *testing.T) {
+	svc := newService(t, Config{})
+	code := func(n int) *int { return &n }
+	three := code(3)
+	for _, tc := range []struct {
+		name string
+		out  Outcome
+		want Exit
+	}{
+		{"exit 3", Outcome{Status: Completed, Detail: "exit code: 3", Exit: Exit{Code: three}}, Exit{Code: code(3)}},
+		{"signal", Outcome{Status: Killed, Detail: "signal: SIGTERM", Exit: Exit{Signal: "SIGTERM"}}, Exit{Signal: "SIGTERM"}},
+		{"final output", Outcome{Status: Completed, Output: "4"}, Exit{}},
+		{"producer failure", Outcome{Status: Completed, Exit: Exit{Code: code(0)}, Err: errors.New("broke")}, Exit{}},
+	} {
+		f := newFake(false)
+		snap := start(t, svc, "calc", "x", nil, f)
+		if diff := cmp.Diff(Exit{}, snap.Exit); diff != "" {
+			t.Errorf("%s: live task has facts (-want +got):\n%s", tc.name, diff)
+		}
+		f.finish(tc.out)
+		got, err := svc.Wait(context.Background(), nil, snap.ID, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*three = 99 // the producer's variable, changed after the fact
+		if got.Exit.Code != nil {
+			*got.Exit.Code = 98 // a holder of the snapshot, changing it
+		}
+		again, _ := svc.Get(nil, snap.ID)
+		if diff := cmp.Diff(tc.want, again.Exit); diff != "" {
+			t.Errorf("%s: facts (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
 func TestKill(t *testing.T) {
 	svc := newService(t, Config{})
 	f := newFake(true)
@@ -581,6 +620,36 @@ func TestListeners(t *testing.T) {
 	remove()
 	if len(calls) != 0 {
 		t.Errorf("listener called %d more times", len(calls))
+	}
+}
+
+// TestLogsGoToTheInjectedLogger: a panicking finish listener and a producer
+// failure are logged to Config.Logger, and nothing reaches the default
+// logger.
+func TestLogsGoToTheInjectedLogger(t *testing.T) {
+	global := captureLogs(t)
+	injected := &lockedBuffer{}
+	svc := newService(t, Config{Logger: slog.New(slog.NewTextHandler(injected, nil))})
+	called := make(chan struct{}, 1)
+	svc.OnFinish(func(Snapshot, *session.Session) { panic("listener bug") })
+	svc.OnFinish(func(Snapshot, *session.Session) { called <- struct{}{} })
+
+	f := newFake(false)
+	snap := start(t, svc, "calc", "x", nil, f)
+	f.finish(Outcome{Status: Completed, Err: errors.New("collector broke")})
+	<-called // the panic did not stop the next listener
+	svc.Close()
+	logs := injected.String()
+	for _, want := range []string{
+		"level=ERROR msg=\"tasks: finish listener panicked\" task=" + snap.ID + " panic=\"listener bug\" stack=",
+		"level=WARN msg=\"tasks: background task failed\" task=" + snap.ID + " err=\"collector broke\"",
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("injected logger lacks %q:\n%s", want, logs)
+		}
+	}
+	if got := global.String(); got != "" {
+		t.Errorf("the default logger was used:\n%s", got)
 	}
 }
 

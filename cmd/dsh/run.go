@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -200,16 +199,14 @@ func foregroundStatus(res tool.Result) int {
 }
 
 // taskStatus is the exit status of a finished background task, from its
-// detail (SPEC.md §3.5): "exit code: N" → N, "signal: SIG" → 128+n,
-// anything else (killed before exit, failed) → 1.
+// exit facts (the data behind its detail, SPEC.md §3.5): an exit code N →
+// N, a signal → 128+n, no facts (killed before exit, failed) → 1.
 func taskStatus(snap tasks.Snapshot) int {
-	if v, ok := strings.CutPrefix(snap.Detail, "exit code: "); ok && snap.Status == tasks.Completed {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
-		}
-	}
-	if v, ok := strings.CutPrefix(snap.Detail, "signal: "); ok && snap.Status == tasks.Killed {
-		return signalNameStatus(v)
+	switch {
+	case snap.Exit.Signal != "":
+		return signalNameStatus(snap.Exit.Signal)
+	case snap.Exit.Code != nil:
+		return *snap.Exit.Code
 	}
 	return exitFailure
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/internal/proctest"
+	"github.com/dsh-go/dsh/tasks"
 )
 
 // TestRunChecksConfig: a shell or cwd the executor could not use is a
@@ -89,6 +90,29 @@ func TestRun(t *testing.T) {
 				t.Errorf("stderr = %q, want nothing", got.stderr)
 			}
 		})
+	}
+}
+
+// TestTaskStatus: dsh run's status for a background task comes from the
+// task's exit facts; the detail is text for the model and is not read.
+func TestTaskStatus(t *testing.T) {
+	three := 3
+	for _, tc := range []struct {
+		name string
+		snap tasks.Snapshot
+		want int
+	}{
+		{"exit 3", tasks.Snapshot{Status: tasks.Completed, Detail: "exit code: 3", Exit: tasks.Exit{Code: &three}}, 3},
+		{"signal", tasks.Snapshot{Status: tasks.Killed, Detail: "signal: SIGTERM", Exit: tasks.Exit{Signal: "SIGTERM"}}, 143},
+		{"unknown signal", tasks.Snapshot{Status: tasks.Killed, Exit: tasks.Exit{Signal: "SIGNOPE"}}, exitFailure},
+		{"killed before exit", tasks.Snapshot{Status: tasks.Killed, Detail: "killed before exit"}, exitFailure},
+		{"failed", tasks.Snapshot{Status: tasks.Failed, Detail: "the producer ended without an outcome"}, exitFailure},
+		{"final output, no facts", tasks.Snapshot{Status: tasks.Completed}, exitFailure},
+		{"a detail alone is not parsed", tasks.Snapshot{Status: tasks.Completed, Detail: "exit code: 3"}, exitFailure},
+	} {
+		if got := taskStatus(tc.snap); got != tc.want {
+			t.Errorf("%s: taskStatus = %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
@@ -154,10 +156,26 @@ func TestBackgroundExamples(t *testing.T) {
 	if got := s.call(t, a, "task_kill", map[string]any{"task_id": id}).Text(); got != "task bash-2 had already finished [status: killed, signal: SIGTERM]" {
 		t.Fatalf("second kill: %q", got)
 	}
+	s.wantExit(t, a, id, tasks.Exit{Signal: "SIGTERM"})
 
 	id = s.start(t, a, "exit 3")
 	if got := s.output(t, a, id); got != "(no new output)\n[status: completed, exit code: 3]" {
 		t.Fatalf("non-zero exit: %q", got)
+	}
+	three := 3
+	s.wantExit(t, a, id, tasks.Exit{Code: &three})
+}
+
+// wantExit checks the exit facts of the finished task id: the data a
+// program reads instead of parsing the detail.
+func (s *stack) wantExit(t *testing.T, sess *session.Session, id string, want tasks.Exit) {
+	t.Helper()
+	snap, err := s.rt.Get(sess, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, snap.Exit); diff != "" {
+		t.Errorf("%s: exit facts (-want +got):\n%s", id, diff)
 	}
 }
 
@@ -319,6 +337,7 @@ func TestKilledBeforeExit(t *testing.T) {
 	if got := s.output(t, a, id); got != "(no new output)\n[status: killed, killed before exit]" {
 		t.Fatalf("got %q", got)
 	}
+	s.wantExit(t, a, id, tasks.Exit{})
 }
 
 type fifo struct{ path string }

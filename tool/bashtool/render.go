@@ -115,15 +115,18 @@ func readText(r bash.ReadResult) string {
 	return text + droppedNotice(paths)
 }
 
-// outcome maps a finished background process to a task outcome.
+// outcome maps a finished background process to a task outcome. Its Exit
+// facts say what its Detail says, no more: a kill before exit carries none,
+// even when the process's own exit raced the kill.
 func outcome(st bash.State) tasks.Outcome {
 	switch {
 	case st.Status == bash.StatusKilled && st.Signal != "":
-		return tasks.Outcome{Status: tasks.Killed, Detail: "signal: " + st.Signal}
+		return tasks.Outcome{Status: tasks.Killed, Detail: "signal: " + st.Signal, Exit: tasks.Exit{Signal: st.Signal}}
 	case st.Status == bash.StatusKilled:
 		return tasks.Outcome{Status: tasks.Killed, Detail: killedNoSignal}
 	case st.ExitCode != nil:
-		return tasks.Outcome{Status: tasks.Completed, Detail: "exit code: " + strconv.Itoa(*st.ExitCode)}
+		code := *st.ExitCode
+		return tasks.Outcome{Status: tasks.Completed, Detail: "exit code: " + strconv.Itoa(code), Exit: tasks.Exit{Code: &code}}
 	default:
 		// A signal death is always killed; this is a process that ended
 		// without a state, which the executor never reports.

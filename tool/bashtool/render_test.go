@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/tasks"
 )
@@ -64,13 +66,18 @@ func TestOutcome(t *testing.T) {
 		st   bash.State
 		want tasks.Outcome
 	}{
-		{bash.State{Status: bash.StatusCompleted, ExitCode: &zero}, tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 0"}},
-		{bash.State{Status: bash.StatusCompleted, ExitCode: &three}, tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 3"}},
-		{bash.State{Status: bash.StatusKilled, Signal: "SIGTERM"}, tasks.Outcome{Status: tasks.Killed, Detail: "signal: SIGTERM"}},
-		{bash.State{Status: bash.StatusKilled, ExitCode: &zero}, tasks.Outcome{Status: tasks.Killed, Detail: "killed before exit"}},
+		{bash.State{Status: bash.StatusCompleted, ExitCode: &zero},
+			tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 0", Exit: tasks.Exit{Code: &zero}}},
+		{bash.State{Status: bash.StatusCompleted, ExitCode: &three},
+			tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 3", Exit: tasks.Exit{Code: &three}}},
+		{bash.State{Status: bash.StatusKilled, Signal: "SIGTERM"},
+			tasks.Outcome{Status: tasks.Killed, Detail: "signal: SIGTERM", Exit: tasks.Exit{Signal: "SIGTERM"}}},
+		// The exit raced the kill: the facts, like the detail, name no code.
+		{bash.State{Status: bash.StatusKilled, ExitCode: &zero},
+			tasks.Outcome{Status: tasks.Killed, Detail: "killed before exit"}},
 	} {
-		if got := outcome(tc.st); got != tc.want {
-			t.Errorf("%+v: got %+v, want %+v", tc.st, got, tc.want)
+		if diff := cmp.Diff(tc.want, outcome(tc.st)); diff != "" {
+			t.Errorf("%+v (-want +got):\n%s", tc.st, diff)
 		}
 	}
 }

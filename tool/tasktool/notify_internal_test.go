@@ -1,6 +1,9 @@
 package tasktool
 
 import (
+	"bytes"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/dsh-go/dsh/session"
@@ -52,5 +55,20 @@ func TestNotifierWithdrawsWhenReportedMeanwhile(t *testing.T) {
 	notifier(svc)(s, owner)
 	if got := owner.TakeNotices(); len(got) != 1 {
 		t.Fatalf("notices %q", got)
+	}
+}
+
+// TestNotifierLogsToTheServiceLogger: a notice for an ended session is
+// dropped and logged where the task runtime logs.
+func TestNotifierLogsToTheServiceLogger(t *testing.T) {
+	var buf bytes.Buffer
+	svc := tasks.New(tasks.Config{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	defer svc.Close()
+	owner := session.New("s", "")
+	owner.End()
+	notifier(svc)(tasks.Snapshot{ID: "job-1", Kind: "job", Label: "x", Status: tasks.Completed}, owner)
+	want := `level=INFO msg="tool-tasks: finish notice dropped: the session has ended" task=job-1 session=s`
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("log %q lacks %q", buf.String(), want)
 	}
 }

@@ -1,0 +1,94 @@
+package tasktool
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/dsh-go/dsh/tasks"
+)
+
+// Texts and limits of the renderings the model reads.
+const (
+	noTasksText      = "(no background tasks)"
+	noNewOutputText  = "(no new output)"
+	noticeReadOutput = ". Read its output with task_output."
+	maxLabelRunes    = 120
+	labelEllipsis    = "…"
+)
+
+// StatusLine renders "[status: <status>, <detail>]", or "[status: <status>]"
+// when there is no detail (exact).
+func StatusLine(s tasks.Snapshot) string {
+	if s.Detail == "" {
+		return "[status: " + string(s.Status) + "]"
+	}
+	return "[status: " + string(s.Status) + ", " + s.Detail + "]"
+}
+
+// Notice is the finish notice of s for its owner (exact, one line):
+// "background task <id> (<kind>: <label>) finished <status line>. Read its
+// output with task_output.", with the label shortened by ShortLabel.
+func Notice(s tasks.Snapshot) string {
+	return "background task " + s.ID + " (" + s.Kind + ": " + ShortLabel(s.Label) + ") finished " +
+		StatusLine(s) + noticeReadOutput
+}
+
+// ShortLabel renders a label on one bounded line: whitespace runs (line
+// breaks included) become one space, the ends are trimmed, and a label
+// longer than 120 characters is cut to 119 and ends in "…". It reads no more
+// of a huge label than it shows.
+func ShortLabel(label string) string {
+	out := make([]rune, 0, 32)
+	pendingSpace := false
+	for _, r := range label {
+		if unicode.IsSpace(r) {
+			pendingSpace = len(out) > 0
+			continue
+		}
+		if pendingSpace {
+			out = append(out, ' ')
+			pendingSpace = false
+		}
+		out = append(out, r)
+		if len(out) > maxLabelRunes {
+			kept := strings.TrimRight(string(out[:maxLabelRunes-1]), " ")
+			return kept + labelEllipsis
+		}
+	}
+	return string(out)
+}
+
+// listLine renders one task of task_list.
+func listLine(s tasks.Snapshot) string {
+	return s.ID + " [" + s.Kind + "] " + string(s.Status) + " — " + ShortLabel(s.Label)
+}
+
+// outputText renders task_output's text.
+func outputText(text string, s tasks.Snapshot) string {
+	if text == "" {
+		text = noNewOutputText
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return text + StatusLine(s)
+}
+
+// killText renders task_kill's text.
+func killText(res tasks.KillResult, s tasks.Snapshot) string {
+	if res == tasks.KillAlreadyTerminal {
+		return "task " + s.ID + " had already finished " + StatusLine(s)
+	}
+	return "requested cancellation of task " + s.ID
+}
+
+// number renders a finite v as JSON does.
+func number(v float64) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return string(b)
+}
