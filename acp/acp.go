@@ -66,6 +66,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/dsh-go/dsh/internal/safe"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -253,14 +254,12 @@ func (p *Presenter) report(err error) {
 
 // marshals reports whether a view's rawInput marshals as JSON (the
 // update would not otherwise), reporting the error when it does not.
-func (p *Presenter) marshals(name string, v any) (ok bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			p.report(fmt.Errorf("tool %q: call view: rawInput cannot be marshalled: panic: %v", name, r))
-			ok = false
-		}
-	}()
-	if _, err := json.Marshal(v); err != nil {
+func (p *Presenter) marshals(name string, v any) bool {
+	var err error
+	if perr := safe.Call(nil, "acp: marshalling rawInput", func() { _, err = json.Marshal(v) }, "tool", name); perr != nil {
+		err = fmt.Errorf("panic: %w", perr)
+	}
+	if err != nil {
 		p.report(fmt.Errorf("tool %q: call view: rawInput cannot be marshalled: %w", name, err))
 		return false
 	}

@@ -72,9 +72,9 @@ package session
 
 import (
 	"container/list"
-	"log/slog"
-	"runtime/debug"
 	"sync"
+
+	"github.com/dsh-go/dsh/internal/safe"
 )
 
 // Session is one owner. See the package documentation for the contract.
@@ -263,17 +263,10 @@ func (s *Session) runHooks() {
 func (s *Session) runHook(fn func(), onGoexit func()) {
 	returned := false
 	defer func() {
-		if returned {
-			return
-		}
-		if r := recover(); r != nil {
-			slog.Error("session: end hook panicked", "session", s.id, "panic", r, "stack", string(debug.Stack()))
-			return
-		}
-		if onGoexit != nil {
+		if !returned && onGoexit != nil {
 			onGoexit()
 		}
 	}()
-	fn()
+	_ = safe.Call(nil, "session: end hook", fn, "session", s.id)
 	returned = true
 }

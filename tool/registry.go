@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"runtime/debug"
 	"slices"
 	"sync"
+
+	"github.com/dsh-go/dsh/internal/safe"
 )
 
 // Registry holds tool definitions and the waterfalls. It is safe for
@@ -148,14 +148,14 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 }
 
 // runTool executes def, turning an error or a panic into an error result.
-func runTool(ctx context.Context, def Definition, call Call) (res Result) {
-	defer func() {
-		if v := recover(); v != nil {
-			slog.Error("tool panicked", "tool", call.Name, "panic", v, "stack", string(debug.Stack()))
-			res = ErrorResult(CodePanic, fmt.Sprint(v))
-		}
-	}()
-	res, err := def.Execute(ctx, call)
+func runTool(ctx context.Context, def Definition, call Call) Result {
+	var (
+		res Result
+		err error
+	)
+	if perr := safe.Call(nil, "tool", func() { res, err = def.Execute(ctx, call) }, "tool", call.Name); perr != nil {
+		return ErrorResult(CodePanic, perr.Error())
+	}
 	if err != nil {
 		return errorResult(err, CodeFailed)
 	}
@@ -172,10 +172,13 @@ func errorResult(err error, code string) Result {
 	return ErrorResult(code, err.Error())
 }
 
-// panicError is a middleware or presenter panic, as an error.
-func panicError(what string, v any) error {
-	slog.Error(what+" panicked", "panic", v, "stack", string(debug.Stack()))
-	return &Error{Code: CodePanic, Message: fmt.Sprint(v)}
+// contain runs fn, turning a panic into an error with code PANIC (logged
+// with its stack by safe.Call).
+func contain(what string, fn func()) error {
+	if err := safe.Call(nil, what, fn); err != nil {
+		return &Error{Code: CodePanic, Message: err.Error()}
+	}
+	return nil
 }
 
 // decodeArgs soft-validates args for presenters.

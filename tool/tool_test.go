@@ -234,6 +234,7 @@ func TestDecisions(t *testing.T) {
 		{"ask without reason", Decision{Verdict: Ask}, `Error: tool "t" requires approval (not yet supported)`, CodeApprovalRequired},
 		{"allow short-circuits", Decision{Verdict: Allow}, "ok", ""},
 		{"unknown verdict fails closed", Decision{Verdict: 7}, `Error: tool "t" was denied: unknown verdict 7`, CodeDenied},
+		{"the zero decision fails closed", Decision{}, `Error: tool "t" was denied`, CodeDenied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRegistry(t, Definition{Name: "t", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, Call) (Result, error) {

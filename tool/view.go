@@ -88,10 +88,8 @@ func present(def Definition, args json.RawMessage, what string, fn func(map[stri
 	if !ok {
 		return nil, nil
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			view, err = nil, fmt.Errorf("tool %q: %s: %w", def.Name, what, panicError(what, v))
-		}
-	}()
-	return fn(m), nil
+	if err := contain(what, func() { view = fn(m) }); err != nil {
+		return nil, fmt.Errorf("tool %q: %s: %w", def.Name, what, err)
+	}
+	return view, nil
 }

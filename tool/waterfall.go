@@ -5,15 +5,17 @@ import (
 	"slices"
 )
 
-// Verdict is a pre-execute decision. A value other than the three below
-// is treated as Deny: policy fails closed.
+// Verdict is a pre-execute decision. Policy fails closed: the zero
+// Verdict is Deny, so a middleware that returns a Decision it never filled
+// in refuses the call, and a value other than the three below is treated
+// as Deny too.
 type Verdict int
 
 const (
-	// Allow runs the tool.
-	Allow Verdict = iota
 	// Deny refuses the call: `Error: <reason>`.
-	Deny
+	Deny Verdict = iota
+	// Allow runs the tool.
+	Allow
 	// Ask needs a person's approval, which no front end offers yet: the
 	// call is refused with the reason, or with
 	// `tool "<name>" requires approval (not yet supported)`.
@@ -109,11 +111,6 @@ func (r *Registry) UsePost(mw PostExecute) (remove func()) {
 
 // runPre runs the pre-execute chain. A panic anywhere in it becomes err.
 func runPre(ctx context.Context, call Call, chain []PreExecute) (d Decision, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = panicError("pre-execute middleware", v)
-		}
-	}()
 	var step func(i int) PreNext
 	step = func(i int) PreNext {
 		return func(ctx context.Context, call Call) Decision {
@@ -123,16 +120,12 @@ func runPre(ctx context.Context, call Call, chain []PreExecute) (d Decision, err
 			return chain[i](ctx, call, step(i+1))
 		}
 	}
-	return step(0)(ctx, call), nil
+	err = contain("pre-execute middleware", func() { d = step(0)(ctx, call) })
+	return d, err
 }
 
 // runPost runs the post-execute chain. A panic anywhere in it becomes err.
 func runPost(ctx context.Context, call Call, res Result, chain []PostExecute) (d PostDecision, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = panicError("post-execute middleware", v)
-		}
-	}()
 	var step func(i int) PostNext
 	step = func(i int) PostNext {
 		return func(ctx context.Context, call Call, res Result) PostDecision {
@@ -142,5 +135,6 @@ func runPost(ctx context.Context, call Call, res Result, chain []PostExecute) (d
 			return chain[i](ctx, call, res, step(i+1))
 		}
 	}
-	return step(0)(ctx, call, res), nil
+	err = contain("post-execute middleware", func() { d = step(0)(ctx, call, res) })
+	return d, err
 }
