@@ -1,7 +1,9 @@
 package config
 
 import (
+	"encoding/json"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -49,4 +51,15 @@ func Bytes(v float64) int64 {
 		return math.MaxInt64
 	}
 	return int64(c)
+}
+
+// JSONNumber writes v as JSON does (30000, 1.5, 1e+21), the form dsh's
+// messages quote numbers in; a value JSON cannot hold (NaN, ±Inf) as Go
+// writes it.
+func JSONNumber(v float64) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return string(b)
 }

@@ -1,10 +1,10 @@
 package tasks
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+
+	"github.com/dsh-go/dsh/config"
 )
 
 // The errors of the service. Those with a fixed text are returned as they
@@ -42,7 +42,7 @@ func forbiddenMessage(id string) string { return "task " + id + " belongs to ano
 
 func unknownMessage(id string) string { return "unknown task " + id }
 
-func invalidTimeoutMessage(ms float64) string { return invalidTimeoutText(jsonNumber(ms)) }
+func invalidTimeoutMessage(ms float64) string { return invalidTimeoutText(config.JSONNumber(ms)) }
 
 func invalidTimeoutText(raw string) string {
 	return "invalid wait timeout: expected a positive number of milliseconds, got " + raw
@@ -66,13 +66,3 @@ func errInvalidTimeout(ms float64) error {
 	return &kindError{invalidTimeoutMessage(ms), ErrInvalidTimeout}
 }
 func errOwnerEnded(id string) error { return &kindError{ownerEndedMessage(id), ErrOwnerEnded} }
-
-// jsonNumber renders ms as JSON would (what the model sent). NaN and ±Inf
-// have no JSON form; they get Go's ("NaN", "+Inf", "-Inf").
-func jsonNumber(ms float64) string {
-	b, err := json.Marshal(ms)
-	if err != nil {
-		return strconv.FormatFloat(ms, 'g', -1, 64)
-	}
-	return string(b)
-}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -769,9 +768,5 @@ func waitDuration(ms float64) (time.Duration, error) {
 	if !config.PositiveFinite(ms) {
 		return 0, errInvalidTimeout(ms)
 	}
-	c := math.Ceil(ms)
-	if c >= float64(math.MaxInt64/int64(time.Millisecond)) {
-		return math.MaxInt64, nil
-	}
-	return time.Duration(c) * time.Millisecond, nil
+	return config.Millis(ms), nil
 }

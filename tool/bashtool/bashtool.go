@@ -35,7 +35,6 @@ package bashtool
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,6 +43,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
@@ -56,14 +56,6 @@ const Name = "bash"
 // TaskKind is the kind of the background tasks the tool starts.
 const TaskKind = "bash"
 
-// Config configures the tool.
-type Config struct {
-	// EnableRunInBackground offers run_in_background; nil means true.
-	EnableRunInBackground *bool `yaml:"enableRunInBackground,omitempty"`
-}
-
-func (c Config) background() bool { return c.EnableRunInBackground == nil || *c.EnableRunInBackground }
-
 const (
 	descCommon = "Run a command with bash -c and return its output. " +
 		"Each call is a fresh non-interactive shell with empty stdin: nothing (cd, variables) persists between calls, so pass workdir instead of cd. " +
@@ -75,8 +67,8 @@ const (
 )
 
 // Description is the tool's description for the given config.
-func Description(cfg Config) string {
-	if cfg.background() {
+func Description(cfg config.Bash) string {
+	if cfg.Background() {
 		return descCommon + descBackground
 	}
 	return descCommon + descNoBackground
@@ -85,7 +77,7 @@ func Description(cfg Config) string {
 // Parameters is the tool's schema for the given config: command,
 // description, timeoutMs, workdir and, only when background execution is
 // enabled, run_in_background, in that order.
-func Parameters(cfg Config) *jsonschema.Schema {
+func Parameters(cfg config.Bash) *jsonschema.Schema {
 	s := &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
@@ -97,7 +89,7 @@ func Parameters(cfg Config) *jsonschema.Schema {
 		PropertyOrder: []string{"command", "description", "timeoutMs", "workdir"},
 		Required:      []string{"command", "description"},
 	}
-	if cfg.background() {
+	if cfg.Background() {
 		s.Properties["run_in_background"] = &jsonschema.Schema{Type: "boolean", Description: "Start it as a background task and return its id at once."}
 		s.PropertyOrder = append(s.PropertyOrder, "run_in_background")
 	}
@@ -119,12 +111,12 @@ type Runtime func() *tasks.Service
 type Tool struct {
 	exec    bash.Executor
 	runtime Runtime
-	cfg     Config
+	cfg     config.Bash
 	spills  spillTracker
 }
 
 // New returns the tool. runtime may be nil (no background execution).
-func New(exec bash.Executor, runtime Runtime, cfg Config) *Tool {
+func New(exec bash.Executor, runtime Runtime, cfg config.Bash) *Tool {
 	if runtime == nil {
 		runtime = func() *tasks.Service { return nil }
 	}
@@ -188,7 +180,7 @@ func request(a args, s *session.Session) (bash.Request, error) {
 	req := bash.Request{Command: a.Command, Workdir: workdir(a.Workdir, s)}
 	if a.TimeoutMs != nil {
 		ms, err := strconv.ParseFloat(string(*a.TimeoutMs), 64)
-		if err != nil || math.IsInf(ms, 0) || math.IsNaN(ms) || ms <= 0 {
+		if err != nil || !config.PositiveFinite(ms) {
 			return bash.Request{}, invalid(invalidTimeout(string(*a.TimeoutMs)))
 		}
 		req.TimeoutMs = &ms
@@ -244,7 +236,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 }
 
 func (t *Tool) background(ctx context.Context, s *session.Session, req bash.Request) (tool.Result, error) {
-	if !t.cfg.background() {
+	if !t.cfg.Background() {
 		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errDisabled}
 	}
 	rt := t.runtime()
