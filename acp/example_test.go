@@ -15,13 +15,10 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-go/dsh/acp"
-	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
-	"github.com/dsh-go/dsh/tool/bashtool"
 )
 
 // exampleAgent is a minimal ACP agent: each prompt's text is run as one
@@ -191,27 +188,15 @@ func (a *exampleAgent) SetSessionMode(context.Context, acpsdk.SetSessionModeRequ
 	return acpsdk.SetSessionModeResponse{}, errUnsupported
 }
 
-// serveExampleAgent composes dsh's bash tool and serves the agent over
+// serveExampleAgent composes dsh's bash tool (host.Standard) and serves the agent over
 // in/out until in closes; then every session's processes are ended.
 func serveExampleAgent(in io.Reader, out io.Writer) error {
-	exec, err := local.New(config.Local{})
+	st, err := host.Standard(config.File{Tools: []string{config.ToolBash}})
 	if err != nil {
 		return err
 	}
-	defer exec.Close()
-	h := host.New()
-	defer h.Close()
-	tools := tool.NewRegistry()
-	err = errors.Join(
-		h.Provide(host.Executor, exec),
-		h.Provide(host.Tools, tools),
-		h.Provide(host.Prompt, prompt.NewRegistry()),
-		h.Load(host.BashTool(bashtool.Config{})),
-	)
-	if err != nil {
-		return err
-	}
-	agent := &exampleAgent{tools: tools, sessions: make(map[acpsdk.SessionId]*exampleSession)}
+	defer st.Close()
+	agent := &exampleAgent{tools: st.Tools, sessions: make(map[acpsdk.SessionId]*exampleSession)}
 	// The SDK starts serving inside NewAgentSideConnection, before it (and
 	// the agent) has the connection: hold the input back until both do.
 	ready := make(chan struct{})

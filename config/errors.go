@@ -1,59 +1,134 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
-// The error texts of this package. The positive-finite text is exact
-// (SPEC.md §2.1): it never carries a line number, so a Go caller and a YAML
-// file get the same message.
+// Error is a configuration error: which key, what is wrong with it, and the
+// line of the file where it is (when the config came from a file).
+//
+// Its text reads "<key> <what>", "<key>: unknown key" and the like, then
+// " (line N)" and a hint when there is one:
+//
+//	local.graceMs must be a positive finite number (line 4)
+//	local.timeoutMsec: unknown key (line 3); did you mean local.timeoutMs?
+//
+// A section's Validate names its keys relative to the section
+// ("graceMs must be a positive finite number"); [Parse] and
+// [File.Validate] name them from the top of the file.
+type Error struct {
+	// Key is the key's path ("local.env.scrub", "tools[1]"); empty for an
+	// error about the whole document.
+	Key string
+	// Line is the key's line in the file, 0 when unknown.
+	Line int
+	// Hint completes the message: "did you mean local.timeoutMs?".
+	Hint string
 
-const prefix = "bash-local: "
-
-func errPositive(key string) error {
-	return fmt.Errorf("%s%s must be a positive finite number", prefix, key)
+	sep   string // between the key and msg: " " or ": "
+	msg   string
+	other string // a second key msg refers to, rooted like Key
+	tail  string // text after other
 }
 
-func errUnknownKey(key string, line int) error {
-	return fmt.Errorf("%sunknown key %q (line %d)", prefix, key, line)
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Key)
+	if e.Key != "" {
+		b.WriteString(e.sep)
+	}
+	b.WriteString(e.msg)
+	if e.other != "" {
+		b.WriteString(" " + e.other)
+	}
+	b.WriteString(e.tail)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, " (line %d)", e.Line)
+	}
+	if e.Hint != "" {
+		b.WriteString("; " + e.Hint)
+	}
+	return b.String()
 }
 
-func errDuplicateKey(key string, line int) error {
-	return fmt.Errorf("%sduplicate key %q (line %d)", prefix, key, line)
+// within roots e's keys at section ("local"), for an error a section's
+// Validate returned, and takes the key's line from lines.
+func (e *Error) within(section string, lines map[string]int) *Error {
+	c := *e
+	c.Key = join(section, e.Key)
+	if e.other != "" {
+		c.other = join(section, e.other)
+	}
+	if c.Line == 0 {
+		c.Line = lines[c.Key]
+	}
+	if c.Line == 0 && c.other != "" {
+		c.Line = lines[c.other]
+	}
+	return &c
 }
 
-func errKeyNotString(scope string, line int) error {
-	return fmt.Errorf("%s%s keys must be strings (line %d)", prefix, scope, line)
+// join is the path of key inside section.
+func join(section, key string) string {
+	if section == "" {
+		return key
+	}
+	return section + "." + key
 }
 
-func errMergeKey(line int) error {
-	return fmt.Errorf("%smerge keys (<<) are not supported (line %d)", prefix, line)
+// keyErr is "<key> <msg>": a value the key cannot take.
+func keyErr(key string, line int, format string, args ...any) *Error {
+	return &Error{Key: key, Line: line, sep: " ", msg: fmt.Sprintf(format, args...)}
 }
 
-// errType says what key must be: "a number", "a string", "a mapping", "a list
-// of strings", "a map of strings".
-func errType(key, want string, line int) error {
-	return fmt.Errorf("%s%s must be %s (line %d)", prefix, key, want, line)
+// keyProblem is "<key>: <msg>": something about the key itself.
+func keyProblem(key string, line int, msg string) *Error {
+	return &Error{Key: key, Line: line, sep: ": ", msg: msg}
 }
 
-func errSyntax(err error) error {
-	return fmt.Errorf("%s%w", prefix, err)
+// docErr is an error about the document as a whole.
+func docErr(line int, format string, args ...any) *Error {
+	return &Error{Line: line, msg: fmt.Sprintf(format, args...)}
 }
 
-func errManyDocuments(line int) error {
-	return fmt.Errorf("%sconfig must be a single YAML document (second one at line %d)", prefix, line)
+func errPositive(key string, line int) *Error {
+	return keyErr(key, line, "must be a positive finite number")
 }
 
-func errSetName(name string) error {
-	return fmt.Errorf("%senv.set name %q is not a valid variable name", prefix, name)
+func errType(key, want string, line int) *Error {
+	return keyErr(key, line, "must be %s", want)
 }
 
-func errSetValueNUL(name string) error {
-	return fmt.Errorf("%senv.set value of %q contains a NUL byte", prefix, name)
+// errUnknownKey is an unknown key, with the known key it most likely
+// meant when there is one.
+func errUnknownKey(key string, line int, meant string) *Error {
+	e := keyProblem(key, line, "unknown key")
+	if meant != "" {
+		e.Hint = "did you mean " + meant + "?"
+	}
+	return e
 }
 
-func errPattern(key, pattern string) error {
-	return fmt.Errorf("%s%s pattern %q is malformed", prefix, key, pattern)
+// errOneOf is a value that is not one of allowed.
+func errOneOf(key, v string, line int, allowed []string) *Error {
+	e := keyProblem(key, line, fmt.Sprintf("%q is not one of %s", v, quoteList(allowed)))
+	if s := suggestWord(v, allowed); s != "" {
+		e.Hint = fmt.Sprintf("did you mean %q?", s)
+	}
+	return e
 }
 
-func errContainment(v string) error {
-	return fmt.Errorf("%scontainment %q must be one of %q, %q, %q", prefix, v, ContainAuto, ContainCgroup, ContainMarker)
+func quoteList(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = fmt.Sprintf("%q", w)
+	}
+	switch len(q) {
+	case 1:
+		return q[0]
+	case 2:
+		return q[0] + " or " + q[1]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }

@@ -2,13 +2,12 @@ package config
 
 import (
 	"maps"
-	"math"
 	"path"
 	"slices"
 	"strings"
 )
 
-// Defaults of the numeric keys of [Local] (SPEC.md §2.1).
+// Defaults of the numeric keys of [Local] (docs/spec.md §2.1).
 const (
 	DefaultTimeoutMs      = 120000
 	DefaultMaxTimeoutMs   = 600000
@@ -17,8 +16,11 @@ const (
 	DefaultGraceMs        = 3000
 )
 
-// numeric lists the numeric keys of c in the order of the SPEC.md table,
-// which is the order Validate reports them in.
+// containments are the values of Local.Containment.
+var containments = []string{ContainAuto, ContainCgroup, ContainMarker}
+
+// numeric lists the numeric keys of c in the order of the docs/spec.md
+// table, which is the order Validate reports them in.
 func (c *Local) numeric() []struct {
 	key string
 	v   *float64
@@ -37,55 +39,69 @@ func (c *Local) numeric() []struct {
 	}
 }
 
-// Validate reports the first value of c that no default can repair.
+// Validate reports the first value of c that no default can repair, as an
+// *[Error] naming the key relative to the section ("graceMs must be a
+// positive finite number"; the local executor adds its name).
 //
 // The numeric keys come first, in table order: 0 means unset and is valid;
-// a negative, NaN or infinite number fails with the exact text
-// "bash-local: <key> must be a positive finite number".
-//
-// Then the environment: an env.set name must be non-empty and free of '='
-// and NUL, and its value free of NUL, since neither can reach a process
-// (the spawn would fail for every command); an env.scrub or env.passthrough
-// entry must be a well-formed [path.Match] pattern, because a malformed one
-// would match nothing and silently leave a credential in place.
+// a negative, NaN or infinite number fails. Then the environment: an
+// env.set name must be non-empty and free of '=' and NUL, and its value
+// free of NUL, since neither can reach a process (the spawn would fail for
+// every command); an env.scrub or env.passthrough entry must be a
+// well-formed [path.Match] pattern, because a malformed one would match
+// nothing and silently leave a credential in place. Last the containment.
 func (c Local) Validate() error {
 	for _, n := range c.numeric() {
-		if v := *n.v; v != 0 && !(v > 0 && !math.IsInf(v, 1)) {
-			return errPositive(n.key)
+		if v := *n.v; v != 0 && !PositiveFinite(v) {
+			return errPositive(n.key, 0)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Env.Set)) {
-		if name == "" || strings.ContainsAny(name, "=\x00") {
-			return errSetName(name)
+		if err := checkSet("env.set", name, c.Env.Set[name], 0); err != nil {
+			return err
 		}
-		if strings.ContainsRune(c.Env.Set[name], 0) {
-			return errSetValueNUL(name)
-		}
-	}
-	switch c.Containment {
-	case "", ContainAuto, ContainCgroup, ContainMarker:
-	default:
-		return errContainment(c.Containment)
 	}
 	for _, l := range []struct {
 		key      string
 		patterns []string
 	}{{"env.passthrough", c.Env.Passthrough}, {"env.scrub", c.Env.Scrub}} {
 		for _, p := range l.patterns {
-			// Since Go 1.16 Match checks the whole pattern, matched or not.
-			if _, err := path.Match(p, ""); err != nil {
-				return errPattern(l.key, p)
+			if err := checkPattern(l.key, p, 0); err != nil {
+				return err
 			}
 		}
+	}
+	if c.Containment != "" && !slices.Contains(containments, c.Containment) {
+		return errOneOf("containment", c.Containment, 0, containments)
+	}
+	return nil
+}
+
+// checkSet checks one entry of the env.set at key.
+func checkSet(key, name, value string, line int) *Error {
+	if name == "" || strings.ContainsAny(name, "=\x00") {
+		return keyErr(key, line, "name %q is not a valid variable name", name)
+	}
+	if strings.ContainsRune(value, 0) {
+		return keyErr(key, line, "value of %q contains a NUL byte", name)
+	}
+	return nil
+}
+
+// checkPattern checks an env.scrub or env.passthrough entry.
+func checkPattern(key, p string, line int) *Error {
+	// Since Go 1.16 Match checks the whole pattern, matched or not.
+	if _, err := path.Match(p, ""); err != nil {
+		return keyErr(key, line, "pattern %q is malformed", p)
 	}
 	return nil
 }
 
 // WithDefaults returns c with every zero numeric key set to its default and
-// TimeoutMs clamped to MaxTimeoutMs (silently, SPEC.md §2.1). Cwd, SpillDir
-// and Shell stay as they are: their empty value has a meaning that the
-// executor resolves. The Env slices and map are shared with c, not copied.
-// Call it on a config that passed [Local.Validate].
+// TimeoutMs clamped to MaxTimeoutMs (silently, docs/spec.md §2.1). Cwd,
+// SpillDir and Shell stay as they are: their empty value has a meaning that
+// the executor resolves. The Env slices and map are shared with c, not
+// copied. Call it on a config that passed [Local.Validate].
 func (c Local) WithDefaults() Local {
 	for _, n := range c.numeric() {
 		if *n.v == 0 {

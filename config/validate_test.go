@@ -40,11 +40,11 @@ func TestValidateNumbers(t *testing.T) {
 			{"fraction", 0.1, ""},
 			{"tiny", 5e-324, ""},
 			{"huge", math.MaxFloat64, ""},
-			{"negative", -1, "bash-local: " + key + " must be a positive finite number"},
-			{"negative fraction", -0.5, "bash-local: " + key + " must be a positive finite number"},
-			{"NaN", math.NaN(), "bash-local: " + key + " must be a positive finite number"},
-			{"+Inf", math.Inf(1), "bash-local: " + key + " must be a positive finite number"},
-			{"-Inf", math.Inf(-1), "bash-local: " + key + " must be a positive finite number"},
+			{"negative", -1, key + " must be a positive finite number"},
+			{"negative fraction", -0.5, key + " must be a positive finite number"},
+			{"NaN", math.NaN(), key + " must be a positive finite number"},
+			{"+Inf", math.Inf(1), key + " must be a positive finite number"},
+			{"-Inf", math.Inf(-1), key + " must be a positive finite number"},
 		} {
 			t.Run(key+"/"+tc.name, func(t *testing.T) {
 				if got := errText(withNumber(key, tc.v).Validate()); got != tc.want {
@@ -62,12 +62,12 @@ func TestValidateFirstFailureInTableOrder(t *testing.T) {
 		MaxOutputBytes: -1,
 		GraceMs:        math.Inf(1),
 	}
-	want := "bash-local: maxTimeoutMs must be a positive finite number"
+	want := "maxTimeoutMs must be a positive finite number"
 	if got := errText(c.Validate()); got != want {
 		t.Errorf("Validate() = %q, want %q", got, want)
 	}
 	c.MaxTimeoutMs = 1
-	want = "bash-local: maxOutputBytes must be a positive finite number"
+	want = "maxOutputBytes must be a positive finite number"
 	if got := errText(c.Validate()); got != want {
 		t.Errorf("Validate() = %q, want %q", got, want)
 	}
@@ -91,21 +91,21 @@ func TestValidateEnv(t *testing.T) {
 			Set:         map[string]string{"FOO": "", "lower.case-name": "x=y"},
 		}, ""},
 		{"empty name", Env{Set: map[string]string{"": "x"}},
-			`bash-local: env.set name "" is not a valid variable name`},
+			`env.set name "" is not a valid variable name`},
 		{"name with =", Env{Set: map[string]string{"A=B": "x"}},
-			`bash-local: env.set name "A=B" is not a valid variable name`},
+			`env.set name "A=B" is not a valid variable name`},
 		{"name with NUL", Env{Set: map[string]string{"A\x00": "x"}},
-			`bash-local: env.set name "A\x00" is not a valid variable name`},
+			`env.set name "A\x00" is not a valid variable name`},
 		{"first bad name in sorted order", Env{Set: map[string]string{"Z=": "x", "A=": "x"}},
-			`bash-local: env.set name "A=" is not a valid variable name`},
+			`env.set name "A=" is not a valid variable name`},
 		{"value with NUL", Env{Set: map[string]string{"A": "x\x00y"}},
-			`bash-local: env.set value of "A" contains a NUL byte`},
+			`env.set value of "A" contains a NUL byte`},
 		{"malformed passthrough", Env{Passthrough: []string{"OK", "MY_["}},
-			`bash-local: env.passthrough pattern "MY_[" is malformed`},
+			`env.passthrough pattern "MY_[" is malformed`},
 		{"malformed scrub", Env{Scrub: []string{`A\`}},
-			`bash-local: env.scrub pattern "A\\" is malformed`},
+			`env.scrub pattern "A\\" is malformed`},
 		{"malformed after the matching part", Env{Scrub: []string{"A*[z-a"}},
-			`bash-local: env.scrub pattern "A*[z-a" is malformed`},
+			`env.scrub pattern "A*[z-a" is malformed`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := errText(Local{Env: tc.env}.Validate()); got != tc.want {
@@ -173,32 +173,5 @@ func TestDefaultConstants(t *testing.T) {
 	want := []float64{120000, 600000, 64000, 64 << 20, 3000}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
-	}
-}
-
-func TestContainmentKeys(t *testing.T) {
-	for _, tc := range []struct {
-		yaml string
-		want Local
-		err  string
-	}{
-		{"keepDetached: true\ncontainment: marker\n", Local{KeepDetached: true, Containment: ContainMarker}, ""},
-		{"keepDetached: false\ncontainment: cgroup\n", Local{Containment: ContainCgroup}, ""},
-		{"containment: auto\n", Local{Containment: ContainAuto}, ""},
-		{"containment: docker\n", Local{}, `bash-local: containment "docker" must be one of "auto", "cgroup", "marker"`},
-		{"keepDetached: yes please\n", Local{}, "bash-local: keepDetached must be a bool (line 1)"},
-		{"keepDetached: 1\n", Local{}, "bash-local: keepDetached must be a bool (line 1)"},
-		{"containment: 3\n", Local{}, "bash-local: containment must be a string (line 1)"},
-	} {
-		got, err := ParseLocal([]byte(tc.yaml))
-		if tc.err != "" {
-			if err == nil || err.Error() != tc.err {
-				t.Errorf("%q: err %v, want %s", tc.yaml, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || got.KeepDetached != tc.want.KeepDetached || got.Containment != tc.want.Containment {
-			t.Errorf("%q: %+v, %v", tc.yaml, got, err)
-		}
 	}
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,25 +12,31 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
-	"go.uber.org/goleak"
 
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/tool"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
 
 // fakeExecutor stands for a service; what it is does not matter here.
 type fakeExecutor struct{ name string }
 
+// The services of these tests.
+var (
+	fakeExec  = NewKey[*fakeExecutor]("executor")
+	fakeTasks = NewKey[*fakeExecutor]("tasks")
+)
+
 // toolPlugin adds one tool that reports which executor it was wired to, and
 // one prompt section.
-func toolPlugin(name, service string, order int, disposed *[]string) Plugin {
+func toolPlugin(name string, service Key[*fakeExecutor], order int, disposed *[]string) Plugin {
 	return Plugin{
 		Name:  name,
-		Needs: []string{service, Tools, Prompt},
+		Needs: []ServiceKey{service, Tools, Prompt},
 		Apply: func(env *Env) (func(), error) {
-			exec := env.Service(service).(*fakeExecutor)
+			exec, _ := Service(env, service)
 			err := env.AddTool(tool.Definition{
 				Name:       name,
 				Parameters: &jsonschema.Schema{Type: "object"},
@@ -56,10 +63,10 @@ func newHost(t *testing.T) (*Host, *tool.Registry, *prompt.Registry) {
 	t.Helper()
 	h := New()
 	tools, sections := tool.NewRegistry(), prompt.NewRegistry()
-	if err := h.Provide(Tools, tools); err != nil {
+	if err := Provide(h, Tools, tools); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Provide(Prompt, sections); err != nil {
+	if err := Provide(h, Prompt, sections); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Close)
@@ -77,14 +84,14 @@ func names(tools *tool.Registry) []string {
 func TestPluginWaitsForItsService(t *testing.T) {
 	h, tools, sections := newHost(t)
 	var disposed []string
-	if err := h.Load(toolPlugin("bash", Executor, 105, &disposed)); err != nil {
+	if err := h.Load(toolPlugin("bash", fakeExec, 105, &disposed)); err != nil {
 		t.Fatal(err)
 	}
 	if h.Active("bash") || len(tools.List()) != 0 || sections.Text() != "" {
 		t.Fatal("a plugin registered something before its service existed")
 	}
 
-	if err := h.Provide(Executor, &fakeExecutor{"local"}); err != nil {
+	if err := Provide(h, fakeExec, &fakeExecutor{"local"}); err != nil {
 		t.Fatal(err)
 	}
 	if !h.Active("bash") || !cmp.Equal(names(tools), []string{"bash"}) || sections.Text() != "bash advice" {
@@ -94,7 +101,7 @@ func TestPluginWaitsForItsService(t *testing.T) {
 		t.Fatalf("got %+v", res)
 	}
 
-	if !h.Remove(Executor) || h.Remove(Executor) {
+	if !h.Remove(fakeExec) || h.Remove(fakeExec) {
 		t.Fatal("Remove")
 	}
 	if h.Active("bash") || len(tools.List()) != 0 || sections.Text() != "" || !cmp.Equal(disposed, []string{"bash"}) {
@@ -105,7 +112,7 @@ func TestPluginWaitsForItsService(t *testing.T) {
 	}
 
 	// Providing it again applies the plugin again, to the new service.
-	if err := h.Provide(Executor, &fakeExecutor{"sandbox"}); err != nil {
+	if err := Provide(h, fakeExec, &fakeExecutor{"sandbox"}); err != nil {
 		t.Fatal(err)
 	}
 	if res := tools.Execute(context.Background(), tool.Call{Name: "bash"}); res.Text() != "bash via sandbox" {
@@ -116,20 +123,20 @@ func TestPluginWaitsForItsService(t *testing.T) {
 func TestSectionOrderAcrossPlugins(t *testing.T) {
 	h, _, sections := newHost(t)
 	for _, p := range []Plugin{
-		toolPlugin("tasks", Tasks, 106, nil),
-		toolPlugin("bash", Executor, 105, nil),
-		toolPlugin("early", Executor, 10, nil),
+		toolPlugin("tasks", fakeTasks, 106, nil),
+		toolPlugin("bash", fakeExec, 105, nil),
+		toolPlugin("early", fakeExec, 10, nil),
 	} {
 		if err := h.Load(p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_ = h.Provide(Tasks, &fakeExecutor{"tasks"})
-	_ = h.Provide(Executor, &fakeExecutor{"local"})
+	_ = Provide(h, fakeTasks, &fakeExecutor{"tasks"})
+	_ = Provide(h, fakeExec, &fakeExecutor{"local"})
 	if got, want := sections.Text(), "early advice\n\nbash advice\n\ntasks advice"; got != want {
 		t.Fatalf("prompt %q, want %q", got, want)
 	}
-	h.Remove(Executor)
+	h.Remove(fakeExec)
 	if got := sections.Text(); got != "tasks advice" {
 		t.Fatalf("prompt after removing the executor: %q", got)
 	}
@@ -137,10 +144,10 @@ func TestSectionOrderAcrossPlugins(t *testing.T) {
 
 func TestRemovingTheRegistryDisposesItsPlugins(t *testing.T) {
 	h, tools, _ := newHost(t)
-	_ = h.Provide(Executor, &fakeExecutor{"local"})
+	_ = Provide(h, fakeExec, &fakeExecutor{"local"})
 	var disposed []string
-	_ = h.Load(toolPlugin("a", Executor, 1, &disposed))
-	_ = h.Load(toolPlugin("b", Executor, 2, &disposed))
+	_ = h.Load(toolPlugin("a", fakeExec, 1, &disposed))
+	_ = h.Load(toolPlugin("b", fakeExec, 2, &disposed))
 	h.Remove(Tools)
 	if !cmp.Equal(disposed, []string{"b", "a"}) || len(tools.List()) != 0 {
 		t.Fatalf("disposed %v (want reverse load order), tools left %v", disposed, names(tools))
@@ -149,7 +156,7 @@ func TestRemovingTheRegistryDisposesItsPlugins(t *testing.T) {
 
 func TestApplyFailureRollsBack(t *testing.T) {
 	h, tools, sections := newHost(t)
-	_ = h.Provide(Executor, &fakeExecutor{"local"})
+	_ = Provide(h, fakeExec, &fakeExecutor{"local"})
 	for _, tc := range []struct {
 		name  string
 		apply func(env *Env) (func(), error)
@@ -170,7 +177,7 @@ func TestApplyFailureRollsBack(t *testing.T) {
 			return nil, env.AddTool(def)
 		}, `host: plugin "duplicate tool": tool "dup" is already registered`},
 	} {
-		err := h.Load(Plugin{Name: tc.name, Needs: []string{Executor, Tools, Prompt}, Apply: tc.apply})
+		err := h.Load(Plugin{Name: tc.name, Needs: []ServiceKey{fakeExec, Tools, Prompt}, Apply: tc.apply})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: err = %v, want %s", tc.name, err, tc.want)
 		}
@@ -182,15 +189,15 @@ func TestApplyFailureRollsBack(t *testing.T) {
 
 func TestPanickingDisposeIsContained(t *testing.T) {
 	h, tools, _ := newHost(t)
-	_ = h.Provide(Executor, &fakeExecutor{"local"})
-	p := toolPlugin("bash", Executor, 105, nil)
+	_ = Provide(h, fakeExec, &fakeExecutor{"local"})
+	p := toolPlugin("bash", fakeExec, 105, nil)
 	apply := p.Apply
 	p.Apply = func(env *Env) (func(), error) {
 		_, err := apply(env)
 		return func() { panic("dispose bug") }, err
 	}
 	_ = h.Load(p)
-	h.Remove(Executor)
+	h.Remove(fakeExec)
 	if h.Active("bash") || len(tools.List()) != 0 {
 		t.Fatal("a panicking dispose left the plugin's tools")
 	}
@@ -198,23 +205,23 @@ func TestPanickingDisposeIsContained(t *testing.T) {
 
 func TestHostErrors(t *testing.T) {
 	h, _, _ := newHost(t)
-	if err := h.Provide(Tools, tool.NewRegistry()); err == nil || err.Error() != `host: service "tools" is already provided` {
+	if err := Provide(h, Tools, tool.NewRegistry()); err == nil || err.Error() != `host: service "tools" is already provided` {
 		t.Errorf("duplicate provide: %v", err)
 	}
-	if err := h.Provide("x", nil); err == nil {
+	if err := Provide(h, NewKey[*fakeExecutor]("x"), nil); err == nil {
 		t.Error("nil service accepted")
 	}
 	if err := h.Load(Plugin{Name: "p"}); err == nil {
 		t.Error("plugin without Apply accepted")
 	}
-	_ = h.Load(toolPlugin("p", Executor, 1, nil))
-	if err := h.Load(toolPlugin("p", Executor, 1, nil)); err == nil || !strings.Contains(err.Error(), "already loaded") {
+	_ = h.Load(toolPlugin("p", fakeExec, 1, nil))
+	if err := h.Load(toolPlugin("p", fakeExec, 1, nil)); err == nil || !strings.Contains(err.Error(), "already loaded") {
 		t.Errorf("duplicate load: %v", err)
 	}
 	// A plugin that did not declare the registries cannot touch them.
-	_ = h.Provide(Executor, &fakeExecutor{"local"})
-	err := h.Load(Plugin{Name: "sneaky", Needs: []string{Executor}, Apply: func(env *Env) (func(), error) {
-		if env.Service(Tasks) != nil {
+	_ = Provide(h, fakeExec, &fakeExecutor{"local"})
+	err := h.Load(Plugin{Name: "sneaky", Needs: []ServiceKey{fakeExec}, Apply: func(env *Env) (func(), error) {
+		if _, ok := Service(env, fakeTasks); ok {
 			return nil, errors.New("saw an undeclared service")
 		}
 		return nil, env.AddTool(tool.Definition{Name: "x", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) { return tool.Result{}, nil }})
@@ -226,7 +233,7 @@ func TestHostErrors(t *testing.T) {
 		t.Error("Unload")
 	}
 	h.Close()
-	if err := h.Load(toolPlugin("late", Executor, 1, nil)); err == nil {
+	if err := h.Load(toolPlugin("late", fakeExec, 1, nil)); err == nil {
 		t.Error("Load after Close")
 	}
 }
@@ -234,8 +241,8 @@ func TestHostErrors(t *testing.T) {
 func TestUndeclaredRegistryAccessIsRefused(t *testing.T) {
 	h := New()
 	defer h.Close()
-	_ = h.Provide(Executor, &fakeExecutor{"local"})
-	err := h.Load(Plugin{Name: "p", Needs: []string{Executor}, Apply: func(env *Env) (func(), error) {
+	_ = Provide(h, fakeExec, &fakeExecutor{"local"})
+	err := h.Load(Plugin{Name: "p", Needs: []ServiceKey{fakeExec}, Apply: func(env *Env) (func(), error) {
 		return nil, env.AddSection(prompt.Section{Name: "s", Order: 1, Text: "t"})
 	}})
 	if err == nil || !strings.Contains(err.Error(), `no "prompt" service`) {
@@ -247,9 +254,9 @@ func TestUndeclaredRegistryAccessIsRefused(t *testing.T) {
 // goroutines while the executor service is provided and removed.
 func TestConcurrentCallsWhilePluginsComeAndGo(t *testing.T) {
 	h, tools, sections := newHost(t)
-	_ = h.Load(toolPlugin("bash", Executor, 105, nil))
-	_ = h.Load(toolPlugin("tasks", Tasks, 106, nil))
-	_ = h.Provide(Tasks, &fakeExecutor{"tasks"})
+	_ = h.Load(toolPlugin("bash", fakeExec, 105, nil))
+	_ = h.Load(toolPlugin("tasks", fakeTasks, 106, nil))
+	_ = Provide(h, fakeTasks, &fakeExecutor{"tasks"})
 	stop := make(chan struct{})
 	var churn sync.WaitGroup
 	churn.Go(func() {
@@ -259,8 +266,8 @@ func TestConcurrentCallsWhilePluginsComeAndGo(t *testing.T) {
 				return
 			default:
 			}
-			_ = h.Provide(Executor, &fakeExecutor{"local"})
-			h.Remove(Executor)
+			_ = Provide(h, fakeExec, &fakeExecutor{"local"})
+			h.Remove(fakeExec)
 		}
 	})
 	churn.Go(func() {
@@ -271,7 +278,7 @@ func TestConcurrentCallsWhilePluginsComeAndGo(t *testing.T) {
 			default:
 			}
 			h.Unload("extra")
-			_ = h.Load(toolPlugin("extra", Tasks, 200, nil))
+			_ = h.Load(toolPlugin("extra", fakeTasks, 200, nil))
 			_ = sections.Text()
 		}
 	})
@@ -306,9 +313,9 @@ func TestConcurrentCallsWhilePluginsComeAndGo(t *testing.T) {
 
 func TestEnvAfterDisposeRefusesAdds(t *testing.T) {
 	h, tools, _ := newHost(t)
-	_ = h.Provide(Executor, &fakeExecutor{"local"})
+	_ = Provide(h, fakeExec, &fakeExecutor{"local"})
 	var env *Env
-	_ = h.Load(Plugin{Name: "p", Needs: []string{Executor, Tools}, Apply: func(e *Env) (func(), error) {
+	_ = h.Load(Plugin{Name: "p", Needs: []ServiceKey{fakeExec, Tools}, Apply: func(e *Env) (func(), error) {
 		env = e
 		if !h.Active("other") && h.Active("p") {
 			return nil, errors.New("Active saw the plugin before Apply returned")
@@ -318,7 +325,7 @@ func TestEnvAfterDisposeRefusesAdds(t *testing.T) {
 	if !h.Active("p") {
 		t.Fatal("not applied")
 	}
-	h.Remove(Executor)
+	h.Remove(fakeExec)
 	def := tool.Definition{Name: "late", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) { return tool.Result{}, nil }}
 	if err := env.AddTool(def); err == nil {
 		t.Fatal("a disposed plugin added a tool")
@@ -330,7 +337,7 @@ func TestEnvAfterDisposeRefusesAdds(t *testing.T) {
 
 func TestRegistriesMustBeNeeded(t *testing.T) {
 	h, tools, _ := newHost(t)
-	err := h.Load(Plugin{Name: "u", Uses: []string{Tools}, Apply: func(e *Env) (func(), error) {
+	err := h.Load(Plugin{Name: "u", Uses: []ServiceKey{Tools}, Apply: func(e *Env) (func(), error) {
 		return nil, e.AddTool(tool.Definition{Name: "u", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) { return tool.Result{}, nil }})
 	}})
 	if err == nil || len(tools.List()) != 0 {
@@ -340,12 +347,12 @@ func TestRegistriesMustBeNeeded(t *testing.T) {
 
 func TestOptionalServices(t *testing.T) {
 	h, tools, _ := newHost(t)
-	_ = h.Provide(Executor, &fakeExecutor{"local"})
+	_ = Provide(h, fakeExec, &fakeExecutor{"local"})
 	var env *Env
-	err := h.Load(Plugin{Name: "bash", Needs: []string{Executor, Tools}, Uses: []string{Tasks}, Apply: func(e *Env) (func(), error) {
+	err := h.Load(Plugin{Name: "bash", Needs: []ServiceKey{fakeExec, Tools}, Uses: []ServiceKey{fakeTasks}, Apply: func(e *Env) (func(), error) {
 		env = e
 		return nil, e.AddTool(tool.Definition{Name: "bash", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) {
-			if rt, ok := env.Service(Tasks).(*fakeExecutor); ok {
+			if rt, ok := Service(env, fakeTasks); ok {
 				return tool.TextResult("background via " + rt.name), nil
 			}
 			return tool.TextResult("no task runtime"), nil
@@ -358,11 +365,11 @@ func TestOptionalServices(t *testing.T) {
 	if got := call(); got != "no task runtime" {
 		t.Fatal(got)
 	}
-	_ = h.Provide(Tasks, &fakeExecutor{"tasks"})
+	_ = Provide(h, fakeTasks, &fakeExecutor{"tasks"})
 	if got := call(); got != "background via tasks" {
 		t.Fatal(got)
 	}
-	h.Remove(Tasks)
+	h.Remove(fakeTasks)
 	if got := call(); got != "no task runtime" || !h.Active("bash") {
 		t.Fatalf("%s; active %v", got, h.Active("bash"))
 	}

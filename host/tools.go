@@ -1,9 +1,7 @@
 package host
 
 import (
-	"fmt"
-
-	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool/bashtool"
 	"github.com/dsh-go/dsh/tool/tasktool"
@@ -11,15 +9,15 @@ import (
 
 // BashTool is the bash tool as a plugin: it needs the executor, the tool
 // registry and the prompt, and uses the task runtime when there is one.
-func BashTool(cfg bashtool.Config) Plugin {
+func BashTool(cfg config.Bash) Plugin {
 	return Plugin{
 		Name:  bashtool.PluginName,
-		Needs: []string{Executor, Tools, Prompt},
-		Uses:  []string{Tasks},
+		Needs: []ServiceKey{Executor, Tools, Prompt},
+		Uses:  []ServiceKey{Tasks},
 		Apply: func(env *Env) (func(), error) {
-			exec, _ := env.Service(Executor).(bash.Executor)
+			exec, _ := Service(env, Executor)
 			t := bashtool.New(exec, func() *tasks.Service {
-				rt, _ := env.Service(Tasks).(*tasks.Service)
+				rt, _ := Service(env, Tasks)
 				return rt
 			}, cfg)
 			if err := env.AddTool(t.Definition()); err != nil {
@@ -31,21 +29,18 @@ func BashTool(cfg bashtool.Config) Plugin {
 }
 
 // TaskTools are task_output, task_list and task_kill as a plugin. It needs
-// the task runtime (a *tasks.Service), the tool registry and the prompt.
-// Applying it validates cfg, adds the three tools and the tool:tasks
+// the task runtime, the tool registry and the prompt. Applying it validates
+// cfg ([tasktool.Validate]), adds the three tools and the tool:tasks
 // section and starts them ([tasktool.Start]); disposing it stops them.
-func TaskTools(cfg tasktool.Config) Plugin {
+func TaskTools(cfg config.Tasks) Plugin {
 	return Plugin{
 		Name:  tasktool.PluginName,
-		Needs: []string{Tasks, Tools, Prompt},
+		Needs: []ServiceKey{Tasks, Tools, Prompt},
 		Apply: func(env *Env) (func(), error) {
-			if err := cfg.Validate(); err != nil {
+			if err := tasktool.Validate(cfg); err != nil {
 				return nil, err
 			}
-			svc, ok := env.Service(Tasks).(*tasks.Service)
-			if !ok {
-				return nil, fmt.Errorf("%s: the %q service is a %T, not a *tasks.Service", tasktool.PluginName, Tasks, env.Service(Tasks))
-			}
+			svc, _ := Service(env, Tasks)
 			for _, def := range tasktool.Definitions(svc, cfg) {
 				if err := env.AddTool(def); err != nil {
 					return nil, err

@@ -157,7 +157,9 @@ func WithLogger(l *slog.Logger) Option {
 // no longer runs.
 func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		// The key relative to the section, after the executor's name
+		// (docs/spec.md §2.1): "bash-local: graceMs must be …".
+		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	cfg = cfg.WithDefaults()
 	var o options

@@ -150,6 +150,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/dsh-go/dsh/config"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
@@ -266,15 +267,15 @@ func newLogger(w io.Writer) *slog.Logger {
 
 // setup loads the config and resolves --workdir (made absolute; it must be
 // an existing directory). Its errors are usage errors.
-func setup(configPath, workdir string) (configFile, string, error) {
+func setup(configPath, workdir string) (config.File, string, error) {
 	cfg, err := loadConfig(configPath)
 	if err != nil {
-		return configFile{}, "", usageError("%v", err)
+		return config.File{}, "", usageError("%v", err)
 	}
 	// What the executor would only find out at the first command.
 	if cfg.Local.Cwd != "" {
 		if _, err := checkDir("local.cwd", cfg.Local.Cwd); err != nil {
-			return configFile{}, "", err
+			return config.File{}, "", err
 		}
 	}
 	shell := cfg.Local.Shell
@@ -282,14 +283,14 @@ func setup(configPath, workdir string) (configFile, string, error) {
 		shell = "bash"
 	}
 	if _, err := exec.LookPath(shell); err != nil {
-		return configFile{}, "", usageError("local.shell %s: not found or not executable", shell)
+		return config.File{}, "", usageError("local.shell %s: not found or not executable", shell)
 	}
 	if workdir == "" {
 		return cfg, "", nil
 	}
 	abs, err := checkDir("--workdir", workdir)
 	if err != nil {
-		return configFile{}, "", err
+		return config.File{}, "", err
 	}
 	return cfg, abs, nil
 }

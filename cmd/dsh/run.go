@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -61,7 +63,7 @@ func runCommand(f runFlags, command string, s streams) error {
 	if err != nil {
 		return err
 	}
-	if !cfg.has(toolBash) {
+	if !cfg.Has(config.ToolBash) {
 		return usageError("run: the config loads no bash tool (tools: %v)", cfg.Tools)
 	}
 	if workdir == "" {
@@ -72,16 +74,16 @@ func runCommand(f runFlags, command string, s streams) error {
 			return failure("run: %v", err)
 		}
 	}
-	newLogger(s.err)
+	log := newLogger(s.err)
 	// Signals are caught until everything is closed: a Ctrl-C while the
 	// tasks are being awaited must not leave them to the kernel.
 	ctx, received, stop := signalContext(context.Background())
 	defer stop()
-	a, err := newApp(cfg)
+	st, err := host.Standard(cfg, host.WithLogger(log))
 	if err != nil {
 		return failure("%v", err)
 	}
-	defer a.Close()
+	defer st.Close()
 	sess := session.New(runSessionID, workdir)
 	defer sess.End()
 
@@ -92,7 +94,7 @@ func runCommand(f runFlags, command string, s streams) error {
 	if f.background {
 		args["run_in_background"] = true
 	}
-	r := &runner{tools: a.Tools, sess: sess, out: s.out}
+	r := &runner{tools: st.Tools, sess: sess, out: s.out}
 	res := r.call(ctx, bashtool.Name, args)
 	r.print(res)
 	if res.IsError {
@@ -104,12 +106,12 @@ func runCommand(f runFlags, command string, s streams) error {
 	if !f.background {
 		return exitCode(foregroundStatus(res))
 	}
-	st, _ := res.Structured.(bashtool.Structured)
-	if st.TaskID == "" {
+	started, _ := res.Structured.(bashtool.Structured)
+	if started.TaskID == "" {
 		return failure("run: the bash tool returned no task id")
 	}
-	waitMs := cfg.Tasks.Tools.WithDefaults().MaxWaitTimeoutMs
-	return exitCode(r.await(ctx, received, st.TaskID, waitMs))
+	waitMs := cfg.Tasks.MaxWaitTimeoutMs
+	return exitCode(r.await(ctx, received, started.TaskID, waitMs))
 }
 
 // runner makes the calls of one dsh run and prints their texts.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/mcpserver"
 )
 
@@ -161,7 +162,7 @@ type frontEnd struct {
 	ctx      context.Context
 	received func() os.Signal
 	stop     func()
-	app      *app
+	stack    *host.Stack
 	srv      *mcpserver.Server
 }
 
@@ -172,19 +173,21 @@ func startFrontEnd(configPath, workdir string, s streams) (*frontEnd, error) {
 	}
 	fe := &frontEnd{log: newLogger(s.err)}
 	fe.ctx, fe.received, fe.stop = signalContext(context.Background())
-	if fe.app, err = newApp(cfg); err != nil {
+	if fe.stack, err = host.Standard(cfg, host.WithLogger(fe.log)); err != nil {
 		fe.stop()
 		return nil, failure("%v", err)
 	}
-	fe.srv = mcpserver.New(serverOptions(fe.app, wd, cfg.Local.Cwd, fe.log))
+	fe.srv = mcpserver.New(serverOptions(fe.stack, wd, cfg.Local.Cwd, fe.log))
 	return fe, nil
 }
 
-// close ends the sessions (and their tasks), then the app, then stops
+// close ends the sessions (and their tasks), then the stack, then stops
 // watching for signals.
 func (fe *frontEnd) close() {
 	fe.srv.Close()
-	fe.app.Close()
+	if err := fe.stack.Close(); err != nil {
+		fe.log.Warn("closing the executor", "err", err)
+	}
 	fe.stop()
 }
 
@@ -222,9 +225,9 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func serverOptions(a *app, workdir, defaultCwd string, log *slog.Logger) mcpserver.Options {
+func serverOptions(st *host.Stack, workdir, defaultCwd string, log *slog.Logger) mcpserver.Options {
 	v, _ := buildVersion()
 	// When the last session is gone, give the memory the sessions used back
 	// to the system (otherwise the runtime keeps it for minutes).
-	return mcpserver.Options{Tools: a.Tools, Prompt: a.Prompt, Workdir: workdir, DefaultCwd: defaultCwd, Version: v, Logger: log, OnIdle: debug.FreeOSMemory}
+	return mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: workdir, DefaultCwd: defaultCwd, Version: v, Logger: log, OnIdle: debug.FreeOSMemory}
 }

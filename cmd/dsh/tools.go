@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/spf13/cobra"
 
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -30,13 +33,13 @@ type annotationsJSON struct {
 }
 
 func newToolsCmd(s streams) *cobra.Command {
-	return configCommand("tools", "Print the tool schemas as JSON, then the assembled prompt", s, func(cfg configFile) error {
-		a, err := newApp(cfg)
+	return configCommand("tools", "Print the tool schemas as JSON, then the assembled prompt", s, func(cfg config.File, log *slog.Logger) error {
+		st, err := host.Standard(cfg, host.WithLogger(log))
 		if err != nil {
 			return failure("%v", err)
 		}
-		defer a.Close()
-		text, err := toolsText(a.Tools.List(), a.Prompt.Text())
+		defer st.Close()
+		text, err := toolsText(st.Tools.List(), st.Prompt.Text())
 		if err != nil {
 			return failure("tools: %v", err)
 		}
@@ -47,7 +50,7 @@ func newToolsCmd(s streams) *cobra.Command {
 
 // configCommand is a command whose only flag is --config: run gets the
 // loaded config, with the logger on stderr set up.
-func configCommand(use, short string, s streams, run func(cfg configFile) error) *cobra.Command {
+func configCommand(use, short string, s streams, run func(cfg config.File, log *slog.Logger) error) *cobra.Command {
 	var configPath string
 	cmd := &cobra.Command{
 		Use:   use,
@@ -58,8 +61,7 @@ func configCommand(use, short string, s streams, run func(cfg configFile) error)
 			if err != nil {
 				return err
 			}
-			newLogger(s.err)
-			return run(cfg)
+			return run(cfg, newLogger(s.err))
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")

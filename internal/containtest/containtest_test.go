@@ -51,7 +51,7 @@ func newStack(t testing.TB, mode string) (*stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stack{reg: st.Tools, exec: st.Exec}, nil
+	return &stack{reg: st.Tools, exec: st.Local}, nil
 }
 
 // stackFor is newStack for a test: it skips the cgroup mode where the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
@@ -23,8 +24,6 @@ import (
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
-	"github.com/dsh-go/dsh/tool/bashtool"
-	"github.com/dsh-go/dsh/tool/tasktool"
 )
 
 // stack is the whole composition: executor, task runtime, registry and
@@ -81,12 +80,12 @@ func newStackWith(t testing.TB, tune func(*config.Local), tc tasks.Config) *stac
 	}
 	s := &stack{reg: tool.NewRegistry(), prompt: prompt.NewRegistry(), rt: tasks.New(tc), finished: map[string]chan struct{}{}}
 	h := host.New()
-	for name, svc := range map[string]any{host.Executor: e, host.Tools: s.reg, host.Prompt: s.prompt, host.Tasks: s.rt} {
-		if err := h.Provide(name, svc); err != nil {
-			t.Fatal(err)
-		}
+	err = errors.Join(host.Provide(h, host.Executor, bash.Executor(e)), host.Provide(h, host.Tools, s.reg),
+		host.Provide(h, host.Prompt, s.prompt), host.Provide(h, host.Tasks, s.rt))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range []host.Plugin{host.BashTool(bashtool.Config{}), host.TaskTools(tasktool.Config{})} {
+	for _, p := range []host.Plugin{host.BashTool(config.Bash{}), host.TaskTools(config.Tasks{})} {
 		if err := h.Load(p); err != nil {
 			t.Fatal(err)
 		}

@@ -74,7 +74,7 @@ type fixture struct {
 
 // newFixture makes a registry with the bash tool over a real local
 // executor; with rt, background calls go to that task runtime.
-func newFixture(t *testing.T, cfg bashtool.Config, rt *tasks.Service, tune func(*config.Local)) *fixture {
+func newFixture(t *testing.T, cfg config.Bash, rt *tasks.Service, tune func(*config.Local)) *fixture {
 	t.Helper()
 	lc := config.Local{GraceMs: 200, SpillDir: t.TempDir()}
 	if tune != nil {
@@ -107,7 +107,7 @@ func jsonArgs(kv map[string]any) string {
 }
 
 func TestForegroundExamples(t *testing.T) {
-	f := newFixture(t, bashtool.Config{}, nil, nil)
+	f := newFixture(t, config.Bash{}, nil, nil)
 	for _, tc := range []struct {
 		command   string
 		timeoutMs float64
@@ -134,7 +134,7 @@ func TestForegroundExamples(t *testing.T) {
 }
 
 func TestTruncationNotices(t *testing.T) {
-	f := newFixture(t, bashtool.Config{}, nil, func(c *config.Local) { c.MaxOutputBytes, c.MaxSpillBytes = 20, 100 })
+	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) { c.MaxOutputBytes, c.MaxSpillBytes = 20, 100 })
 	res := f.call(t, nil, `{"command": "seq 1 10", "description": "count to ten"}`)
 	text := res.Text()
 	prefix := "\n2\n3\n4\n5\n6\n7\n8\n9\n10\n\n[output truncated; full output: "
@@ -157,7 +157,7 @@ func TestTruncationNotices(t *testing.T) {
 }
 
 func TestValueValidation(t *testing.T) {
-	f := newFixture(t, bashtool.Config{}, nil, nil)
+	f := newFixture(t, config.Bash{}, nil, nil)
 	for _, tc := range []struct{ args, want string }{
 		{`{"command": "", "description": "d"}`, "Error: invalid command: expected a non-empty string"},
 		{`{"command": "  \n", "description": ""}`, "Error: invalid command: expected a non-empty string"},
@@ -179,7 +179,7 @@ func TestValueValidation(t *testing.T) {
 
 func TestBackgroundChecksInOrder(t *testing.T) {
 	off := false
-	disabled := newFixture(t, bashtool.Config{EnableRunInBackground: &off}, nil, nil)
+	disabled := newFixture(t, config.Bash{EnableRunInBackground: &off}, nil, nil)
 	res := disabled.call(t, nil, `{"command": "sleep 1", "description": "d", "run_in_background": true}`)
 	if res.Text() != "Error: run_in_background is disabled for this deployment (enableRunInBackground: false)" || !res.IsError {
 		t.Errorf("disabled: %q", res.Text())
@@ -196,7 +196,7 @@ func TestBackgroundChecksInOrder(t *testing.T) {
 	if res.Text() != "Error: run_in_background is disabled for this deployment (enableRunInBackground: false)" {
 		t.Errorf("disabled and cancelled: %q", res.Text())
 	}
-	noRuntime := newFixture(t, bashtool.Config{}, nil, nil)
+	noRuntime := newFixture(t, config.Bash{}, nil, nil)
 	res = noRuntime.reg.Execute(cancelled, tool.Call{Name: "bash", Args: json.RawMessage(`{"command": "sleep 1", "description": "d", "run_in_background": true}`)})
 	if res.Text() != "Error: background tasks unavailable: load the task runtime and the task tools" {
 		t.Errorf("no runtime and cancelled: %q", res.Text())
@@ -208,7 +208,7 @@ func TestBackgroundChecksInOrder(t *testing.T) {
 	rt := tasks.New(tasks.Config{})
 	defer rt.Close()
 	defer rt.AttachTools()()
-	withRuntime := newFixture(t, bashtool.Config{}, rt, nil)
+	withRuntime := newFixture(t, config.Bash{}, rt, nil)
 	// Disabled deployments ignore a run_in_background that is not true,
 	// whatever its type: the property is not in their schema.
 	for _, v := range []string{`"yes"`, `false`, `1`} {
@@ -238,7 +238,7 @@ func TestBackgroundChecksInOrder(t *testing.T) {
 }
 
 func TestForegroundAborted(t *testing.T) {
-	f := newFixture(t, bashtool.Config{}, nil, nil)
+	f := newFixture(t, config.Bash{}, nil, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res := f.reg.Execute(ctx, tool.Call{Name: "bash", Args: json.RawMessage(`{"command": "true", "description": "d"}`)})
@@ -255,11 +255,11 @@ func TestForegroundAborted(t *testing.T) {
 func TestSchemaAndDescription(t *testing.T) {
 	off := false
 	for _, tc := range []struct {
-		cfg        bashtool.Config
+		cfg        config.Bash
 		properties []string
 	}{
-		{bashtool.Config{}, []string{"command", "description", "timeoutMs", "workdir", "run_in_background"}},
-		{bashtool.Config{EnableRunInBackground: &off}, []string{"command", "description", "timeoutMs", "workdir"}},
+		{config.Bash{}, []string{"command", "description", "timeoutMs", "workdir", "run_in_background"}},
+		{config.Bash{EnableRunInBackground: &off}, []string{"command", "description", "timeoutMs", "workdir"}},
 	} {
 		s := bashtool.Parameters(tc.cfg)
 		if !slices.Equal(s.PropertyOrder, tc.properties) || len(s.Properties) != len(tc.properties) || !slices.Equal(s.Required, []string{"command", "description"}) {
@@ -283,7 +283,7 @@ func TestSchemaAndDescription(t *testing.T) {
 }
 
 func TestWorkdirAndRequest(t *testing.T) {
-	f := newFixture(t, bashtool.Config{}, nil, nil)
+	f := newFixture(t, config.Bash{}, nil, nil)
 	base := t.TempDir()
 	if err := os.Mkdir(filepath.Join(base, "sub"), 0o700); err != nil {
 		t.Fatal(err)
@@ -332,7 +332,7 @@ func TestModelEnvAndStdinNeverReachTheExecutor(t *testing.T) {
 	rt := tasks.New(tasks.Config{})
 	defer rt.Close()
 	defer rt.AttachTools()()
-	f := newFixture(t, bashtool.Config{}, rt, nil)
+	f := newFixture(t, config.Bash{}, rt, nil)
 	for _, bg := range []bool{false, true} {
 		args := jsonArgs(map[string]any{
 			"command": "echo ${INJECTED:-clean}; cat", "description": "check the environment",
@@ -355,7 +355,7 @@ func TestModelEnvAndStdinNeverReachTheExecutor(t *testing.T) {
 func TestUnavailableSpillThroughTheRegistry(t *testing.T) {
 	// A spill directory that cannot be made (its base is a file): the
 	// output is truncated and the path is unavailable; the run is fine.
-	f := newFixture(t, bashtool.Config{}, nil, func(c *config.Local) {
+	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) {
 		c.MaxOutputBytes = 10
 		c.SpillDir = filepath.Join(c.SpillDir, "file")
 		if err := os.WriteFile(c.SpillDir, nil, 0o600); err != nil {
@@ -369,7 +369,7 @@ func TestUnavailableSpillThroughTheRegistry(t *testing.T) {
 }
 
 func TestAbortedCallLeavesNoSpillFile(t *testing.T) {
-	f := newFixture(t, bashtool.Config{}, nil, func(c *config.Local) { c.MaxOutputBytes = 10 })
+	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) { c.MaxOutputBytes = 10 })
 	ready := readyFifo(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan tool.Result, 1)
@@ -395,7 +395,7 @@ func TestAbortedCallLeavesNoSpillFile(t *testing.T) {
 }
 
 func TestSessionEndDeletesItsSpillFiles(t *testing.T) {
-	f := newFixture(t, bashtool.Config{}, nil, func(c *config.Local) { c.MaxOutputBytes = 10 })
+	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) { c.MaxOutputBytes = 10 })
 	s := session.New("s", "")
 	other := session.New("o", "")
 	defer other.End()
@@ -422,7 +422,7 @@ func TestSessionEndDeletesItsSpillFiles(t *testing.T) {
 }
 
 func TestPresenters(t *testing.T) {
-	f := newFixture(t, bashtool.Config{}, nil, nil)
+	f := newFixture(t, config.Bash{}, nil, nil)
 	present := func(args string) *tool.View {
 		v, err := f.reg.PresentCall("bash", json.RawMessage(args))
 		if err != nil {

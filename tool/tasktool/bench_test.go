@@ -5,16 +5,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
-	"github.com/dsh-go/dsh/tool/tasktool"
 )
 
 // BenchmarkTaskOutputWaitLatency measures, through the registry, the time
 // from a task's producer sending its outcome to a parked task_output
 // {wait: true} call returning its text.
 func BenchmarkTaskOutputWaitLatency(b *testing.B) {
-	r := newRig(b, tasktool.Config{})
+	r := newRig(b, config.Tasks{})
 	a := session.New("a", "")
 	defer a.End()
 	lat := make([]time.Duration, 0, b.N)

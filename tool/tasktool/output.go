@@ -29,7 +29,7 @@ func outputDefinition(svc *tasks.Service, defaultMs, maxMs float64) tool.Definit
 		Name: "task_output",
 		Description: fmt.Sprintf("Read a background task's new output (what arrived since your last read) and its status. "+
 			"wait: true blocks until the task finishes or timeout_ms passes (default %s, at most %s); use it only when you are blocked on the result.",
-			number(defaultMs), number(maxMs)),
+			config.JSONNumber(defaultMs), config.JSONNumber(maxMs)),
 		Parameters: &jsonschema.Schema{
 			Type: "object",
 			Properties: map[string]*jsonschema.Schema{

@@ -1,8 +1,6 @@
 package tasktool
 
 import (
-	"encoding/json"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -82,13 +80,4 @@ func killText(res tasks.KillResult, s tasks.Snapshot) string {
 		return "task " + s.ID + " had already finished " + StatusLine(s)
 	}
 	return "requested cancellation of task " + s.ID
-}
-
-// number renders a finite v as JSON does.
-func number(v float64) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return string(b)
 }

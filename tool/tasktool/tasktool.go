@@ -50,6 +50,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -71,8 +72,9 @@ func Start(svc *tasks.Service) (stop func()) {
 }
 
 // Definitions returns task_output, task_list and task_kill over svc. cfg
-// should be valid (see Validate); its zero values take the defaults.
-func Definitions(svc *tasks.Service, cfg Config) []tool.Definition {
+// should be valid (see [config.Tasks.Validate]); its zero values take the
+// defaults.
+func Definitions(svc *tasks.Service, cfg config.Tasks) []tool.Definition {
 	cfg = cfg.WithDefaults()
 	// The default wait never exceeds the cap, even with a cfg not validated.
 	defaultMs, maxMs := math.Min(cfg.WaitTimeoutMs, cfg.MaxWaitTimeoutMs), cfg.MaxWaitTimeoutMs

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
@@ -81,17 +82,15 @@ type rig struct {
 	pr  *prompt.Registry
 }
 
-func newRig(t testing.TB, cfg tasktool.Config) *rig {
+func newRig(t testing.TB, cfg config.Tasks) *rig {
 	t.Helper()
 	r := &rig{h: host.New(), svc: tasks.New(tasks.Config{}), reg: tool.NewRegistry(), pr: prompt.NewRegistry()}
 	t.Cleanup(func() {
 		r.h.Close()
 		r.svc.Close()
 	})
-	for name, svc := range map[string]any{host.Tasks: r.svc, host.Tools: r.reg, host.Prompt: r.pr} {
-		if err := r.h.Provide(name, svc); err != nil {
-			t.Fatal(err)
-		}
+	if err := errors.Join(host.Provide(r.h, host.Tasks, r.svc), host.Provide(r.h, host.Tools, r.reg), host.Provide(r.h, host.Prompt, r.pr)); err != nil {
+		t.Fatal(err)
 	}
 	if err := r.h.Load(host.TaskTools(cfg)); err != nil {
 		t.Fatal(err)
@@ -182,21 +181,21 @@ func TestShortLabel(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
-		cfg  tasktool.Config
+		cfg  config.Tasks
 		want string
 	}{
-		{tasktool.Config{}, ""},
-		{tasktool.Config{WaitTimeoutMs: 600000}, ""},
-		{tasktool.Config{WaitTimeoutMs: 700000}, "tool-tasks: waitTimeoutMs (700000) exceeds maxWaitTimeoutMs (600000)"},
-		{tasktool.Config{MaxWaitTimeoutMs: 1000}, "tool-tasks: waitTimeoutMs (30000) exceeds maxWaitTimeoutMs (1000)"},
-		{tasktool.Config{WaitTimeoutMs: 1.5, MaxWaitTimeoutMs: 1}, "tool-tasks: waitTimeoutMs (1.5) exceeds maxWaitTimeoutMs (1)"},
-		{tasktool.Config{WaitTimeoutMs: -1}, "tool-tasks: waitTimeoutMs must be a positive finite number"},
-		{tasktool.Config{WaitTimeoutMs: math.NaN()}, "tool-tasks: waitTimeoutMs must be a positive finite number"},
-		{tasktool.Config{MaxWaitTimeoutMs: math.Inf(1)}, "tool-tasks: maxWaitTimeoutMs must be a positive finite number"},
-		{tasktool.Config{MaxWaitTimeoutMs: -5}, "tool-tasks: maxWaitTimeoutMs must be a positive finite number"},
+		{config.Tasks{}, ""},
+		{config.Tasks{WaitTimeoutMs: 600000}, ""},
+		{config.Tasks{WaitTimeoutMs: 700000}, "tool-tasks: waitTimeoutMs (700000) exceeds maxWaitTimeoutMs (600000)"},
+		{config.Tasks{MaxWaitTimeoutMs: 1000}, "tool-tasks: waitTimeoutMs (30000) exceeds maxWaitTimeoutMs (1000)"},
+		{config.Tasks{WaitTimeoutMs: 1.5, MaxWaitTimeoutMs: 1}, "tool-tasks: waitTimeoutMs (1.5) exceeds maxWaitTimeoutMs (1)"},
+		{config.Tasks{WaitTimeoutMs: -1}, "tool-tasks: waitTimeoutMs must be a positive finite number"},
+		{config.Tasks{WaitTimeoutMs: math.NaN()}, "tool-tasks: waitTimeoutMs must be a positive finite number"},
+		{config.Tasks{MaxWaitTimeoutMs: math.Inf(1)}, "tool-tasks: maxWaitTimeoutMs must be a positive finite number"},
+		{config.Tasks{MaxWaitTimeoutMs: -5}, "tool-tasks: maxWaitTimeoutMs must be a positive finite number"},
 	} {
 		got := ""
-		if err := tc.cfg.Validate(); err != nil {
+		if err := tasktool.Validate(tc.cfg); err != nil {
 			got = err.Error()
 		}
 		if got != tc.want {
@@ -209,10 +208,10 @@ func TestPluginRefusesBadConfig(t *testing.T) {
 	h, svc, reg := host.New(), tasks.New(tasks.Config{}), tool.NewRegistry()
 	defer svc.Close()
 	defer h.Close()
-	_ = h.Provide(host.Tasks, svc)
-	_ = h.Provide(host.Tools, reg)
-	_ = h.Provide(host.Prompt, prompt.NewRegistry())
-	err := h.Load(host.TaskTools(tasktool.Config{WaitTimeoutMs: 700000}))
+	_ = host.Provide(h, host.Tasks, svc)
+	_ = host.Provide(h, host.Tools, reg)
+	_ = host.Provide(h, host.Prompt, prompt.NewRegistry())
+	err := h.Load(host.TaskTools(config.Tasks{WaitTimeoutMs: 700000}))
 	if err == nil || !strings.Contains(err.Error(), "tool-tasks: waitTimeoutMs (700000) exceeds maxWaitTimeoutMs (600000)") {
 		t.Errorf("load: %v", err)
 	}
@@ -225,7 +224,7 @@ func TestPluginRefusesBadConfig(t *testing.T) {
 }
 
 func TestPluginLifecycle(t *testing.T) {
-	r := newRig(t, tasktool.Config{})
+	r := newRig(t, config.Tasks{})
 	var names []string
 	for _, s := range r.reg.List() {
 		names = append(names, s.Name)
@@ -271,7 +270,7 @@ func TestPluginLifecycle(t *testing.T) {
 
 // The examples of SPEC.md §4.2, byte for byte, through the registry.
 func TestOutputStream(t *testing.T) {
-	r := newRig(t, tasktool.Config{})
+	r := newRig(t, config.Tasks{})
 	a := session.New("a", "")
 	p := &producer{stream: true}
 	id := r.start(t, "bash", "echo bg-ok", a, p)
@@ -306,7 +305,7 @@ func TestOutputStream(t *testing.T) {
 }
 
 func TestOutputFinalKind(t *testing.T) {
-	r := newRig(t, tasktool.Config{})
+	r := newRig(t, config.Tasks{})
 	p := &producer{}
 	id := r.start(t, "calc", "2+2", nil, p)
 	args := `{"task_id":"` + id + `"}`
@@ -324,7 +323,7 @@ func TestOutputFinalKind(t *testing.T) {
 
 func TestOutputWaitTimeouts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := newRig(t, tasktool.Config{WaitTimeoutMs: 1000, MaxWaitTimeoutMs: 5000})
+		r := newRig(t, config.Tasks{WaitTimeoutMs: 1000, MaxWaitTimeoutMs: 5000})
 		a := session.New("a", "")
 		r.start(t, "bash", "sleep 60", a, &producer{stream: true})
 		for _, tc := range []struct {
@@ -367,7 +366,7 @@ func TestOutputWaitTimeouts(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	r := newRig(t, tasktool.Config{})
+	r := newRig(t, config.Tasks{})
 	a, b := session.New("a", ""), session.New("b", "")
 	r.start(t, "bash", "sleep 60", a, &producer{stream: true})
 	for _, tc := range []struct {
@@ -396,7 +395,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestList(t *testing.T) {
-	r := newRig(t, tasktool.Config{})
+	r := newRig(t, config.Tasks{})
 	a := session.New("a", "")
 	if got := r.text(t, a, "task_list", `{}`); got != "(no background tasks)" {
 		t.Errorf("empty: %q", got)
@@ -423,7 +422,7 @@ func TestList(t *testing.T) {
 }
 
 func TestKill(t *testing.T) {
-	r := newRig(t, tasktool.Config{})
+	r := newRig(t, config.Tasks{})
 	a := session.New("a", "")
 	id := r.start(t, "bash", "sleep 60", a, &producer{stream: true})
 	args := `{"task_id":"` + id + `"}`
@@ -453,7 +452,7 @@ func TestKill(t *testing.T) {
 
 func TestNotices(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := newRig(t, tasktool.Config{})
+		r := newRig(t, config.Tasks{})
 		a := session.New("a", "")
 
 		// Unreported: exactly one notice, once.
@@ -501,7 +500,7 @@ func TestNotices(t *testing.T) {
 // A read that starts after the task finished marks it reported, even in the
 // gap between the settle and the notice listener.
 func TestNoNoticeForReadAfterFinish(t *testing.T) {
-	r := newRig(t, tasktool.Config{})
+	r := newRig(t, config.Tasks{})
 	a := session.New("a", "")
 	// Put a gate before the plugin's listener: reload the plugin after it.
 	gate, release := make(chan string), make(chan struct{})
@@ -510,7 +509,7 @@ func TestNoNoticeForReadAfterFinish(t *testing.T) {
 		<-release
 	})
 	r.h.Unload(tasktool.PluginName)
-	if err := r.h.Load(host.TaskTools(tasktool.Config{})); err != nil {
+	if err := r.h.Load(host.TaskTools(config.Tasks{})); err != nil {
 		t.Fatal(err)
 	}
 	p := &producer{}
@@ -528,7 +527,7 @@ func TestNoNoticeForReadAfterFinish(t *testing.T) {
 }
 
 func TestNoNoticesAfterShutdownOrSessionEnd(t *testing.T) {
-	r := newRig(t, tasktool.Config{})
+	r := newRig(t, config.Tasks{})
 	a, b := session.New("a", ""), session.New("b", "")
 	r.start(t, "bash", "sleep 60", a, &producer{stream: true})
 	r.start(t, "bash", "sleep 60", b, &producer{stream: true})
@@ -546,7 +545,7 @@ func TestNoNoticesAfterShutdownOrSessionEnd(t *testing.T) {
 }
 
 func TestPresenters(t *testing.T) {
-	r := newRig(t, tasktool.Config{})
+	r := newRig(t, config.Tasks{})
 	for _, tc := range []struct {
 		name, args, title, kind string
 	}{
@@ -577,7 +576,7 @@ func TestPresenters(t *testing.T) {
 }
 
 func TestNoticeWithdrawnWhenReadBeforeDelivery(t *testing.T) {
-	r := newRig(t, tasktool.Config{})
+	r := newRig(t, config.Tasks{})
 	a := session.New("a", "")
 	defer a.End()
 	p, q := &producer{stream: true}, &producer{stream: true}

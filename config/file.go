@@ -1,0 +1,171 @@
+package config
+
+import (
+	"errors"
+	"slices"
+)
+
+// The executors and tool plugins a file can name.
+const (
+	ExecutorLocal = "local"
+
+	ToolBash  = "bash"
+	ToolTasks = "tasks"
+)
+
+var (
+	executors = []string{ExecutorLocal}
+	toolNames = []string{ToolBash, ToolTasks}
+)
+
+// File is the whole configuration file (docs/config.md). Its zero value is
+// the default configuration; [File.WithDefaults] spells the defaults out.
+type File struct {
+	// Executor names the executor: "local", the only one (default).
+	Executor string `yaml:"executor,omitempty"`
+	// Local is the local executor's section.
+	Local Local `yaml:"local,omitempty"`
+	// Tools lists the tool plugins to load, "bash" and "tasks", in the
+	// order given. nil means both; an empty list loads none.
+	Tools []string `yaml:"tools"`
+	// Bash is the bash tool's section.
+	Bash Bash `yaml:"bash,omitempty"`
+	// Tasks is the section of the task runtime and the task tools.
+	Tasks Tasks `yaml:"tasks,omitempty"`
+}
+
+// Bash is the bash tool's section.
+type Bash struct {
+	// EnableRunInBackground offers run_in_background to the model. nil
+	// means true when the task tools are loaded, else false.
+	EnableRunInBackground *bool `yaml:"enableRunInBackground,omitempty"`
+}
+
+// Background reports whether background runs are on: true unless set to
+// false.
+func (b Bash) Background() bool { return b.EnableRunInBackground == nil || *b.EnableRunInBackground }
+
+// Tasks is the section of the task runtime and task_output, task_list and
+// task_kill. Zero values take the defaults.
+type Tasks struct {
+	// MaxRunningPerSession caps one session's live background tasks
+	// (default 64).
+	MaxRunningPerSession int `yaml:"maxRunningPerSession,omitempty"`
+	// WaitTimeoutMs is task_output's default wait (default 30000).
+	WaitTimeoutMs float64 `yaml:"waitTimeoutMs,omitempty"`
+	// MaxWaitTimeoutMs caps task_output's waits (default 600000).
+	MaxWaitTimeoutMs float64 `yaml:"maxWaitTimeoutMs,omitempty"`
+}
+
+// Defaults of [Tasks].
+const (
+	DefaultMaxRunningPerSession = 64
+	DefaultWaitTimeoutMs        = 30000
+	DefaultMaxWaitTimeoutMs     = 600000
+)
+
+// Has reports whether f loads the named tool plugin.
+func (f File) Has(tool string) bool {
+	return f.Tools == nil || slices.Contains(f.Tools, tool)
+}
+
+// WithDefaults returns f with every default spelled out: the executor, the
+// tool list, background runs (on exactly when the task tools are loaded,
+// unless set), and each section's own defaults. Call it on a File that
+// passed [File.Validate].
+func (f File) WithDefaults() File {
+	if f.Executor == "" {
+		f.Executor = ExecutorLocal
+	}
+	if f.Tools == nil {
+		f.Tools = slices.Clone(toolNames)
+	}
+	if f.Bash.EnableRunInBackground == nil {
+		bg := f.Has(ToolTasks)
+		f.Bash.EnableRunInBackground = &bg
+	}
+	f.Local = f.Local.WithDefaults()
+	f.Tasks = f.Tasks.WithDefaults()
+	return f
+}
+
+// Validate reports the first value of f that no default can repair, naming
+// its key from the top of the file ("local.graceMs must be a positive
+// finite number"). [Parse] has already called it on what it returns.
+func (f File) Validate() error { return f.validate(nil) }
+
+// validate is Validate with the lines of the keys, when f came from a file.
+func (f File) validate(lines map[string]int) error {
+	if f.Executor != "" && !slices.Contains(executors, f.Executor) {
+		return errOneOf("executor", f.Executor, lines["executor"], executors)
+	}
+	for i, name := range f.Tools {
+		if err := checkTool(f.Tools[:i], name, toolKey(i), lines[toolKey(i)]); err != nil {
+			return err
+		}
+	}
+	for _, s := range []struct {
+		name string
+		err  error
+	}{{"local", f.Local.Validate()}, {"tasks", f.Tasks.Validate()}} {
+		var e *Error
+		if errors.As(s.err, &e) {
+			return e.within(s.name, lines)
+		}
+	}
+	if bg := f.Bash.EnableRunInBackground; bg != nil && *bg && f.Has(ToolBash) && !f.Has(ToolTasks) {
+		// The model could start tasks it can neither read nor stop.
+		const key = "bash.enableRunInBackground"
+		return keyErr(key, lines[key], "needs the task tools: add %q to tools", ToolTasks)
+	}
+	return nil
+}
+
+// checkTool checks the tool name at key, given the names before it.
+func checkTool(before []string, name, key string, line int) error {
+	switch {
+	case !slices.Contains(toolNames, name):
+		return errOneOf(key, name, line, toolNames)
+	case slices.Contains(before, name):
+		return keyErr(key, line, "%q is listed twice", name)
+	}
+	return nil
+}
+
+// WithDefaults returns t with its zero values set to the defaults.
+func (t Tasks) WithDefaults() Tasks {
+	if t.MaxRunningPerSession == 0 {
+		t.MaxRunningPerSession = DefaultMaxRunningPerSession
+	}
+	if t.WaitTimeoutMs == 0 {
+		t.WaitTimeoutMs = DefaultWaitTimeoutMs
+	}
+	if t.MaxWaitTimeoutMs == 0 {
+		t.MaxWaitTimeoutMs = DefaultMaxWaitTimeoutMs
+	}
+	return t
+}
+
+// Validate reports the first value of t that no default can repair, with
+// its key relative to the section: a negative running limit, a wait that
+// is not positive and finite, and a default wait above the cap once the
+// defaults apply ("waitTimeoutMs (30000) exceeds maxWaitTimeoutMs (1000)").
+func (t Tasks) Validate() error {
+	if t.MaxRunningPerSession < 0 {
+		return errType("maxRunningPerSession", "a positive integer", 0)
+	}
+	for _, n := range []struct {
+		key string
+		v   float64
+	}{{"waitTimeoutMs", t.WaitTimeoutMs}, {"maxWaitTimeoutMs", t.MaxWaitTimeoutMs}} {
+		if n.v != 0 && !PositiveFinite(n.v) {
+			return errPositive(n.key, 0)
+		}
+	}
+	if d := t.WithDefaults(); d.WaitTimeoutMs > d.MaxWaitTimeoutMs {
+		e := keyErr("waitTimeoutMs", 0, "(%s) exceeds", JSONNumber(d.WaitTimeoutMs))
+		e.other, e.tail = "maxWaitTimeoutMs", " ("+JSONNumber(d.MaxWaitTimeoutMs)+")"
+		return e
+	}
+	return nil
+}

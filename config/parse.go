@@ -1,0 +1,407 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Parse decodes data, a whole configuration file, strictly and returns it
+// as written (the defaults are not applied: call [File.WithDefaults]). An
+// empty document, or one holding only comments or null, is the default
+// configuration. On error the File is the zero value and the error an
+// *[Error] naming the key and its line.
+//
+// Strict means:
+//   - a key that is not in docs/config.md fails, with the nearest known key
+//     of the same mapping as a hint; so do a key given twice and a merge key
+//     (<<); aliases are followed;
+//   - a number key takes a YAML number (int or float, .inf and .nan
+//     included); an explicit number that is 0, negative, NaN or infinite
+//     fails with "must be a positive finite number": 0 is a mistake rather
+//     than a request for the default, which is asked for by leaving the key
+//     out (or writing null); a count takes a positive integer;
+//   - a string key takes a string: a number or a bool is refused rather than
+//     turned into a path; a bool key takes a YAML bool (true/false);
+//   - local.env.set takes a map whose values are any non-null scalar, used
+//     as the literal text written in the file (`DEBUG: 1` sets DEBUG to "1",
+//     `RATIO: 1.50` to "1.50"), because environment values are strings and
+//     numbers are common among them; a null value is refused, since it
+//     could mean "empty" as well as "unset";
+//   - null, for any key, means the key is absent;
+//   - more than one YAML document is an error.
+//
+// Then the whole is checked by [File.Validate], with the lines of the keys.
+func Parse(data []byte) (File, error) {
+	doc, err := document(data)
+	if err != nil {
+		return File{}, err
+	}
+	var f File
+	p := &parser{lines: make(map[string]int)}
+	if err := p.decode(f.decoder(), doc, ""); err != nil {
+		return File{}, err
+	}
+	if err := f.validate(p.lines); err != nil {
+		return File{}, err
+	}
+	return f, nil
+}
+
+// document returns the top node of data's single YAML document, or nil for
+// an empty one.
+func document(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, docErr(0, "%s", err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, docErr(0, "%s", err)
+	default:
+		return nil, docErr(next.Line, "config must be a single YAML document, not several")
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
+}
+
+// The schema: a decoder decodes one value (never null: null is an absent
+// key) for the key at path into its destination.
+type decoder func(p *parser, n *yaml.Node, path string) error
+
+// field is one key of a mapping.
+type field struct {
+	key string
+	dec decoder
+}
+
+// parser holds what the walk learns on its way: the line of every key, for
+// the errors of [File.validate].
+type parser struct {
+	lines map[string]int
+}
+
+// decode follows an alias and decodes n unless it is null.
+func (p *parser) decode(dec decoder, n *yaml.Node, path string) error {
+	n = follow(n)
+	if isNull(n) {
+		return nil
+	}
+	return dec(p, n, path)
+}
+
+// decoder is the schema of the whole file.
+func (f *File) decoder() decoder {
+	return mapping(
+		field{"executor", str(&f.Executor)},
+		field{"local", f.Local.decoder()},
+		field{"tools", toolList(&f.Tools)},
+		field{"bash", mapping(
+			field{"enableRunInBackground", optBool(&f.Bash.EnableRunInBackground)},
+		)},
+		field{"tasks", mapping(
+			field{"maxRunningPerSession", count(&f.Tasks.MaxRunningPerSession)},
+			field{"waitTimeoutMs", number(&f.Tasks.WaitTimeoutMs)},
+			field{"maxWaitTimeoutMs", number(&f.Tasks.MaxWaitTimeoutMs)},
+		)},
+	)
+}
+
+// decoder is the schema of the local section.
+func (c *Local) decoder() decoder {
+	fields := []field{
+		{"cwd", str(&c.Cwd)},
+		{"spillDir", str(&c.SpillDir)},
+		{"shell", str(&c.Shell)},
+		{"env", mapping(
+			field{"passthrough", patterns(&c.Env.Passthrough)},
+			field{"scrub", patterns(&c.Env.Scrub)},
+			field{"set", envSet(&c.Env.Set)},
+		)},
+		{"keepDetached", boolean(&c.KeepDetached)},
+		{"containment", str(&c.Containment)},
+	}
+	for _, n := range c.numeric() {
+		fields = append(fields, field{n.key, number(n.v)})
+	}
+	return mapping(fields...)
+}
+
+// mapping decodes a mapping with the given keys, refusing any other.
+func mapping(fields ...field) decoder {
+	return func(p *parser, n *yaml.Node, path string) error {
+		if n.Kind != yaml.MappingNode {
+			if path == "" {
+				return docErr(n.Line, "config must be a mapping")
+			}
+			return errType(path, "a mapping", n.Line)
+		}
+		return p.eachKey(n, path, func(key string, k, v *yaml.Node) error {
+			for _, f := range fields {
+				if f.key == k.Value {
+					return p.decode(f.dec, v, key)
+				}
+			}
+			return errUnknownKey(key, k.Line, hint(path, k.Value, fields))
+		})
+	}
+}
+
+// hint is the key of fields, at path, that key most likely meant, or "".
+func hint(path, key string, fields []field) string {
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.key
+	}
+	if w := suggestWord(key, names); w != "" {
+		return join(path, w)
+	}
+	return ""
+}
+
+// eachKey calls fn for every key of the mapping n with the key's path,
+// after refusing keys that are not scalars, merge keys and duplicates, and
+// records each key's line.
+func (p *parser) eachKey(n *yaml.Node, path string, fn func(key string, k, v *yaml.Node) error) error {
+	seen := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := follow(n.Content[i]), n.Content[i+1]
+		if k == nil || k.Kind != yaml.ScalarNode {
+			return keyProblem(orConfig(path), lineOf(n.Content[i], n), "keys must be strings")
+		}
+		if k.ShortTag() == "!!merge" {
+			return keyProblem(orConfig(path), k.Line, "merge keys (<<) are not supported")
+		}
+		key := join(path, k.Value)
+		if seen[k.Value] {
+			return keyProblem(key, k.Line, "duplicate key")
+		}
+		seen[k.Value] = true
+		p.lines[key] = k.Line
+		if err := fn(key, k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func orConfig(path string) string {
+	if path == "" {
+		return "config"
+	}
+	return path
+}
+
+func str(dst *string) decoder {
+	return func(_ *parser, n *yaml.Node, path string) error {
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+			return errType(path, "a string", n.Line)
+		}
+		*dst = n.Value
+		return nil
+	}
+}
+
+func boolean(dst *bool) decoder {
+	return func(_ *parser, n *yaml.Node, path string) error {
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(dst) != nil {
+			return errType(path, "true or false", n.Line)
+		}
+		return nil
+	}
+}
+
+// optBool decodes a bool whose absence means something of its own.
+func optBool(dst **bool) decoder {
+	return func(p *parser, n *yaml.Node, path string) error {
+		var b bool
+		if err := boolean(&b)(p, n, path); err != nil {
+			return err
+		}
+		*dst = &b
+		return nil
+	}
+}
+
+// number decodes a positive finite number.
+func number(dst *float64) decoder {
+	return func(_ *parser, n *yaml.Node, path string) error {
+		v, ok := numberValue(n)
+		if !ok {
+			return errType(path, "a number", n.Line)
+		}
+		if !PositiveFinite(v) {
+			return errPositive(path, n.Line)
+		}
+		*dst = v
+		return nil
+	}
+}
+
+// count decodes a positive integer.
+func count(dst *int) decoder {
+	return func(_ *parser, n *yaml.Node, path string) error {
+		var v int
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil || v <= 0 {
+			return errType(path, "a positive integer", n.Line)
+		}
+		*dst = v
+		return nil
+	}
+}
+
+// decimal is the syntax of a YAML 1.2 decimal float, underscores removed.
+var decimal = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+
+// numberValue returns the value of a scalar that YAML reads as a number.
+func numberValue(n *yaml.Node) (float64, bool) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, false
+	}
+	switch tag := n.ShortTag(); {
+	case tag == "!!int" || tag == "!!float":
+		var v float64
+		if n.Decode(&v) == nil {
+			return v, true
+		}
+		if tag != "!!float" {
+			return 0, false
+		}
+	case tag == "!!str" && n.Style == 0:
+		// The yaml package reads a plain decimal outside float64's range,
+		// such as 1e400, as a string. It is a number, an infinite one.
+	default:
+		return 0, false
+	}
+	s := strings.ReplaceAll(n.Value, "_", "")
+	if !decimal.MatchString(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return v, true
+}
+
+// stringItems returns the items of a list of strings.
+func stringItems(n *yaml.Node, path string) ([]string, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, errType(path, "a list of strings", n.Line)
+	}
+	out := []string{}
+	for _, item := range n.Content {
+		item = follow(item)
+		if item == nil || item.Kind != yaml.ScalarNode || item.ShortTag() != "!!str" {
+			return nil, errType(path, "a list of strings", lineOf(item, n))
+		}
+		out = append(out, item.Value)
+	}
+	return out, nil
+}
+
+// patterns decodes env.passthrough and env.scrub: names or globs.
+func patterns(dst *[]string) decoder {
+	return func(_ *parser, n *yaml.Node, path string) error {
+		items, err := stringItems(n, path)
+		if err != nil {
+			return err
+		}
+		for i, pat := range items {
+			if e := checkPattern(path, pat, follow(n.Content[i]).Line); e != nil {
+				return e
+			}
+		}
+		if len(items) > 0 {
+			*dst = items
+		}
+		return nil
+	}
+}
+
+// toolList decodes the tools list; an empty list is kept (it loads none).
+func toolList(dst *[]string) decoder {
+	return func(p *parser, n *yaml.Node, path string) error {
+		items, err := stringItems(n, path)
+		if err != nil {
+			return err
+		}
+		for i, name := range items {
+			key, line := toolKey(i), follow(n.Content[i]).Line
+			p.lines[key] = line
+			if err := checkTool(items[:i], name, key, line); err != nil {
+				return err
+			}
+		}
+		*dst = items
+		return nil
+	}
+}
+
+func toolKey(i int) string { return fmt.Sprintf("tools[%d]", i) }
+
+// envSet decodes env.set: a map of non-null scalars.
+func envSet(dst *map[string]string) decoder {
+	return func(p *parser, n *yaml.Node, path string) error {
+		if n.Kind != yaml.MappingNode {
+			return errType(path, "a map of strings", n.Line)
+		}
+		out := make(map[string]string)
+		err := p.eachKey(n, path, func(_ string, k, v *yaml.Node) error {
+			v = follow(v)
+			if v == nil || v.Kind != yaml.ScalarNode || isNull(v) {
+				return errType(path, "a map of strings", lineOf(v, k))
+			}
+			out[k.Value] = v.Value
+			if e := checkSet(path, k.Value, v.Value, k.Line); e != nil {
+				return e
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(out) > 0 {
+			*dst = out
+		}
+		return nil
+	}
+}
+
+// follow resolves an alias to the node it names.
+func follow(n *yaml.Node) *yaml.Node {
+	// An anchor names a node that is not itself an alias; the bound only
+	// guards against a hand-built cycle.
+	for i := 0; i < 8 && n != nil && n.Kind == yaml.AliasNode; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// isNull reports whether n stands for "no value": missing, a zero Node, or a
+// YAML null (`~`, `null`, nothing at all).
+func isNull(n *yaml.Node) bool {
+	return n == nil || n.Kind == 0 || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// lineOf returns the line of n, or of parent when n is missing.
+func lineOf(n, parent *yaml.Node) int {
+	if n != nil && n.Line > 0 {
+		return n.Line
+	}
+	return parent.Line
+}

@@ -1,0 +1,534 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.yaml.in/yaml/v3"
+)
+
+// cmpNaN compares configs with NaN equal to NaN, for the fuzz test's sake.
+var cmpNaN = cmpopts.EquateNaNs()
+
+// parseLocal parses doc as the local section of a file: line N of doc is
+// line N+1 of the file.
+func parseLocal(doc string) (Local, error) {
+	f, err := Parse([]byte("local:\n" + indent(doc)))
+	return f.Local, err
+}
+
+func indent(doc string) string {
+	lines := strings.Split(doc, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "  " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestParseLocal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		doc  string
+		want Local
+		err  string
+	}{
+		// A null or empty section.
+		{name: "null section", doc: "~\n"},
+		{name: "empty mapping", doc: "{}\n"},
+
+		// Every key.
+		{name: "every key", doc: `
+cwd: /work
+timeoutMs: 1000
+maxTimeoutMs: 2000.5
+maxOutputBytes: 100
+maxSpillBytes: 1e6
+graceMs: 250
+spillDir: /var/tmp
+shell: /bin/bash
+env:
+  passthrough: [GITHUB_TOKEN, "MY_*"]
+  scrub:
+    - FOO
+    - BAR_*
+  set:
+    A: x
+    B: ""
+`, want: Local{
+			Cwd: "/work", TimeoutMs: 1000, MaxTimeoutMs: 2000.5, MaxOutputBytes: 100,
+			MaxSpillBytes: 1e6, GraceMs: 250, SpillDir: "/var/tmp", Shell: "/bin/bash",
+			Env: Env{
+				Passthrough: []string{"GITHUB_TOKEN", "MY_*"},
+				Scrub:       []string{"FOO", "BAR_*"},
+				Set:         map[string]string{"A": "x", "B": ""},
+			},
+		}},
+		{name: "flow style", doc: `{timeoutMs: 5, env: {set: {A: b}}}`,
+			want: Local{TimeoutMs: 5, Env: Env{Set: map[string]string{"A": "b"}}}},
+
+		// Numbers in every YAML spelling.
+		{name: "int", doc: "timeoutMs: 42", want: Local{TimeoutMs: 42}},
+		{name: "float", doc: "timeoutMs: 0.5", want: Local{TimeoutMs: 0.5}},
+		{name: "leading dot", doc: "timeoutMs: .5", want: Local{TimeoutMs: 0.5}},
+		{name: "plus sign", doc: "timeoutMs: +7", want: Local{TimeoutMs: 7}},
+		{name: "exponent", doc: "maxSpillBytes: 1.5e3", want: Local{MaxSpillBytes: 1500}},
+		{name: "hex", doc: "maxOutputBytes: 0x100", want: Local{MaxOutputBytes: 256}},
+		{name: "octal", doc: "maxOutputBytes: 0o17", want: Local{MaxOutputBytes: 15}},
+		{name: "underscores", doc: "maxSpillBytes: 67_108_864", want: Local{MaxSpillBytes: 67108864}},
+		{name: "beyond int64", doc: "maxSpillBytes: 18446744073709551615",
+			want: Local{MaxSpillBytes: 18446744073709551615}},
+		{name: "beyond uint64", doc: "maxSpillBytes: 100000000000000000000000",
+			want: Local{MaxSpillBytes: 1e23}},
+		{name: "explicit int tag", doc: "graceMs: !!int 9", want: Local{GraceMs: 9}},
+		{name: "explicit float tag on a quoted number", doc: `graceMs: !!float "9.5"`, want: Local{GraceMs: 9.5}},
+		{name: "tiny but positive", doc: "graceMs: 1e-300", want: Local{GraceMs: 1e-300}},
+
+		// null means unset, for every kind of key.
+		{name: "nulls", doc: `
+cwd:
+timeoutMs: ~
+maxTimeoutMs: null
+maxOutputBytes: Null
+maxSpillBytes: NULL
+graceMs:
+spillDir: ~
+shell: null
+`},
+		{name: "null env", doc: "env: ~"},
+		{name: "null env members", doc: "env:\n  passthrough:\n  scrub: ~\n  set: null\n"},
+		{name: "empty lists and map", doc: "env: {passthrough: [], scrub: [], set: {}}"},
+
+		// Strings.
+		{name: "quoted strings", doc: `{cwd: "/a b", spillDir: '/c', shell: "5"}`,
+			want: Local{Cwd: "/a b", SpillDir: "/c", Shell: "5"}},
+		{name: "explicit str tag", doc: "cwd: !!str 123", want: Local{Cwd: "123"}},
+		{name: "block scalar", doc: "shell: |-\n  /bin/sh\n", want: Local{Shell: "/bin/sh"}},
+		{name: "empty string is unset", doc: `cwd: ""`},
+		{name: "tilde path kept as written", doc: "cwd: ~/src", want: Local{Cwd: "~/src"}},
+
+		// env.set values: any non-null scalar, as written.
+		{name: "set scalars as literal text", doc: `
+env:
+  set:
+    NUM: 1
+    FLOAT: 1.50
+    HEX: 0x10
+    BOOL: true
+    YES: yes
+    QUOTED: "007"
+    TIME: 2001-12-14
+    INF: .inf
+    EQUALS: a=b
+`, want: Local{Env: Env{Set: map[string]string{
+			"NUM": "1", "FLOAT": "1.50", "HEX": "0x10", "BOOL": "true", "YES": "yes",
+			"QUOTED": "007", "TIME": "2001-12-14", "INF": ".inf", "EQUALS": "a=b",
+		}}}},
+		{name: "set keys as literal text", doc: "env: {set: {1: a, true: b, lower.dot-name: c}}",
+			want: Local{Env: Env{Set: map[string]string{"1": "a", "true": "b", "lower.dot-name": "c"}}}},
+
+		// Aliases are followed.
+		{name: "aliases", doc: `
+env:
+  passthrough: &names [A, B]
+  scrub: *names
+  set: {X: &v hello, Y: *v}
+`, want: Local{Env: Env{
+			Passthrough: []string{"A", "B"}, Scrub: []string{"A", "B"},
+			Set: map[string]string{"X": "hello", "Y": "hello"},
+		}}},
+		{name: "alias to a number", doc: "timeoutMs: &t 10\ngraceMs: *t\n",
+			want: Local{TimeoutMs: 10, GraceMs: 10}},
+
+		// Unknown and duplicate keys.
+		{name: "unknown key", doc: "foo: 1", err: `local.foo: unknown key (line 2)`},
+		{name: "unknown key after good ones", doc: "timeoutMs: 1\n\nfoo: 1\n",
+			err: `local.foo: unknown key (line 4)`},
+		{name: "keys are case-sensitive", doc: "TimeoutMs: 1", err: `local.TimeoutMs: unknown key (line 2); did you mean local.timeoutMs?`},
+		{name: "snake case is unknown", doc: "timeout_ms: 1", err: `local.timeout_ms: unknown key (line 2); did you mean local.timeoutMs?`},
+		{name: "unknown nested key", doc: "env:\n  foo: [a]\n", err: `local.env.foo: unknown key (line 3)`},
+		{name: "unknown null key", doc: "foo:", err: `local.foo: unknown key (line 2)`},
+		{name: "env keys are not top-level keys", doc: "passthrough: [A]",
+			err: `local.passthrough: unknown key (line 2)`},
+		{name: "duplicate key", doc: "timeoutMs: 1\ntimeoutMs: 2\n",
+			err: `local.timeoutMs: duplicate key (line 3)`},
+		{name: "duplicate null key", doc: "cwd:\ncwd: /x\n", err: `local.cwd: duplicate key (line 3)`},
+		{name: "duplicate quoted key", doc: "shell: a\n\"shell\": b\n", err: `local.shell: duplicate key (line 3)`},
+		{name: "duplicate env", doc: "env: {}\nenv: {}\n", err: `local.env: duplicate key (line 3)`},
+		{name: "duplicate nested key", doc: "env:\n  scrub: [A]\n  scrub: [B]\n",
+			err: `local.env.scrub: duplicate key (line 4)`},
+		{name: "duplicate set key", doc: "env:\n  set:\n    A: 1\n    A: 2\n",
+			err: `local.env.set.A: duplicate key (line 5)`},
+		{name: "duplicate set key spelled differently", doc: "env: {set: {1: a, \"1\": b}}",
+			err: `local.env.set.1: duplicate key (line 2)`},
+		{name: "merge key", doc: "base: &b {timeoutMs: 1}\n<<: *b\n", err: `local.base: unknown key (line 2)`},
+		{name: "merge key alone", doc: "<<: {timeoutMs: 1}\n", err: `local: merge keys (<<) are not supported (line 2)`},
+		{name: "merge key in set", doc: "env:\n  set:\n    <<: {A: b}\n",
+			err: `local.env.set: merge keys (<<) are not supported (line 4)`},
+		{name: "complex key", doc: "? [a, b]\n: 1\n", err: `local: keys must be strings (line 2)`},
+		{name: "complex env key", doc: "env:\n  ? {a: b}\n  : 1\n", err: `local.env: keys must be strings (line 3)`},
+		{name: "complex set key", doc: "env:\n  set:\n    ? [a]\n    : 1\n",
+			err: `local.env.set: keys must be strings (line 4)`},
+
+		// Shapes.
+		{name: "section list", doc: "- timeoutMs: 1\n", err: `local must be a mapping (line 2)`},
+		{name: "section scalar", doc: "hello\n", err: `local must be a mapping (line 2)`},
+		{name: "env not a mapping", doc: "env: [a]", err: `local.env must be a mapping (line 2)`},
+		{name: "env scalar", doc: "env: PATH", err: `local.env must be a mapping (line 2)`},
+
+		// Lists of strings.
+		{name: "passthrough scalar", doc: "env:\n  passthrough: GITHUB_TOKEN\n",
+			err: `local.env.passthrough must be a list of strings (line 3)`},
+		{name: "passthrough map", doc: "env:\n  passthrough: {A: b}\n",
+			err: `local.env.passthrough must be a list of strings (line 3)`},
+		{name: "passthrough number item", doc: "env:\n  passthrough:\n    - A\n    - 1\n",
+			err: `local.env.passthrough must be a list of strings (line 5)`},
+		{name: "passthrough null item", doc: "env:\n  passthrough:\n    - A\n    -\n",
+			err: `local.env.passthrough must be a list of strings (line 5)`},
+		{name: "passthrough nested list", doc: "env: {passthrough: [[A]]}",
+			err: `local.env.passthrough must be a list of strings (line 2)`},
+		{name: "scrub bool item", doc: "env:\n  scrub: [A, false]\n",
+			err: `local.env.scrub must be a list of strings (line 3)`},
+		{name: "scrub map item", doc: "env:\n  scrub:\n    - A: b\n",
+			err: `local.env.scrub must be a list of strings (line 4)`},
+		{name: "scrub string", doc: "env: {scrub: \"A,B\"}",
+			err: `local.env.scrub must be a list of strings (line 2)`},
+
+		// Maps of strings.
+		{name: "set list", doc: "env:\n  set: [A=b]\n", err: `local.env.set must be a map of strings (line 3)`},
+		{name: "set scalar", doc: "env:\n  set: A=b\n", err: `local.env.set must be a map of strings (line 3)`},
+		{name: "set null value", doc: "env:\n  set:\n    A: x\n    B:\n",
+			err: `local.env.set must be a map of strings (line 5)`},
+		{name: "set tilde value", doc: "env:\n  set:\n    B: ~\n",
+			err: `local.env.set must be a map of strings (line 4)`},
+		{name: "set list value", doc: "env:\n  set:\n    B: [x]\n",
+			err: `local.env.set must be a map of strings (line 4)`},
+		{name: "set map value", doc: "env:\n  set:\n    B:\n      C: d\n",
+			err: `local.env.set must be a map of strings (line 5)`},
+
+		// Validate runs after decoding.
+		{name: "set name with =", doc: "env: {set: {\"A=B\": x}}",
+			err: `local.env.set name "A=B" is not a valid variable name (line 2)`},
+		{name: "set empty name", doc: "env: {set: {\"\": x}}",
+			err: `local.env.set name "" is not a valid variable name (line 2)`},
+		{name: "set value with NUL", doc: "env: {set: {A: \"x\\0y\"}}",
+			err: `local.env.set value of "A" contains a NUL byte (line 2)`},
+		{name: "malformed scrub pattern", doc: "env: {scrub: [\"MY_[\"]}",
+			err: `local.env.scrub pattern "MY_[" is malformed (line 2)`},
+		{name: "malformed passthrough pattern", doc: "env: {passthrough: [\"[\"]}",
+			err: `local.env.passthrough pattern "[" is malformed (line 2)`},
+
+		// Errors come in document order.
+		{name: "first error wins", doc: "graceMs: -1\nfoo: 1\ntimeoutMs: -1\n",
+			err: `local.graceMs must be a positive finite number (line 2)`},
+		{name: "first error wins, unknown key first", doc: "foo: 1\ngraceMs: -1\n",
+			err: `local.foo: unknown key (line 2)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseLocal(tc.doc)
+			if errText(err) != tc.err {
+				t.Fatalf("Parse error = %q, want %q", errText(err), tc.err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpNaN); diff != "" {
+				t.Errorf("Parse mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestParseLocalNumbers checks every numeric key against values that are
+// refused, with the exact texts.
+func TestParseLocalNumbers(t *testing.T) {
+	positive := []string{"0", "0.0", "-0", "-1", "-0.5", "1e-400", "-1e-400", ".inf", "+.inf", "-.inf", ".Inf", "-.INF", ".nan", ".NaN", ".NAN", "1e400", "-1e400", "!!float 1e400", "0x0", "-0x10"}
+	notNumber := []string{`"5"`, `'5'`, `"abc"`, "abc", "true", "false", "yes", "[1]", "{a: 1}", "2001-12-14", "!!str 5", "!!int abc", "!!int 1e400", "\"\"", "1.2.3", "1,000", "5ms", "|\n  5"}
+	for _, key := range numericKeys {
+		for _, v := range positive {
+			t.Run(key+"="+v, func(t *testing.T) {
+				_, err := parseLocal(key + ": " + v + "\n")
+				if want := "local." + key + " must be a positive finite number (line 2)"; errText(err) != want {
+					t.Errorf("error = %q, want %q", errText(err), want)
+				}
+			})
+		}
+		for _, v := range notNumber {
+			t.Run(key+"="+v, func(t *testing.T) {
+				_, err := parseLocal("cwd: /x\n" + key + ": " + v + "\n")
+				if want := "local." + key + " must be a number (line 3)"; errText(err) != want {
+					t.Errorf("error = %q, want %q", errText(err), want)
+				}
+			})
+		}
+		t.Run(key+" accepted", func(t *testing.T) {
+			got, err := parseLocal(key + ": 2.5\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(withNumber(key, 2.5), got); diff != "" {
+				t.Errorf("mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseLocalStrings(t *testing.T) {
+	bad := []string{"5", "1.5", "true", "-1", "[a]", "{a: b}", "2001-12-14", ".inf", "!!binary aGk="}
+	for _, key := range []string{"cwd", "spillDir", "shell", "containment"} {
+		for _, v := range bad {
+			t.Run(key+"="+v, func(t *testing.T) {
+				_, err := parseLocal("\n" + key + ": " + v + "\n")
+				if want := "local." + key + " must be a string (line 3)"; errText(err) != want {
+					t.Errorf("error = %q, want %q", errText(err), want)
+				}
+			})
+		}
+	}
+}
+
+func TestParseLocalContainment(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want Local
+		err  string
+	}{
+		{"keepDetached: true\ncontainment: marker\n", Local{KeepDetached: true, Containment: ContainMarker}, ""},
+		{"keepDetached: false\ncontainment: cgroup\n", Local{Containment: ContainCgroup}, ""},
+		{"containment: auto\n", Local{Containment: ContainAuto}, ""},
+		{"containment: docker\n", Local{}, `local.containment: "docker" is not one of "auto", "cgroup" or "marker" (line 2)`},
+		{"\ncontainment: cgroups\n", Local{}, `local.containment: "cgroups" is not one of "auto", "cgroup" or "marker" (line 3); did you mean "cgroup"?`},
+		{"keepDetached: yes please\n", Local{}, "local.keepDetached must be true or false (line 2)"},
+		{"keepDetached: 1\n", Local{}, "local.keepDetached must be true or false (line 2)"},
+	} {
+		got, err := parseLocal(tc.yaml)
+		if errText(err) != tc.err {
+			t.Errorf("%q: error %q, want %q", tc.yaml, errText(err), tc.err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%q: (-want +got)\n%s", tc.yaml, diff)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestParseFile(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		yaml string
+		want File
+	}{
+		{"empty", "", File{}},
+		{"comments only", "# nothing here\n\n# still nothing\n", File{}},
+		{"document marker only", "---\n", File{}},
+		{"document marker and comment", "---\n# nothing\n...\n", File{}},
+		{"null", "~\n", File{}},
+		{"empty mapping", "{}\n", File{}},
+		{"everything", `
+executor: local
+local:
+  cwd: /srv
+  timeoutMs: 1000
+  graceMs: 50
+  env: {set: {A: 1}}
+tools: [tasks, bash]
+bash: {enableRunInBackground: true}
+tasks: {maxRunningPerSession: 3, waitTimeoutMs: 10, maxWaitTimeoutMs: 20.5}
+`, File{
+			Executor: "local",
+			Local:    Local{Cwd: "/srv", TimeoutMs: 1000, GraceMs: 50, Env: Env{Set: map[string]string{"A": "1"}}},
+			Tools:    []string{"tasks", "bash"},
+			Bash:     Bash{EnableRunInBackground: ptr(true)},
+			Tasks:    Tasks{MaxRunningPerSession: 3, WaitTimeoutMs: 10, MaxWaitTimeoutMs: 20.5},
+		}},
+		{"nulls are absent", "executor: ~\nlocal: ~\ntools: ~\nbash: {enableRunInBackground: ~}\ntasks: {waitTimeoutMs: ~}\n", File{}},
+		{"bash only", "tools: [bash]\n", File{Tools: []string{"bash"}}},
+		{"no tools", "tools: []\n", File{Tools: []string{}}},
+		{"background off", "bash: {enableRunInBackground: false}\n", File{Bash: Bash{EnableRunInBackground: ptr(false)}}},
+		{"aliases", "tasks: {waitTimeoutMs: &w 10, maxWaitTimeoutMs: *w}\n", File{Tasks: Tasks{WaitTimeoutMs: 10, MaxWaitTimeoutMs: 10}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseFileErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, err string
+	}{
+		{"unknown key", "foo: 1\n", `foo: unknown key (line 1)`},
+		{"near miss", "\ntool: [bash]\n", `tool: unknown key (line 2); did you mean tools?`},
+		{"near miss in a section", "local:\n  timeoutMsec: 5\n", `local.timeoutMsec: unknown key (line 2); did you mean local.timeoutMs?`},
+		{"snake case", "local:\n  timeout_ms: 5\n", `local.timeout_ms: unknown key (line 2); did you mean local.timeoutMs?`},
+		{"wrong case", "local:\n  TimeoutMs: 5\n", `local.TimeoutMs: unknown key (line 2); did you mean local.timeoutMs?`},
+		{"a prefix", "tasks:\n  maxRunning: 5\n", `tasks.maxRunning: unknown key (line 2); did you mean tasks.maxRunningPerSession?`},
+		{"a key of another section", "local:\n  waitTimeoutMs: 5\n", `local.waitTimeoutMs: unknown key (line 2)`},
+		{"nothing near", "local:\n  frobnicate: 5\n", `local.frobnicate: unknown key (line 2)`},
+		{"duplicate key", "tools: [bash]\ntools: [tasks]\n", `tools: duplicate key (line 2)`},
+		{"merge key", "base: &b {}\n<<: *b\n", `base: unknown key (line 1); did you mean bash?`},
+		{"merge key first", "<<: {tools: []}\n", `config: merge keys (<<) are not supported (line 1)`},
+		{"complex key", "? [a, b]\n: 1\n", `config: keys must be strings (line 1)`},
+		{"not a mapping", "- a\n", "config must be a mapping (line 1)"},
+		{"a scalar", "hello\n", "config must be a mapping (line 1)"},
+		{"a number", "---\n42\n", "config must be a mapping (line 2)"},
+		{"two documents", "tools: []\n---\ntools: []\n", "config must be a single YAML document, not several (line 2)"},
+		{"empty first document then one", "---\n---\ntools: []\n", "config must be a single YAML document, not several (line 2)"},
+		{"malformed", "local: [\n", "yaml: line 1: did not find expected node content"},
+		{"syntax error", "tools: [1\n", "yaml: line 1: did not find expected ',' or ']'"},
+		{"tab indentation", "local:\n\tcwd: /\n", "yaml: line 2: found character that cannot start any token"},
+		{"unknown anchor", "tools: *nope\n", "yaml: unknown anchor 'nope' referenced"},
+		{"executor", "executor: docker\n", `executor: "docker" is not one of "local" (line 1)`},
+		{"executor near miss", "executor: locale\n", `executor: "locale" is not one of "local" (line 1); did you mean "local"?`},
+		{"executor type", "executor: [local]\n", "executor must be a string (line 1)"},
+		{"local graceMs", "local:\n  graceMs: -1\n", "local.graceMs must be a positive finite number (line 2)"},
+		{"local zero", "local: {timeoutMs: 0}\n", "local.timeoutMs must be a positive finite number (line 1)"},
+		{"tools type", "tools: bash\n", "tools must be a list of strings (line 1)"},
+		{"tools item type", "tools: [[bash]]\n", "tools must be a list of strings (line 1)"},
+		{"unknown tool", "tools:\n  - bash\n  - web\n", `tools[1]: "web" is not one of "bash" or "tasks" (line 3)`},
+		{"tool near miss", "tools: [task]\n", `tools[0]: "task" is not one of "bash" or "tasks" (line 1); did you mean "tasks"?`},
+		{"tool twice", "tools: [bash, bash]\n", `tools[1] "bash" is listed twice (line 1)`},
+		{"bash type", "bash: true\n", "bash must be a mapping (line 1)"},
+		{"bash unknown key", "bash:\n  background: true\n", `bash.background: unknown key (line 2)`},
+		{"bash bool", "bash: {enableRunInBackground: \"yes\"}\n", "bash.enableRunInBackground must be true or false (line 1)"},
+		{"background without tasks", "tools: [bash]\nbash:\n  enableRunInBackground: true\n",
+			`bash.enableRunInBackground needs the task tools: add "tasks" to tools (line 3)`},
+		{"tasks type", "tasks: 3\n", "tasks must be a mapping (line 1)"},
+		{"tasks unknown key", "tasks: {foo: 1}\n", `tasks.foo: unknown key (line 1)`},
+		{"running limit zero", "tasks: {maxRunningPerSession: 0}\n", "tasks.maxRunningPerSession must be a positive integer (line 1)"},
+		{"running limit fraction", "tasks: {maxRunningPerSession: 1.5}\n", "tasks.maxRunningPerSession must be a positive integer (line 1)"},
+		{"wait type", "tasks: {waitTimeoutMs: \"5\"}\n", "tasks.waitTimeoutMs must be a number (line 1)"},
+		{"wait zero", "tasks: {waitTimeoutMs: 0}\n", "tasks.waitTimeoutMs must be a positive finite number (line 1)"},
+		{"wait infinite", "tasks: {maxWaitTimeoutMs: .inf}\n", "tasks.maxWaitTimeoutMs must be a positive finite number (line 1)"},
+		{"inverted waits", "tasks:\n  waitTimeoutMs: 5000\n  maxWaitTimeoutMs: 1000\n",
+			"tasks.waitTimeoutMs (5000) exceeds tasks.maxWaitTimeoutMs (1000) (line 2)"},
+		{"default wait over cap", "tasks:\n  maxWaitTimeoutMs: 1000\n",
+			"tasks.waitTimeoutMs (30000) exceeds tasks.maxWaitTimeoutMs (1000) (line 2)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Parse([]byte(tc.yaml))
+			if errText(err) != tc.err {
+				t.Errorf("error = %q, want %q", errText(err), tc.err)
+			}
+			if !cmp.Equal(got, File{}) {
+				t.Errorf("a refused file gave %+v, want the zero File", got)
+			}
+			var e *Error
+			if !errorsAs(err, &e) {
+				t.Errorf("error %T is not a *config.Error", err)
+			}
+		})
+	}
+}
+
+// TestErrorKeyAndLine: a caller can tell which key failed, and where.
+func TestErrorKeyAndLine(t *testing.T) {
+	_, err := Parse([]byte("local:\n  env:\n    scrub: [\"[\"]\n"))
+	var e *Error
+	if !errorsAs(err, &e) || e.Key != "local.env.scrub" || e.Line != 3 {
+		t.Fatalf("error = %#v, want key local.env.scrub at line 3", err)
+	}
+}
+
+func TestFileWithDefaults(t *testing.T) {
+	on, off := ptr(true), ptr(false)
+	local := Local{}.WithDefaults()
+	tasks := Tasks{MaxRunningPerSession: 64, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
+	for _, tc := range []struct {
+		name string
+		in   File
+		want File
+	}{
+		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on}, Tasks: tasks}},
+		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off}, Tasks: tasks}},
+		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off}, Tasks: tasks}},
+		{"background off kept", File{Bash: Bash{off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off}, Tasks: tasks}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.in.WithDefaults()); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzParse: an accepted file validates, keeps validating with its defaults
+// spelled out, and comes back the same through YAML; a refused one gives
+// the zero File and an *Error that names a key or a line.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		"",
+		"# comment\n",
+		"local:\n  timeoutMs: 1000\n  maxTimeoutMs: 500\n",
+		"local:\n  cwd: /w\n  shell: /bin/bash\n  spillDir: /tmp\n  graceMs: 1.5\n  maxOutputBytes: 0x10\n  maxSpillBytes: 1e9\n",
+		"local:\n  env:\n    passthrough: [A, 'B_*']\n    scrub: [C]\n    set: {D: 1, E: x}\n",
+		"local: {env: {set: {<<: {A: b}}}}",
+		"a: &a [*a]",
+		"local: {timeoutMs: .nan}\n",
+		"local: {timeoutMs: 1e400}\n",
+		"- 1\n- 2\n",
+		"tools: []\n---\n",
+		"executor: local\ntools: [tasks]\nbash: {enableRunInBackground: false}\ntasks: {maxRunningPerSession: 2, waitTimeoutMs: 5, maxWaitTimeoutMs: 6}\n",
+		"tools: [bash]\nbash: {enableRunInBackground: true}\n",
+		"local: {containment: marker, keepDetached: true}\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data)
+		if err != nil {
+			var e *Error
+			if !errorsAs(err, &e) || e.Key == "" && e.Line == 0 && !strings.Contains(e.Error(), "line ") && !strings.HasPrefix(e.Error(), "yaml: ") {
+				t.Errorf("error names neither a key nor a line: %#v", err)
+			}
+			if !cmp.Equal(c, File{}, cmpNaN) {
+				t.Errorf("error %q with a non-zero File %+v", err, c)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("Parse returned a File that fails Validate: %v\n%+v", err, c)
+		}
+		d := c.WithDefaults()
+		if err := d.Validate(); err != nil {
+			t.Fatalf("WithDefaults does not validate: %v\n%+v", err, d)
+		}
+		if dd := d.WithDefaults(); !cmp.Equal(d, dd) {
+			t.Errorf("WithDefaults is not idempotent: %s", cmp.Diff(d, dd))
+		}
+		for _, n := range d.Local.numeric() {
+			if v := *n.v; !PositiveFinite(v) {
+				t.Errorf("WithDefaults: local.%s = %v", n.key, v)
+			}
+		}
+		if d.Local.TimeoutMs > d.Local.MaxTimeoutMs {
+			t.Errorf("WithDefaults: timeoutMs %v > maxTimeoutMs %v", d.Local.TimeoutMs, d.Local.MaxTimeoutMs)
+		}
+		out, err := yaml.Marshal(d)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		back, err := Parse(out)
+		if err != nil {
+			t.Fatalf("the defaulted file does not parse again: %v\n%s", err, out)
+		}
+		if diff := cmp.Diff(d, back.WithDefaults()); diff != "" {
+			t.Errorf("round trip through YAML (-before +after):\n%s\n%s", diff, out)
+		}
+	})
+}
+
+func errorsAs(err error, target **Error) bool {
+	e, ok := err.(*Error)
+	if ok {
+		*target = e
+	}
+	return ok
+}

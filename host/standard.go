@@ -1,0 +1,109 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/local"
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/tasks"
+	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tool/bashtool"
+	"github.com/dsh-go/dsh/tool/tasktool"
+)
+
+// Stack is dsh assembled from a config file: the executor, the task runtime
+// (when the task tools are loaded), the tool registry with the configured
+// tools, and the prompt. Front ends use Tools and Prompt; Close ends
+// everything.
+type Stack struct {
+	Tools  *tool.Registry
+	Prompt *prompt.Registry
+	// Local is the local executor.
+	Local *local.Executor
+	// Tasks is the task runtime; nil without the task tools.
+	Tasks *tasks.Service
+
+	host *Host
+}
+
+// plugins maps the names of the config's tools list to their plugins.
+var plugins = map[string]struct {
+	name string
+	make func(config.File) Plugin
+}{
+	config.ToolBash:  {bashtool.PluginName, func(f config.File) Plugin { return BashTool(f.Bash) }},
+	config.ToolTasks: {tasktool.PluginName, func(f config.File) Plugin { return TaskTools(f.Tasks) }},
+}
+
+// Standard builds the stack cfg describes (its zero value is the default
+// configuration; the defaults are applied here). The tools are registered
+// in the order cfg.Tools names them. On error nothing is left running.
+func Standard(cfg config.File, opts ...Option) (*Stack, error) {
+	o := newOptions(opts)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	exec, err := local.New(cfg.Local, local.WithLogger(o.log))
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{
+		Tools:  tool.NewRegistry(),
+		Prompt: prompt.NewRegistry(),
+		Local:  exec,
+		host:   New(opts...),
+	}
+	if cfg.Has(config.ToolTasks) {
+		s.Tasks = tasks.New(tasks.Config{MaxRunningPerSession: cfg.Tasks.MaxRunningPerSession, Logger: o.log})
+	}
+	if err := s.compose(cfg); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// compose provides the services, then loads the plugins in the order the
+// config names them: each applies as it loads.
+func (s *Stack) compose(cfg config.File) error {
+	errs := []error{
+		Provide(s.host, Tools, s.Tools),
+		Provide(s.host, Prompt, s.Prompt),
+		Provide(s.host, Executor, bash.Executor(s.Local)),
+	}
+	if s.Tasks != nil {
+		errs = append(errs, Provide(s.host, Tasks, s.Tasks))
+	}
+	for _, name := range cfg.Tools {
+		errs = append(errs, s.host.Load(plugins[name].make(cfg)))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// A plugin whose Apply failed stays pending (and its error was
+	// returned above); check anyway, so a silently missing tool cannot
+	// pass for a working configuration.
+	for _, name := range cfg.Tools {
+		if p := plugins[name].name; !s.host.Active(p) {
+			return fmt.Errorf("tool plugin %s did not load", p)
+		}
+	}
+	return nil
+}
+
+// Close ends everything the stack started, in order: the host disposes the
+// plugins (the tools stop taking calls that start tasks), the task runtime
+// kills and awaits every task, and the executor kills and awaits whatever
+// is left and removes its spill directory. Its error is the executor's
+// (a spill directory it could not remove).
+func (s *Stack) Close() error {
+	s.host.Close()
+	if s.Tasks != nil {
+		s.Tasks.Close()
+	}
+	return s.Local.Close()
+}

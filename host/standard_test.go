@@ -1,0 +1,111 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/proctest"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tasks"
+	"github.com/dsh-go/dsh/tool"
+)
+
+// standard builds the stack of a config file, with the tests' leak mark.
+func standard(t *testing.T, yaml string) *host.Stack {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Local.Env.Set = proctest.Set()
+	cfg.Local.SpillDir = t.TempDir()
+	st, err := host.Standard(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestStandard(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		tools      []string
+		sections   []string
+		background bool
+	}{
+		{"default", "", []string{"bash", "task_output", "task_list", "task_kill"}, []string{"tool:bash", "tool:tasks"}, true},
+		{"tasks first", "tools: [tasks, bash]\n", []string{"task_output", "task_list", "task_kill", "bash"}, []string{"tool:bash", "tool:tasks"}, true},
+		{"bash only", "tools: [bash]\n", []string{"bash"}, []string{"tool:bash"}, false},
+		{"tasks only", "tools: [tasks]\n", []string{"task_output", "task_list", "task_kill"}, []string{"tool:tasks"}, false},
+		{"none", "tools: []\n", nil, nil, false},
+		{"background off", "bash: {enableRunInBackground: false}\n", []string{"bash", "task_output", "task_list", "task_kill"}, []string{"tool:bash", "tool:tasks"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := standard(t, tc.yaml)
+			defer st.Close()
+			var tools []string
+			for _, s := range st.Tools.List() {
+				tools = append(tools, s.Name)
+			}
+			if !slices.Equal(tools, tc.tools) {
+				t.Errorf("tools = %q, want %q", tools, tc.tools)
+			}
+			var sections []string
+			for _, s := range st.Prompt.Sections() {
+				sections = append(sections, s.Name)
+			}
+			if !slices.Equal(sections, tc.sections) {
+				t.Errorf("sections = %q, want %q", sections, tc.sections)
+			}
+			if def, ok := st.Tools.Lookup("bash"); ok {
+				if _, has := def.Parameters.Properties["run_in_background"]; has != tc.background {
+					t.Errorf("run_in_background offered: %v, want %v", has, tc.background)
+				}
+			}
+			if (st.Tasks != nil) != slices.Contains(tc.tools, "task_list") {
+				t.Errorf("task runtime %v with tools %q", st.Tasks, tc.tools)
+			}
+		})
+	}
+}
+
+func TestStandardRefusesAnInvalidConfig(t *testing.T) {
+	for cfg, want := range map[*config.File]string{
+		{Local: config.Local{GraceMs: -1}}:                             "local.graceMs must be a positive finite number",
+		{Tools: []string{"web"}}:                                       `tools[0]: "web" is not one of "bash" or "tasks"`,
+		{Tasks: config.Tasks{WaitTimeoutMs: 1, MaxWaitTimeoutMs: 0.5}}: "tasks.waitTimeoutMs (1) exceeds tasks.maxWaitTimeoutMs (0.5)",
+	} {
+		if st, err := host.Standard(*cfg); err == nil || err.Error() != want {
+			if st != nil {
+				st.Close()
+			}
+			t.Errorf("Standard(%+v) error = %v, want %q", *cfg, err, want)
+		}
+	}
+}
+
+// TestStandardCloseEndsTasks: Close kills and awaits a background task that
+// its session never ended.
+func TestStandardCloseEndsTasks(t *testing.T) {
+	st := standard(t, "local: {graceMs: 100}\n")
+	sess := session.New("test", t.TempDir())
+	defer sess.End()
+	args, _ := json.Marshal(map[string]any{"command": "sleep 60", "description": "sleep a minute", "run_in_background": true})
+	res := st.Tools.Execute(context.Background(), tool.Call{Name: "bash", Args: args, Session: sess})
+	if res.IsError || res.Text() != "started background task bash-1" {
+		t.Fatalf("start: %+v", res)
+	}
+	start := time.Now()
+	st.Close()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	if got := st.Tasks.List(sess); len(got) != 1 || got[0].Status != tasks.Killed {
+		t.Errorf("after Close, the tasks are %+v", got)
+	}
+}
