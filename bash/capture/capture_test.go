@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -70,7 +71,7 @@ func TestOverflowSpillsFromByteZero(t *testing.T) {
 	if !strings.HasSuffix(r.SpillPath, "-stdout.log") {
 		t.Fatalf("spill name %s", r.SpillPath)
 	}
-	if !strings.HasPrefix(filepath.Base(dir.Path()), "dsh-spill-"+procfs.Owner().String()+"-") {
+	if !strings.HasPrefix(filepath.Base(dir.Path()), "dsh-out-"+procfs.Owner().String()+"-") {
 		t.Fatalf("private dir name %s", dir.Path())
 	}
 }
@@ -309,14 +310,14 @@ func TestSweepRemovesOnlyDeadOwners(t *testing.T) {
 		return p
 	}
 	ns := procfs.PidNamespace()
-	dead := mk(fmt.Sprintf("dsh-spill-%d-%d-1-abc", ns, deadPid(t)))
-	mine := mk("dsh-spill-" + procfs.Owner().String() + "-abc")
+	dead := mk(fmt.Sprintf("dsh-out-%d-%d-1-abc", ns, deadPid(t)))
+	mine := mk("dsh-out-" + procfs.Owner().String() + "-abc")
 	parent := os.Getppid()
-	alive := mk(fmt.Sprintf("dsh-spill-%d-%d-%d-abc", ns, parent, procfs.Start(parent)))
-	reused := mk(fmt.Sprintf("dsh-spill-%d-%d-%d-abc", ns, parent, procfs.Start(parent)+12345))
-	other := mk("dsh-spill-notapid")
+	alive := mk(fmt.Sprintf("dsh-out-%d-%d-%d-abc", ns, parent, procfs.Start(parent)))
+	reused := mk(fmt.Sprintf("dsh-out-%d-%d-%d-abc", ns, parent, procfs.Start(parent)+12345))
+	other := mk("dsh-out-notapid")
 	// Another pid namespace's, whose pid runs nothing here: never judged.
-	foreign := mk(fmt.Sprintf("dsh-spill-%d-%d-1-abc", ns+1, deadPid(t)))
+	foreign := mk(fmt.Sprintf("dsh-out-%d-%d-1-abc", ns+1, deadPid(t)))
 	// Named before the pid namespace was in the name: not attributable.
 	oldFormat := mk(fmt.Sprintf("dsh-spill-%d-1-123", deadPid(t)))
 
@@ -491,5 +492,23 @@ func TestCloseRacingWrites(t *testing.T) {
 	}
 	if data, err := os.ReadFile(r.SpillPath); err != nil || int64(len(data)) != written {
 		t.Fatalf("spill holds %d bytes (%v), want %d", len(data), err, written)
+	}
+}
+
+// TestOlderSweepsSkipOurNames: dsh versions whose spill names had no pid
+// namespace swept every "dsh-spill-<pid>-<start>-…" whose pid ran nothing;
+// they would read a namespace inode as a pid and delete a live directory
+// of ours if our names started the same way.
+func TestOlderSweepsSkipOurNames(t *testing.T) {
+	older := regexp.MustCompile(`^dsh-spill-(\d+)-(\d+)-[^/]+$`) // their pattern
+	d := NewSpillDir(t.TempDir())
+	t.Cleanup(func() { _ = d.Remove() })
+	f, err := d.Create("stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	if name := filepath.Base(d.Path()); older.MatchString(name) {
+		t.Errorf("an older dsh's sweep would take %q for its own", name)
 	}
 }

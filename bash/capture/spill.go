@@ -19,7 +19,7 @@ import (
 // SpillDir is an executor's private spill directory. It is made lazily, on
 // the first spill, inside a base directory, with mode 0700 and a name that
 // records the owning process by its stamp
-// ("dsh-spill-<pidns>-<pid>-<start>-<random>") so that a later executor can
+// ("dsh-out-<pidns>-<pid>-<start>-<random>") so that a later executor can
 // tell a leftover from a live one ([Sweep]).
 //
 // Files are created exclusively (O_CREAT|O_EXCL|O_NOFOLLOW) with mode 0600
@@ -37,7 +37,12 @@ type SpillDir struct {
 // spillSeq numbers spill files across all SpillDirs of this process.
 var spillSeq atomic.Uint64
 
-const spillPrefix = "dsh-spill-"
+// spillPrefix starts the private directories' names. It is not the
+// "dsh-spill-" of dsh versions whose names had no pid namespace: their
+// sweep reads the first two numbers after it as pid and start, and would
+// take a live directory "dsh-spill-<pidns>-<pid>-…" of a newer dsh on the
+// same machine for a dead one (no pid is as large as a namespace inode).
+const spillPrefix = "dsh-out-"
 
 // NewSpillDir returns a SpillDir under base (the OS temp dir when empty).
 // Nothing is created until the first spill.
@@ -130,10 +135,10 @@ func (d *SpillDir) Remove() error {
 // A directory of another pid namespace is never removed: a dsh in a
 // container that shares the base with the host records a pid that means
 // nothing in the host's namespace (and the other way round). Nor is one
-// whose name has no pid namespace ("dsh-spill-<pid>-<start>-<random>",
-// made before it was part of the name): it cannot be told from a live
-// directory of another namespace, so it stays until removed by hand (or
-// by a cleaner of the OS temp dir).
+// of older dsh versions ("dsh-spill-<pid>-<start>-<random>", without the
+// pid namespace): it cannot be told from a live directory of another
+// namespace, so it stays until removed by hand (or by a cleaner of the OS
+// temp dir).
 func Sweep(base string) ([]string, error) {
 	if base == "" {
 		base = os.TempDir()

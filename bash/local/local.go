@@ -61,7 +61,7 @@
 // Decisions where the spec is silent:
 //
 //   - A configured spillDir is the base under which the executor makes its
-//     private directory ("dsh-spill-<pidns>-<pid>-<start>-<random>", mode
+//     private directory ("dsh-out-<pidns>-<pid>-<start>-<random>", mode
 //     0700), as the OS temp dir is by default. Close removes only that
 //     private directory; New sweeps the base for private directories of
 //     processes of its pid namespace that no longer run (see

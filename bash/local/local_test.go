@@ -352,7 +352,7 @@ func TestLogsGoToTheInjectedLogger(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.MaxOutputBytes = 10
 	stale := procfs.Stamp{PidNS: procfs.PidNamespace(), Pid: 999999, Start: 1}
-	if err := os.Mkdir(filepath.Join(cfg.SpillDir, "dsh-spill-"+stale.String()+"-abc"), 0o700); err != nil {
+	if err := os.Mkdir(filepath.Join(cfg.SpillDir, "dsh-out-"+stale.String()+"-abc"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	e, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&own, nil))))
@@ -378,7 +378,7 @@ func TestSpillDirectoryRetention(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
 	cfg.MaxOutputBytes = 10
-	stale := filepath.Join(cfg.SpillDir, fmt.Sprintf("dsh-spill-%d-999999-1-abcdef", procfs.PidNamespace()))
+	stale := filepath.Join(cfg.SpillDir, fmt.Sprintf("dsh-out-%d-999999-1-abcdef", procfs.PidNamespace()))
 	// Named before the pid namespace was in the name: it may be a live
 	// one of another namespace, so it stays.
 	oldFormat := filepath.Join(cfg.SpillDir, "dsh-spill-999999-1-123")
