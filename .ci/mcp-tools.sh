@@ -172,7 +172,7 @@ for scenario in "${SCENARIOS[@]}"; do
   fi
 done
 
-# Stop the server: SIGTERM ends every session and exits 0 (SPEC.md §6.2).
+# Stop the server: SIGTERM ends every session and exits 0 (docs/spec.md §6.2).
 rc=0
 stop_server || rc=$?
 if ((rc == 0)); then

@@ -1,7 +1,7 @@
 // Package acp renders dsh's tool calls for the Agent Client Protocol: a Go
 // ACP agent hands each tool call and its result to a per-session
 // [Presenter] and sends the [acpsdk.SessionNotification] it gets back as a
-// session/update (SPEC.md §7).
+// session/update (docs/spec.md §7).
 //
 // The views come from the tools' presenters through [Views] (a
 // [tool.Registry] is one). A terminal view becomes a terminal card when the
@@ -31,7 +31,7 @@
 // rawInput beyond 2^53 may lose digits there, though the fallback's
 // RawInput in the notification keeps them (a [json.Number]).
 //
-// Decisions where SPEC.md is silent:
+// Decisions where docs/spec.md is silent:
 //   - A result is paired with its call once: the call's state is dropped when
 //     its result is rendered, so a second result for the same call id, like
 //     a result for an id never announced (or forgotten, [Presenter.Forget]),

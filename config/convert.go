@@ -17,7 +17,7 @@ func PositiveFinite(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
 const maxWholeMillis = int64(math.MaxInt64 / time.Millisecond)
 
 // WholeMillis returns v milliseconds rounded up to a whole millisecond
-// (SPEC.md: a fractional value is rounded up), so 0.1 and 1 give 1 and 1.5
+// (docs/spec.md: a fractional value is rounded up), so 0.1 and 1 give 1 and 1.5
 // gives 2. It saturates at the largest whole-millisecond [time.Duration]
 // (about 292 years), so the result times [time.Millisecond] never overflows.
 // A value that is not positive (0, negative, NaN) gives 0; a validated config

@@ -1,22 +1,34 @@
-// Package config is dsh's YAML configuration: its types, their defaults and
-// their validation. [Local] is the section of the local executor (SPEC.md
-// §2.1).
+// Package config is dsh's configuration file: its types, their defaults,
+// their validation and the one parser that reads it (docs/config.md lists
+// every key).
 //
-// A zero Go value means "use the default": a [Local] whose TimeoutMs is 0 runs
-// commands with [DefaultTimeoutMs]. [Local.WithDefaults] fills the zeros in,
-// and [Local.Validate] refuses what no default can repair (a negative, NaN or
-// infinite number).
+//	f, err := config.Parse(data) // strict: unknown keys, wrong types, 0 and negatives refused
+//	if err != nil {
+//		return err // "local.timeoutMsec: unknown key (line 3); did you mean local.timeoutMs?"
+//	}
+//	st, err := host.Standard(f.WithDefaults())
 //
-// The YAML decoder is strict. [ParseLocal] and [DecodeLocal] walk the document
-// themselves and refuse an unknown or duplicate key, a value of the wrong type,
-// and an explicit number that is not positive and finite. That includes 0: in a
-// file, 0 is a mistake rather than a request for the default, which is asked
-// for by leaving the key out (or writing null). Errors start with the section
-// name, name the key, and give the line where that helps:
+// [File] holds the whole file: the executor, its section [Local], the tool
+// plugins to load, and the sections [Bash] and [Tasks]. Every package that
+// is configured takes its section from here, so one walker decides what a
+// file may say, and its errors name keys the way the user wrote them: the
+// key's path from the top of the file and its line.
 //
-//	bash-local: unknown key "env.scrubs" (line 7)
-//	bash-local: graceMs must be a positive finite number
+// A zero Go value means "use the default": a Local whose TimeoutMs is 0
+// runs commands with [DefaultTimeoutMs]. WithDefaults spells the defaults
+// out, and Validate refuses what no default can repair (a negative, NaN or
+// infinite number, a malformed scrub pattern). In a file, by contrast, an
+// explicit 0 is a mistake rather than a request for the default, which is
+// asked for by leaving the key out (or writing null).
 //
+// [Local.Validate] and [Tasks.Validate] name keys relative to their
+// section ("graceMs must be a positive finite number"), for a Go caller who
+// built the section by hand; the local executor and the task tools put
+// their names in front ("bash-local: graceMs must be …", docs/spec.md
+// §2.1). [Parse] and [File.Validate] root the key at the top of the file
+// and add its line when it is known. Every error is an *[Error].
+//
+// [PositiveFinite] is the rule for every count, size and duration;
 // [Millis], [WholeMillis] and [Bytes] turn the float64 numbers of the config
 // into the integers an executor uses, rounding up and saturating.
 package config

@@ -1,6 +1,6 @@
 package config
 
-// Local is the configuration of the local executor (SPEC.md §2.1). The zero
+// Local is the configuration of the local executor (docs/spec.md §2.1). The zero
 // value of every field means "use the default"; a negative, NaN or infinite
 // number is refused by [Local.Validate].
 type Local struct {
@@ -39,7 +39,7 @@ const (
 	ContainMarker = "marker"
 )
 
-// Env shapes the environment of every command (SPEC.md §2.4).
+// Env shapes the environment of every command (docs/spec.md §2.4).
 type Env struct {
 	// Passthrough names variables kept even when the credential scrub
 	// matches them.

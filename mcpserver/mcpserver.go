@@ -3,7 +3,7 @@
 //
 // Every tool of the registry is registered with the SDK's raw
 // [mcp.Server.AddTool], which leaves argument validation to the caller:
-// the registry validates, so the exact messages of SPEC.md §3.2 reach the
+// the registry validates, so the exact messages of docs/spec.md §3.2 reach the
 // client as error results rather than as protocol errors. A result's first
 // content block is the model-facing text; the tool's notes and the
 // session's pending finish notices follow as further text blocks (oldest

@@ -1,4 +1,4 @@
-//lint:file-ignore SA1019 SPEC.md §6.2: a session's cwd is the client's first file:// root (roots are deprecated by protocol 2026-07-28, still served through the deprecation window)
+//lint:file-ignore SA1019 docs/spec.md §6.2: a session's cwd is the client's first file:// root (roots are deprecated by protocol 2026-07-28, still served through the deprecation window)
 
 package mcpserver
 

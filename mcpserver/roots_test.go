@@ -1,4 +1,4 @@
-//lint:file-ignore SA1019 SPEC.md §6.2: a session's cwd is the client's first file:// root (roots are deprecated, still served)
+//lint:file-ignore SA1019 docs/spec.md §6.2: a session's cwd is the client's first file:// root (roots are deprecated, still served)
 
 package mcpserver_test
 

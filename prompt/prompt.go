@@ -1,5 +1,5 @@
 // Package prompt holds the named sections that make up a system prompt and
-// assembles them into one text (SPEC.md §5, §3.6, §4.2).
+// assembles them into one text (docs/spec.md §5, §3.6, §4.2).
 //
 // Each tool brings its own advice for the model as a [Section] ("tool:bash",
 // order 105), and a composition layer adds and removes sections as tools come

@@ -1,4 +1,4 @@
-// Package tasks is the background task runtime (SPEC.md §4.1): it gives
+// Package tasks is the background task runtime (docs/spec.md §4.1): it gives
 // work that outlives a tool call an id, an owner, a status and an output the
 // model can read, wait for and stop, and it makes sure that no task outlives
 // its owner session or the runtime itself.
@@ -27,7 +27,7 @@
 //     blank label, the owner's running limit (running and stopping tasks
 //     plus starts in flight, [Config.MaxRunningPerSession]). It also refuses
 //     after [Service.Close] and for an owner session that has ended. The
-//     messages are exact (SPEC.md); the errors wrap [ErrNoTools],
+//     messages are exact (docs/spec.md); the errors wrap [ErrNoTools],
 //     [ErrInvalidKind], [ErrInvalidLabel], [ErrTooMany], [ErrClosed] and
 //     [ErrOwnerEnded] for errors.Is. An error of Run is returned as is.
 //   - Status goes running → stopping (a cancel was requested) → one of

@@ -120,7 +120,7 @@ type Snapshot struct {
 	Reported bool `json:"reported"`
 	// Exit is the outcome's Exit once the task has finished; empty while
 	// it is live and after a producer failure. It is left out of
-	// the JSON form, which is task_output's structured result as SPEC.md
+	// the JSON form, which is task_output's structured result as docs/spec.md
 	// has it: the model reads these facts in Detail.
 	Exit Exit `json:"-"`
 }

@@ -17,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// bashLikeSchema has the parameters of SPEC.md §3.1, in order.
+// bashLikeSchema has the parameters of docs/spec.md §3.1, in order.
 func bashLikeSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type: "object",

@@ -24,7 +24,7 @@ import (
 //   - A property whose value is null counts as absent: optional ones are
 //     skipped, required ones are reported missing. Clients commonly send
 //     null for "not given".
-//   - Extra properties are ignored, as SPEC.md §3.1 asks.
+//   - Extra properties are ignored, as docs/spec.md §3.1 asks.
 //   - Paths in messages: a property at the top is "name"; nested ones are
 //     "outer.inner", array items "list[2]".
 //   - Arguments that are not valid JSON are reported as such, in the same

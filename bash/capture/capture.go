@@ -8,7 +8,7 @@
 // [Collector.Close] ends the stream and reports what was kept; a Write that
 // comes after Close fails and changes nothing.
 //
-// The contract (SPEC.md §2.5):
+// The contract (docs/spec.md §2.5):
 //
 //   - Every byte counts toward the total.
 //   - Memory holds at most MaxBytes of the tail, plus one read buffer. When

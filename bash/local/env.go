@@ -1,6 +1,6 @@
 package local
 
-// The environment of every command (SPEC.md §2.4), built in layers, later
+// The environment of every command (docs/spec.md §2.4), built in layers, later
 // wins:
 //
 //  1. the server's environment minus credentials ([baseEnv]);
@@ -13,7 +13,7 @@ package local
 // pure functions over "K=V" lists: they never read or change the process
 // environment.
 //
-// The scrub, and the decisions where SPEC.md leaves room:
+// The scrub, and the decisions where docs/spec.md leaves room:
 //
 //   - Names ([credentialName]): the name is split into words on every
 //     character that is not an ASCII letter or digit, and each word is

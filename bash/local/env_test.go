@@ -14,7 +14,7 @@ func TestCredentialName(t *testing.T) {
 		name string
 		want bool
 	}{
-		// SPEC.md §2.4 examples.
+		// docs/spec.md §2.4 examples.
 		{"OPENAI_API_KEY", true},
 		{"GITHUB_TOKEN", true},
 		{"AWS_SECRET_ACCESS_KEY", true},

@@ -1,5 +1,5 @@
 // Package local is the local executor: it runs `bash -c` on this machine,
-// implementing [bash.Executor] as SPEC.md §2 describes.
+// implementing [bash.Executor] as docs/spec.md §2 describes.
 //
 // Each command leads a new session and process group (setsid): it has no
 // controlling terminal, so nothing can prompt on /dev/tty, and the whole

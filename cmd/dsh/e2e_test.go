@@ -36,7 +36,7 @@ func sdkCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 	return res
 }
 
-// examples are SPEC.md §3–§4 examples as the model reads them.
+// examples are docs/spec.md §3–§4 examples as the model reads them.
 func checkExamples(t *testing.T, cs *mcp.ClientSession) {
 	t.Helper()
 	for _, tc := range []struct {
@@ -102,7 +102,7 @@ func TestEndToEndRoots(t *testing.T) {
 	dir := t.TempDir()
 	for _, version := range []string{"", "2025-11-25"} {
 		client := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, nil)
-		//lint:ignore SA1019 SPEC.md §6.2: roots are deprecated, still served
+		//lint:ignore SA1019 docs/spec.md §6.2: roots are deprecated, still served
 		client.AddRoots(&mcp.Root{URI: "file://" + dir, Name: "project"})
 		transport := &mcp.CommandTransport{Command: exec.Command(dshBin, "mcp"), TerminateDuration: 5 * time.Second}
 		cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})

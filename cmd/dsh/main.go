@@ -11,7 +11,7 @@
 //
 // Every front end runs calls through the same pipeline: the tool registry
 // (validation, waterfalls), the bash tool, the local executor, and the task
-// runtime for background runs (SPEC.md §6.1).
+// runtime for background runs (docs/spec.md §6.1).
 //
 // # Config file
 //
@@ -19,7 +19,7 @@
 // optional, and an unknown key is refused by name:
 //
 //	executor: local          # the executor to load; "local" is the only one
-//	local:                   # the local executor (SPEC.md §2.1)
+//	local:                   # the local executor (docs/spec.md §2.1)
 //	  cwd: /srv/project
 //	  timeoutMs: 120000
 //	  maxTimeoutMs: 600000
@@ -39,15 +39,15 @@
 //	  waitTimeoutMs: 30000
 //	  maxWaitTimeoutMs: 600000
 //
-// The local section is decoded by config.DecodeLocal, so its messages come
-// through as they are (`bash-local: graceMs must be a positive finite
-// number`); so do the task tools' (`tool-tasks: waitTimeoutMs (…) exceeds
-// maxWaitTimeoutMs (…)`). Like the local section, the other sections refuse
-// an explicit 0 (leave a key out to get its default), a value of the wrong
-// type and a duplicate key. Without "tasks" in tools there is no task
-// runtime, and enableRunInBackground defaults to false; asking for it
-// explicitly then is an error, since the model could start tasks it could
-// neither read nor stop.
+// config.Parse reads it (docs/config.md lists every key); its errors name
+// the key's path and line, after the file's name: `dsh: config file
+// dsh.yaml: local.timeoutMsec: unknown key (line 3); did you mean
+// local.timeoutMs?`. An explicit 0 is refused (leave a key out to get its
+// default), and so are a value of the wrong type and a duplicate key.
+// Without "tasks" in tools there is no task runtime, and
+// enableRunInBackground defaults to false; asking for it explicitly then is
+// an error, since the model could start tasks it could neither read nor
+// stop. host.Standard builds the stack from the file.
 //
 // # Exit status and errors
 //

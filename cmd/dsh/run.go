@@ -201,7 +201,7 @@ func foregroundStatus(res tool.Result) int {
 }
 
 // taskStatus is the exit status of a finished background task, from its
-// exit facts (the data behind its detail, SPEC.md §3.5): an exit code N →
+// exit facts (the data behind its detail, docs/spec.md §3.5): an exit code N →
 // N, a signal → 128+n, no facts (killed before exit, failed) → 1.
 func taskStatus(snap tasks.Snapshot) int {
 	switch {

@@ -1,4 +1,4 @@
-// Package bashtool is the model-facing `bash` tool (SPEC.md §3): its schema
+// Package bashtool is the model-facing `bash` tool (docs/spec.md §3): its schema
 // and description, the checks on its arguments, the request it builds for
 // an executor, the exact text the model reads, background runs through the
 // task runtime, its prompt section and its presenters.
@@ -62,7 +62,7 @@ const (
 		"A non-zero exit shows as [exit code: N], a timeout as [timed out after Nms]. " +
 		"Long output keeps its tail and names a file with the full output."
 	descBackground = " For servers, watchers and long jobs set run_in_background: you get a task id at once; read it with task_output, stop it with task_kill."
-	// descNoBackground is exact (SPEC.md §3.1).
+	// descNoBackground is exact (docs/spec.md §3.1).
 	descNoBackground = " Background execution is not available; long-running commands must finish within the timeout."
 )
 
@@ -96,7 +96,7 @@ func Parameters(cfg config.Bash) *jsonschema.Schema {
 	return s
 }
 
-// Section is the tool's prompt section (SPEC.md §3.6).
+// Section is the tool's prompt section (docs/spec.md §3.6).
 var Section = prompt.Section{
 	Name:  "tool:bash",
 	Order: 105,
@@ -190,7 +190,7 @@ func request(a args, s *session.Session) (bash.Request, error) {
 
 func invalid(msg string) error { return &tool.Error{Code: tool.CodeInvalidArgs, Message: msg} }
 
-// workdir resolves the model's workdir against the session (SPEC.md §3.3).
+// workdir resolves the model's workdir against the session (docs/spec.md §3.3).
 func workdir(wd string, s *session.Session) string {
 	cwd := ""
 	if s != nil {
@@ -342,7 +342,7 @@ func structured(r bash.Result) Structured {
 }
 
 // spillTracker remembers the spill files reported to each session and
-// deletes them when the session ends (SPEC.md §4.4). The end hook is
+// deletes them when the session ends (docs/spec.md §4.4). The end hook is
 // registered the first time a session calls the tool, before that call
 // can start a task, so (hooks running last-registered first) the task
 // runtime's hook has killed and awaited the session's tasks before their

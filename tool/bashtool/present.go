@@ -6,7 +6,7 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// The presenters of SPEC.md §3.7. They are pure functions of the arguments
+// The presenters of docs/spec.md §3.7. They are pure functions of the arguments
 // and the result, so a replayed log renders exactly what the live session
 // rendered; the registry soft-validates the arguments before calling them.
 

@@ -10,7 +10,7 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// progressEvery is the least time between two progress reports (SPEC.md
+// progressEvery is the least time between two progress reports (docs/spec.md
 // §6.4: at most every 250 ms).
 const progressEvery = 250 * time.Millisecond
 

@@ -9,7 +9,7 @@ import (
 	"github.com/dsh-go/dsh/tasks"
 )
 
-// The model-facing strings of SPEC.md §3.4–§3.5, each in one place.
+// The model-facing strings of docs/spec.md §3.4–§3.5, each in one place.
 const (
 	noOutput        = "(no output)"
 	unavailablePath = "(unavailable)"
@@ -68,7 +68,7 @@ func streamText(o bash.Output) string {
 	}
 }
 
-// Render is the text the model reads for a foreground run (SPEC.md §3.4):
+// Render is the text the model reads for a foreground run (docs/spec.md §3.4):
 // the streams, "(no output)" when both are empty, then the markers, each on
 // its own line: a timeout, then a signal or a non-zero exit code.
 func Render(r bash.Result) string {
@@ -95,7 +95,7 @@ func Render(r bash.Result) string {
 	return body + strings.Join(markers, "\n")
 }
 
-// readText is a background read as the model sees it (SPEC.md §3.5): the
+// readText is a background read as the model sees it (docs/spec.md §3.5): the
 // delta, and, when unread output was dropped from memory, where the full
 // output is.
 func readText(r bash.ReadResult) string {
@@ -135,7 +135,7 @@ func outcome(st bash.State) tasks.Outcome {
 }
 
 // parseExit reads how a command ended from the final marker line of a
-// result text (SPEC.md §3.7). The leading "\n" is required, so output that
+// result text (docs/spec.md §3.7). The leading "\n" is required, so output that
 // merely ends in marker-like text parses as exit 0.
 func parseExit(text string) (code int, signal string) {
 	if i := strings.LastIndex(text, "\n"+signalOpen); i >= 0 && strings.HasSuffix(text, "]") {

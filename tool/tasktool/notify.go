@@ -28,7 +28,7 @@ func notifier(svc *tasks.Service) func(tasks.Snapshot, *session.Session) {
 }
 
 // withdrawStale withdraws a queued finish notice of a task the model has
-// just seen finished (read or killed after it ended): SPEC.md §4.3 sends no
+// just seen finished (read or killed after it ended): docs/spec.md §4.3 sends no
 // notice for a task read after it finished, and one still waiting for
 // delivery would now only repeat what the model knows.
 func withdrawStale(s *session.Session, snap tasks.Snapshot) {

@@ -1,13 +1,13 @@
 // Package tasktool gives the model its handles on background tasks: the
 // tools task_output, task_list and task_kill over a [tasks.Service], the
 // tool:tasks prompt section, and the finish notices that tell a session
-// that one of its tasks ended (SPEC.md §4.2, §4.3).
+// that one of its tasks ended (docs/spec.md §4.2, §4.3).
 //
 // [host.TaskTools] wires it all into a host once the task runtime, the tool
 // registry and the prompt are provided; while it is applied the service
 // accepts new tasks (it is attached, [Start]), and it posts the notices.
 //
-// Texts the model reads (exact; SPEC.md):
+// Texts the model reads (exact; docs/spec.md):
 //
 //	task_output  <read text or "(no new output)">\n[status: <status>, <detail>]
 //	task_list    <id> [<kind>] <status> — <label>     one line per task, or "(no background tasks)"
@@ -15,7 +15,7 @@
 //	             task <id> had already finished [status: …]
 //	notice       background task <id> (<kind>: <label>) finished [status: …]. Read its output with task_output.
 //
-// Decisions where SPEC.md is silent:
+// Decisions where docs/spec.md is silent:
 //   - Labels are full commands: multi-line, possibly huge. Lists and notices
 //     show [ShortLabel]: whitespace runs (newlines included) collapsed to one
 //     space, the ends trimmed, at most 120 characters, the last being "…"

@@ -268,7 +268,7 @@ func TestPluginLifecycle(t *testing.T) {
 	}
 }
 
-// The examples of SPEC.md §4.2, byte for byte, through the registry.
+// The examples of docs/spec.md §4.2, byte for byte, through the registry.
 func TestOutputStream(t *testing.T) {
 	r := newRig(t, config.Tasks{})
 	a := session.New("a", "")

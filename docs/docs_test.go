@@ -1,0 +1,157 @@
+// Package docs holds dsh's documentation; its test keeps the repository
+// standing on its own: no reference points outside it, every relative
+// link in a Markdown file resolves to a file in it, and every
+// "docs/spec.md §N" a comment cites is a section of docs/spec.md.
+package docs
+
+import (
+	"bufio"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dsh-go/dsh/config"
+)
+
+// root is the repository, seen from this package's directory.
+const root = ".."
+
+var (
+	// outside are texts that name places outside the repository: the
+	// workspace the contract came from, and its file names.
+	outside = []string{"../" + "shared", "SPEC" + ".md", "DESIGN" + ".md"}
+	mdLink  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	cite    = regexp.MustCompile(`docs/spec\.md §(\d+(?:\.\d+)?a?)`)
+	heading = regexp.MustCompile(`^#{2,3} (\d+(?:\.\d+)?a?)[. ]`)
+)
+
+// skipDir are directories of things the repository does not write:
+// version control, installed npm packages.
+func skipDir(rel string) bool {
+	return rel == ".git" || filepath.Base(rel) == "node_modules" || rel == filepath.Join(".ci", "node")
+}
+
+// text reports whether a file is one the checks read.
+func text(path string) bool {
+	switch filepath.Ext(path) {
+	case ".go", ".md", ".sh", ".mjs", ".js", ".json", ".yaml", ".yml", ".txt", "":
+		return true
+	}
+	return false
+}
+
+func TestNoReferenceLeavesTheRepository(t *testing.T) {
+	sections := specSections(t)
+	n := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if skipDir(rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !text(path) {
+			return nil
+		}
+		n++
+		checkFile(t, path, rel, sections)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 50 {
+		t.Fatalf("read only %d files: is %s the repository?", n, root)
+	}
+}
+
+func checkFile(t *testing.T, path, rel string, sections map[string]bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		s := sc.Text()
+		for _, o := range outside {
+			if strings.Contains(s, o) {
+				t.Errorf("%s:%d names %q, which is outside the repository", rel, line, o)
+			}
+		}
+		for _, m := range cite.FindAllStringSubmatch(s, -1) {
+			if !sections[m[1]] {
+				t.Errorf("%s:%d cites docs/spec.md §%s, which has no such section", rel, line, m[1])
+			}
+		}
+		if strings.HasSuffix(rel, ".md") {
+			for _, m := range mdLink.FindAllStringSubmatch(s, -1) {
+				checkLink(t, rel, line, m[1])
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Errorf("%s: %v", rel, err)
+	}
+}
+
+// checkLink checks a Markdown link target of the file rel: a relative one
+// must name a file of the repository.
+func checkLink(t *testing.T, rel string, line int, target string) {
+	if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+		return
+	}
+	target, _, _ = strings.Cut(target, "#")
+	p := filepath.Join(filepath.Dir(rel), target)
+	if strings.HasPrefix(filepath.Clean(p), "..") || filepath.IsAbs(target) {
+		t.Errorf("%s:%d links to %s, outside the repository", rel, line, target)
+		return
+	}
+	if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+		t.Errorf("%s:%d links to %s: %v", rel, line, target, err)
+	}
+}
+
+// specSections returns the section numbers of docs/spec.md ("2", "2.1").
+func specSections(t *testing.T) map[string]bool {
+	data, err := os.ReadFile("spec.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, l := range strings.Split(string(data), "\n") {
+		if m := heading.FindStringSubmatch(l); m != nil {
+			out[m[1]] = true
+		}
+	}
+	if !out["2.1"] || !out["8"] {
+		t.Fatalf("docs/spec.md sections %v: the headings changed shape", out)
+	}
+	return out
+}
+
+// TestConfigExamplesParse: every YAML example of docs/config.md is a valid
+// config file.
+func TestConfigExamplesParse(t *testing.T) {
+	data, err := os.ReadFile("config.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(data), -1)
+	if len(blocks) < 5 {
+		t.Fatalf("found %d YAML examples", len(blocks))
+	}
+	for _, b := range blocks {
+		if _, err := config.Parse([]byte(b[1])); err != nil {
+			t.Errorf("%v in\n%s", err, b[1])
+		}
+	}
+}
