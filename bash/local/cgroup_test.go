@@ -14,12 +14,7 @@ import (
 // when the command is done; the executor's goes at Close.
 func TestCgroupPerCommand(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t)
-	cfg.Containment = config.ContainCgroup
-	e, err := New(cfg)
-	if err != nil {
-		t.Skipf("no cgroup containment here: %v", err)
-	}
+	e := cgroupExecutor(t)
 	if !strings.Contains(e.Containment(), "cgroup v2") {
 		t.Errorf("Containment() = %q", e.Containment())
 	}
@@ -78,12 +73,7 @@ func cgroupMount(t *testing.T) string {
 // cgroup behind.
 func TestSubCgroupEscape(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t)
-	cfg.Containment = config.ContainCgroup
-	e, err := New(cfg)
-	if err != nil {
-		t.Skipf("no cgroup containment here: %v", err)
-	}
+	e := cgroupExecutor(t)
 	f := tempFile(t, "sub")
 	res := runCmd(t, e, `CG=`+cgroupMount(t)+`$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir $CG/sub && `+
 		`setsid sh -c 'echo $$ > $0/sub/cgroup.procs && echo $$ > `+f+` && exec sleep 300' $CG & until [ -s `+f+` ]; do sleep 0.01; done`, 0)
@@ -98,4 +88,17 @@ func TestSubCgroupEscape(t *testing.T) {
 	if _, err := os.Stat(base); !os.IsNotExist(err) {
 		t.Errorf("cgroups left under %s after Close: %v", base, err)
 	}
+}
+
+// cgroupExecutor is an executor with containment: cgroup; the test is
+// skipped where no cgroup can be made.
+func cgroupExecutor(t *testing.T) *Executor {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.Containment = config.ContainCgroup
+	e, err := New(cfg)
+	if err != nil {
+		t.Skipf("no cgroup containment here: %v", err)
+	}
+	return e
 }
