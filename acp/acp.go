@@ -60,6 +60,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -256,7 +257,8 @@ func (p *Presenter) report(err error) {
 // update would not otherwise), reporting the error when it does not.
 func (p *Presenter) marshals(name string, v any) bool {
 	var err error
-	if perr := safe.Call(nil, "acp: marshalling rawInput", func() { _, err = json.Marshal(v) }, "tool", name); perr != nil {
+	// The error hook is where this package reports: nothing goes to a log.
+	if perr := safe.Call(quiet, "acp: marshalling rawInput", func() { _, err = json.Marshal(v) }, "tool", name); perr != nil {
 		err = fmt.Errorf("panic: %w", perr)
 	}
 	if err != nil {
@@ -269,6 +271,9 @@ func (p *Presenter) marshals(name string, v any) bool {
 func (p *Presenter) notification(u acpsdk.SessionUpdate) acpsdk.SessionNotification {
 	return acpsdk.SessionNotification{SessionId: p.id, Update: u}
 }
+
+// quiet is the logger of contained panics, which go to the error hook.
+var quiet = slog.New(slog.DiscardHandler)
 
 // blank reports whether a title is empty or only white space.
 func blank(s string) bool { return strings.TrimSpace(s) == "" }

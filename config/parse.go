@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -63,13 +64,13 @@ func document(data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, docErr(0, "%s", err)
+		return nil, syntaxErr(data, err)
 	}
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, docErr(0, "%s", err)
+		return nil, syntaxErr(data, err)
 	default:
 		return nil, docErr(next.Line, "config must be a single YAML document, not several")
 	}
@@ -77,6 +78,56 @@ func document(data []byte) (*yaml.Node, error) {
 		return nil, nil
 	}
 	return doc.Content[0], nil
+}
+
+// yamlLine is the line the yaml package puts in front of most messages.
+var (
+	yamlLine   = regexp.MustCompile(`^line (\d+): (.*)$`)
+	yamlAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+)
+
+// syntaxErr is a YAML syntax error of data, with its line: the yaml
+// package gives it in the message, except for a problem on the first line,
+// an undefined alias and bytes that are not YAML text, whose line is found
+// here. Only a document nested deeper than the yaml package allows has
+// none.
+func syntaxErr(data []byte, err error) *Error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return docErr(line, "not valid YAML: %s", m[2])
+	}
+	line := 1
+	switch m := yamlAnchor.FindStringSubmatch(msg); {
+	case m != nil:
+		line = lineAt(data, bytes.Index(data, []byte("*"+m[1])))
+	case strings.HasPrefix(msg, "exceeded max depth"):
+		line = 0
+	case strings.Contains(msg, "UTF-8") || strings.Contains(msg, "control characters"):
+		line = lineAt(data, notText(data))
+	}
+	return docErr(line, "not valid YAML: %s", msg)
+}
+
+// lineAt is the line of byte i of data (1 for a negative i).
+func lineAt(data []byte, i int) int {
+	if i < 0 {
+		return 1
+	}
+	return bytes.Count(data[:i], []byte("\n")) + 1
+}
+
+// notText is the index of the first byte of data that YAML does not take
+// as text (invalid UTF-8, a control character), or -1.
+func notText(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 || r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r < 0xa0 && r != 0x85 {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 // The schema: a decoder decodes one value (never null: null is an absent

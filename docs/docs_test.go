@@ -20,11 +20,16 @@ import (
 const root = ".."
 
 var (
-	// outside are texts that name places outside the repository: the
-	// workspace the contract came from, and its file names.
-	outside = []string{"../" + "shared", "SPEC" + ".md", "DESIGN" + ".md"}
-	mdLink  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
-	cite    = regexp.MustCompile(`docs/spec\.md §(\d+(?:\.\d+)?a?)`)
+	// outside matches texts that name places outside the repository: the
+	// workspace the contract came from, its folder and its file names.
+	outside = regexp.MustCompile(`\.\./` + `shared|work/` + `shared|\bSP` + `EC\b|\bDES` + `IGN\b`)
+	// mdLink is an inline link's target, mdRef a reference definition's.
+	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	mdRef  = regexp.MustCompile(`^\s*\[[^\]]+\]:\s*(\S+)`)
+	// cite is a citation of docs/spec.md with all its section numbers
+	// ("§2.1", "§3.4–§3.5", "§4.2, §4.3").
+	cite    = regexp.MustCompile(`docs/spec\.md ((?:§+[\d.]*\da?(?:\s*(?:[–,-]|and)\s*)?)+)`)
+	section = regexp.MustCompile(`§+([\d.]*\da?)`)
 	heading = regexp.MustCompile(`^#{2,3} (\d+(?:\.\d+)?a?)[. ]`)
 )
 
@@ -82,18 +87,21 @@ func checkFile(t *testing.T, path, rel string, sections map[string]bool) {
 	sc.Buffer(nil, 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		s := sc.Text()
-		for _, o := range outside {
-			if strings.Contains(s, o) {
-				t.Errorf("%s:%d names %q, which is outside the repository", rel, line, o)
-			}
+		if o := outside.FindString(s); o != "" {
+			t.Errorf("%s:%d names %q, which is outside the repository", rel, line, o)
 		}
-		for _, m := range cite.FindAllStringSubmatch(s, -1) {
-			if !sections[m[1]] {
-				t.Errorf("%s:%d cites docs/spec.md §%s, which has no such section", rel, line, m[1])
+		for _, c := range cite.FindAllStringSubmatch(s, -1) {
+			for _, m := range section.FindAllStringSubmatch(c[1], -1) {
+				if !sections[m[1]] {
+					t.Errorf("%s:%d cites docs/spec.md §%s, which has no such section", rel, line, m[1])
+				}
 			}
 		}
 		if strings.HasSuffix(rel, ".md") {
 			for _, m := range mdLink.FindAllStringSubmatch(s, -1) {
+				checkLink(t, rel, line, m[1])
+			}
+			if m := mdRef.FindStringSubmatch(s); m != nil {
 				checkLink(t, rel, line, m[1])
 			}
 		}

@@ -74,8 +74,10 @@ type Option func(*options)
 
 type options struct{ log *slog.Logger }
 
-// WithLogger sends what the host (and, for [Standard], every part it
-// makes) logs to l instead of slog's default logger.
+// WithLogger sends what the host logs to l instead of slog's default
+// logger; for [Standard], also what the executor, the task runtime, the
+// registry (contained panics) and the command policy log. Sessions are the
+// front end's: give them the logger with session.WithLogger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 func newOptions(opts []Option) options {

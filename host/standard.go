@@ -52,7 +52,7 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 		return nil, err
 	}
 	s := &Stack{
-		Tools:  tool.NewRegistry(),
+		Tools:  tool.NewRegistry(tool.WithLogger(o.log)),
 		Prompt: prompt.NewRegistry(),
 		Local:  exec,
 		host:   New(opts...),

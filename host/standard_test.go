@@ -1,18 +1,23 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/proctest"
+	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // standard builds the stack of a config file, with the tests' leak mark.
@@ -107,5 +112,47 @@ func TestStandardCloseEndsTasks(t *testing.T) {
 	}
 	if got := st.Tasks.List(sess); len(got) != 1 || got[0].Status != tasks.Killed {
 		t.Errorf("after Close, the tasks are %+v", got)
+	}
+}
+
+// TestPluginsRefuseAServiceOfAnotherType: a key of the same name and
+// another type is refused with an error, not a panic.
+func TestPluginsRefuseAServiceOfAnotherType(t *testing.T) {
+	for _, tc := range []struct {
+		plugin host.Plugin
+		key    string
+		want   string
+	}{
+		{host.TaskTools(config.Tasks{}), "tasks", `host: plugin "tool-tasks": the "tasks" service is a string, not a *tasks.Service`},
+		{host.BashTool(config.Bash{}), "executor", `host: plugin "tool-bash": the "executor" service is a string, not a bash.Executor`},
+	} {
+		h := host.New(host.WithLogger(slog.New(slog.DiscardHandler)))
+		_ = host.Provide(h, host.Tools, tool.NewRegistry())
+		_ = host.Provide(h, host.Prompt, prompt.NewRegistry())
+		_ = host.Provide(h, host.NewKey[string](tc.key), "x")
+		if err := h.Load(tc.plugin); err == nil || err.Error() != tc.want {
+			t.Errorf("Load = %v, want %q", err, tc.want)
+		}
+		h.Close()
+	}
+}
+
+// TestStandardLogsToItsLogger: a tool's panic is logged to the logger the
+// stack was given.
+func TestStandardLogsToItsLogger(t *testing.T) {
+	var buf bytes.Buffer
+	st, err := host.Standard(config.File{Tools: []string{}}, host.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_ = st.Tools.Register(tool.Definition{Name: "boom", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) {
+		panic("kaboom")
+	}})
+	if res := st.Tools.Execute(context.Background(), tool.Call{Name: "boom"}); res.Text() != "Error: kaboom" {
+		t.Errorf("result %q", res.Text())
+	}
+	if !strings.Contains(buf.String(), `msg="tool panicked" tool=boom panic=kaboom`) {
+		t.Errorf("the stack's logger got %q", buf.String())
 	}
 }

@@ -1,6 +1,9 @@
 package host
 
 import (
+	"fmt"
+	"reflect"
+
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool/bashtool"
@@ -15,7 +18,10 @@ func BashTool(cfg config.Bash) Plugin {
 		Needs: []ServiceKey{Executor, Tools, Prompt},
 		Uses:  []ServiceKey{Tasks},
 		Apply: func(env *Env) (func(), error) {
-			exec, _ := Service(env, Executor)
+			exec, ok := Service(env, Executor)
+			if !ok {
+				return nil, errWrongType(Executor, env)
+			}
 			t := bashtool.New(exec, func() *tasks.Service {
 				rt, _ := Service(env, Tasks)
 				return rt
@@ -40,7 +46,10 @@ func TaskTools(cfg config.Tasks) Plugin {
 			if err := tasktool.Validate(cfg); err != nil {
 				return nil, err
 			}
-			svc, _ := Service(env, Tasks)
+			svc, ok := Service(env, Tasks)
+			if !ok {
+				return nil, errWrongType(Tasks, env)
+			}
 			for _, def := range tasktool.Definitions(svc, cfg) {
 				if err := env.AddTool(def); err != nil {
 					return nil, err
@@ -52,4 +61,10 @@ func TaskTools(cfg config.Tasks) Plugin {
 			return tasktool.Start(svc), nil
 		},
 	}
+}
+
+// errWrongType is a needed service provided under a key of another type
+// (two keys of one name): the plugin cannot use it.
+func errWrongType[T any](k Key[T], env *Env) error {
+	return fmt.Errorf("the %q service is a %T, not a %s", k.Name(), env.service(k.Name()), reflect.TypeFor[T]())
 }

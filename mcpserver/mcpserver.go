@@ -210,7 +210,7 @@ func (s *Server) owner(ctx context.Context, ss *mcp.ServerSession, params *mcp.C
 	if id == "" {
 		id = "mcp-" + itoa(s.nextID)
 	}
-	owner = session.New(id, cwd)
+	owner = session.New(id, cwd, session.WithLogger(s.log))
 	s.owners[ss] = owner
 	s.watchers.Add(1)
 	go func() {

@@ -22,9 +22,9 @@
 // [Session.Ended] is true from the moment End was first called. The hooks run
 // once.
 //
-// A hook that panics is recovered and logged with [log/slog]'s default logger
-// (with the session id, the panic value and the stack), and the other hooks
-// still run. A hook that ends its goroutine with [runtime.Goexit] (t.FailNow
+// A hook that panics is recovered and logged ([WithLogger]; slog's default
+// logger otherwise) with the session id, the panic value and the stack,
+// and the other hooks still run. A hook that ends its goroutine with [runtime.Goexit] (t.FailNow
 // in a test cleanup) does not lose the others either: they run on the way
 // out, and Done is still closed.
 //
@@ -72,6 +72,7 @@ package session
 
 import (
 	"container/list"
+	"log/slog"
 	"sync"
 
 	"github.com/dsh-go/dsh/internal/safe"
@@ -80,6 +81,7 @@ import (
 // Session is one owner. See the package documentation for the contract.
 type Session struct {
 	id, cwd string
+	log     *slog.Logger
 	done    chan struct{} // closed when End's hooks have all run
 	wake    chan struct{} // buffer 1; holds a value while notices wait (see Notify)
 
@@ -96,12 +98,30 @@ type notice struct {
 }
 
 // New returns a live session. cwd may be "" (no session cwd).
-func New(id, cwd string) *Session {
-	return &Session{
+func New(id, cwd string, opts ...Option) *Session {
+	s := &Session{
 		id:   id,
 		cwd:  cwd,
+		log:  slog.Default(),
 		done: make(chan struct{}),
 		wake: make(chan struct{}, 1),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Option configures a Session.
+type Option func(*Session)
+
+// WithLogger logs the panics of end hooks to l instead of slog's default
+// logger.
+func WithLogger(l *slog.Logger) Option {
+	return func(s *Session) {
+		if l != nil {
+			s.log = l
+		}
 	}
 }
 
@@ -267,6 +287,6 @@ func (s *Session) runHook(fn func(), onGoexit func()) {
 			onGoexit()
 		}
 	}()
-	_ = safe.Call(nil, "session: end hook", fn, "session", s.id)
+	_ = safe.Call(s.log, "session: end hook", fn, "session", s.id)
 	returned = true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 
@@ -15,6 +16,7 @@ import (
 // concurrent use: tools and middleware may come and go while calls run; a
 // call uses the definitions and middleware as they were when it started.
 type Registry struct {
+	log    *slog.Logger
 	mu     sync.RWMutex
 	tools  map[string]Definition
 	order  []string // registration order, for listing
@@ -34,8 +36,25 @@ type postEntry struct {
 }
 
 // NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
-	return &Registry{tools: make(map[string]Definition)}
+func NewRegistry(opts ...Option) *Registry {
+	r := &Registry{tools: make(map[string]Definition), log: slog.Default()}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Option configures a Registry.
+type Option func(*Registry)
+
+// WithLogger logs the panics of tools, middleware and presenters to l
+// instead of slog's default logger.
+func WithLogger(l *slog.Logger) Option {
+	return func(r *Registry) {
+		if l != nil {
+			r.log = l
+		}
+	}
 }
 
 // Register adds def. It fails for a missing name or Execute, a name already
@@ -121,7 +140,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	}
 
 	var res Result
-	decision, err := runPre(ctx, call, pre)
+	decision, err := r.runPre(ctx, call, pre)
 	switch {
 	case err != nil:
 		res = errorResult(err, CodePanic)
@@ -130,12 +149,12 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	case decision.Verdict == Ask:
 		res = ErrorResult(CodeApprovalRequired, decision.reasonOr(fmt.Sprintf("tool %q requires approval (not yet supported)", call.Name)))
 	case decision.Verdict == Allow:
-		res = runTool(ctx, def, call)
+		res = r.runTool(ctx, def, call)
 	default: // a verdict this registry does not know: fail closed
 		res = ErrorResult(CodeDenied, fmt.Sprintf("tool %q was denied: unknown verdict %d", call.Name, decision.Verdict))
 	}
 
-	after, err := runPost(ctx, call, res, post)
+	after, err := r.runPost(ctx, call, res, post)
 	switch {
 	case err != nil:
 		return errorResult(err, CodePanic)
@@ -148,12 +167,12 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 }
 
 // runTool executes def, turning an error or a panic into an error result.
-func runTool(ctx context.Context, def Definition, call Call) Result {
+func (r *Registry) runTool(ctx context.Context, def Definition, call Call) Result {
 	var (
 		res Result
 		err error
 	)
-	if perr := safe.Call(nil, "tool", func() { res, err = def.Execute(ctx, call) }, "tool", call.Name); perr != nil {
+	if perr := safe.Call(r.log, "tool", func() { res, err = def.Execute(ctx, call) }, "tool", call.Name); perr != nil {
 		return ErrorResult(CodePanic, perr.Error())
 	}
 	if err != nil {
@@ -174,8 +193,8 @@ func errorResult(err error, code string) Result {
 
 // contain runs fn, turning a panic into an error with code PANIC (logged
 // with its stack by safe.Call).
-func contain(what string, fn func()) error {
-	if err := safe.Call(nil, what, fn); err != nil {
+func (r *Registry) contain(what string, fn func()) error {
+	if err := safe.Call(r.log, what, fn); err != nil {
 		return &Error{Code: CodePanic, Message: err.Error()}
 	}
 	return nil

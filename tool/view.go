@@ -68,7 +68,7 @@ func (r *Registry) PresentCall(name string, args json.RawMessage) (*View, error)
 	if !ok || def.Presenters.Call == nil {
 		return nil, nil
 	}
-	return present(def, args, "call presenter", def.Presenters.Call)
+	return r.present(def, args, "call presenter", def.Presenters.Call)
 }
 
 // PresentResult returns the view of a result, or nil, like PresentCall.
@@ -77,18 +77,18 @@ func (r *Registry) PresentResult(name string, args json.RawMessage, res Result) 
 	if !ok || def.Presenters.Result == nil {
 		return nil, nil
 	}
-	return present(def, args, "result presenter", func(m map[string]any) *View {
+	return r.present(def, args, "result presenter", func(m map[string]any) *View {
 		return def.Presenters.Result(m, res)
 	})
 }
 
 // present soft-validates args and runs fn, containing a panic.
-func present(def Definition, args json.RawMessage, what string, fn func(map[string]any) *View) (view *View, err error) {
+func (r *Registry) present(def Definition, args json.RawMessage, what string, fn func(map[string]any) *View) (view *View, err error) {
 	m, ok := decodeArgs(def, args)
 	if !ok {
 		return nil, nil
 	}
-	if err := contain(what, func() { view = fn(m) }); err != nil {
+	if err := r.contain(what, func() { view = fn(m) }); err != nil {
 		return nil, fmt.Errorf("tool %q: %s: %w", def.Name, what, err)
 	}
 	return view, nil

@@ -110,7 +110,7 @@ func (r *Registry) UsePost(mw PostExecute) (remove func()) {
 }
 
 // runPre runs the pre-execute chain. A panic anywhere in it becomes err.
-func runPre(ctx context.Context, call Call, chain []PreExecute) (d Decision, err error) {
+func (r *Registry) runPre(ctx context.Context, call Call, chain []PreExecute) (d Decision, err error) {
 	var step func(i int) PreNext
 	step = func(i int) PreNext {
 		return func(ctx context.Context, call Call) Decision {
@@ -120,12 +120,12 @@ func runPre(ctx context.Context, call Call, chain []PreExecute) (d Decision, err
 			return chain[i](ctx, call, step(i+1))
 		}
 	}
-	err = contain("pre-execute middleware", func() { d = step(0)(ctx, call) })
+	err = r.contain("pre-execute middleware", func() { d = step(0)(ctx, call) })
 	return d, err
 }
 
 // runPost runs the post-execute chain. A panic anywhere in it becomes err.
-func runPost(ctx context.Context, call Call, res Result, chain []PostExecute) (d PostDecision, err error) {
+func (r *Registry) runPost(ctx context.Context, call Call, res Result, chain []PostExecute) (d PostDecision, err error) {
 	var step func(i int) PostNext
 	step = func(i int) PostNext {
 		return func(ctx context.Context, call Call, res Result) PostDecision {
@@ -135,6 +135,6 @@ func runPost(ctx context.Context, call Call, res Result, chain []PostExecute) (d
 			return chain[i](ctx, call, res, step(i+1))
 		}
 	}
-	err = contain("post-execute middleware", func() { d = step(0)(ctx, call, res) })
+	err = r.contain("post-execute middleware", func() { d = step(0)(ctx, call, res) })
 	return d, err
 }

@@ -138,7 +138,9 @@ func (d *SpillDir) Remove() error {
 // of older dsh versions ("dsh-spill-<pid>-<start>-<random>", without the
 // pid namespace): it cannot be told from a live directory of another
 // namespace, so it stays until removed by hand (or by a cleaner of the OS
-// temp dir).
+// temp dir). The stamps are one kernel's: a base shared between machines
+// (NFS) is not supported, since two kernels' pid namespaces can have the
+// same number.
 func Sweep(base string) ([]string, error) {
 	if base == "" {
 		base = os.TempDir()

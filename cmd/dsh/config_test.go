@@ -14,7 +14,7 @@ func TestConfigErrorsCLI(t *testing.T) {
 		name, yaml, err string
 	}{
 		{"missing file", "", "no such file or directory"},
-		{"malformed YAML", "local: {graceMs: [\n", "yaml: line 1: did not find expected node content"},
+		{"malformed YAML", "local: {graceMs: [\n", "not valid YAML: did not find expected node content (line 1)"},
 		{"unknown key", "foo: bar\n", `foo: unknown key (line 1)`},
 		{"near miss", "local:\n  timeoutMsec: 5\n", `local.timeoutMsec: unknown key (line 2); did you mean local.timeoutMs?`},
 		{"bad graceMs", "local: {graceMs: 0}\n", "local.graceMs must be a positive finite number (line 1)"},

@@ -151,6 +151,7 @@ import (
 	"syscall"
 
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/host"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
@@ -263,6 +264,14 @@ func newLogger(w io.Writer) *slog.Logger {
 	log := slog.New(slog.NewTextHandler(w, nil))
 	slog.SetDefault(log)
 	return log
+}
+
+// closeStack ends the stack, logging what it could not clean up (a spill
+// directory it could not remove).
+func closeStack(st *host.Stack, log *slog.Logger) {
+	if err := st.Close(); err != nil {
+		log.Warn("closing the executor", "err", err)
+	}
 }
 
 // setup loads the config and resolves --workdir (made absolute; it must be

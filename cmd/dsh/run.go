@@ -83,8 +83,8 @@ func runCommand(f runFlags, command string, s streams) error {
 	if err != nil {
 		return failure("%v", err)
 	}
-	defer st.Close()
-	sess := session.New(runSessionID, workdir)
+	defer closeStack(st, log)
+	sess := session.New(runSessionID, workdir, session.WithLogger(log))
 	defer sess.End()
 
 	args := map[string]any{"command": command, "description": runDesc}

@@ -185,9 +185,7 @@ func startFrontEnd(configPath, workdir string, s streams) (*frontEnd, error) {
 // watching for signals.
 func (fe *frontEnd) close() {
 	fe.srv.Close()
-	if err := fe.stack.Close(); err != nil {
-		fe.log.Warn("closing the executor", "err", err)
-	}
+	closeStack(fe.stack, fe.log)
 	fe.stop()
 }
 

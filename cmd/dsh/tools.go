@@ -38,7 +38,7 @@ func newToolsCmd(s streams) *cobra.Command {
 		if err != nil {
 			return failure("%v", err)
 		}
-		defer st.Close()
+		defer closeStack(st, log)
 		text, err := toolsText(st.Tools.List(), st.Prompt.Text())
 		if err != nil {
 			return failure("tools: %v", err)

@@ -184,7 +184,7 @@ func TestBackgroundChecksInOrder(t *testing.T) {
 	if res.Text() != "Error: run_in_background is disabled for this deployment (enableRunInBackground: false)" || !res.IsError {
 		t.Errorf("disabled: %q", res.Text())
 	}
-	// The checks come in SPEC order: a value error first, then disabled,
+	// The checks come in the order of docs/spec.md §3.2: a value error first, then disabled,
 	// then no runtime, then cancellation.
 	res = disabled.call(t, nil, `{"command": " ", "description": "d", "run_in_background": true}`)
 	if res.Text() != "Error: invalid command: expected a non-empty string" {
