@@ -27,6 +27,8 @@ import (
 //     fails with "must be a positive finite number": 0 is a mistake rather
 //     than a request for the default, which is asked for by leaving the key
 //     out (or writing null); a count takes a positive integer;
+//   - local.keepHeadBytes takes a number ≥ 0: there an explicit 0 is a
+//     value (tail only), and null or no key the default;
 //   - a string key takes a string: a number or a bool is refused rather than
 //     turned into a path; a bool key takes a YAML bool (true/false);
 //   - local.env.set takes a map whose values are any non-null scalar, used
@@ -132,6 +134,7 @@ func (c *Local) decoder() decoder {
 			field{"scrub", patterns(&c.Env.Scrub)},
 			field{"set", envSet(&c.Env.Set)},
 		)},
+		{"keepHeadBytes", optNumber(&c.KeepHeadBytes)},
 		{"keepDetached", boolean(&c.KeepDetached)},
 		{"containment", str(&c.Containment)},
 	}
@@ -248,6 +251,22 @@ func number(dst *float64) decoder {
 			return errPositive(path, n.Line)
 		}
 		*dst = v
+		return nil
+	}
+}
+
+// optNumber decodes a number ≥ 0 whose absence (null) means something of
+// its own, so an explicit 0 is a value and not the default.
+func optNumber(dst **float64) decoder {
+	return func(_ *parser, n *yaml.Node, path string) error {
+		v, ok := numberValue(n)
+		if !ok {
+			return errType(path, "a number", n.Line)
+		}
+		if !NonNegativeFinite(v) {
+			return errNonNegative(path, n.Line)
+		}
+		*dst = &v
 		return nil
 	}
 }
