@@ -133,8 +133,12 @@ func TestForegroundExamples(t *testing.T) {
 	}
 }
 
+// TestTruncationNotices: the tail-only texts, which keepHeadBytes: 0 keeps
+// byte for byte.
 func TestTruncationNotices(t *testing.T) {
-	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) { c.MaxOutputBytes, c.MaxSpillBytes = 20, 100 })
+	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) {
+		c.MaxOutputBytes, c.MaxSpillBytes, c.KeepHeadBytes = 20, 100, new(0.0)
+	})
 	res := f.call(t, nil, `{"command": "seq 1 10", "description": "count to ten"}`)
 	text := res.Text()
 	prefix := "\n2\n3\n4\n5\n6\n7\n8\n9\n10\n\n[output truncated; full output: "
@@ -356,7 +360,7 @@ func TestUnavailableSpillThroughTheRegistry(t *testing.T) {
 	// A spill directory that cannot be made (its base is a file): the
 	// output is truncated and the path is unavailable; the run is fine.
 	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) {
-		c.MaxOutputBytes = 10
+		c.MaxOutputBytes, c.KeepHeadBytes = 10, new(0.0)
 		c.SpillDir = filepath.Join(c.SpillDir, "file")
 		if err := os.WriteFile(c.SpillDir, nil, 0o600); err != nil {
 			t.Fatal(err)
