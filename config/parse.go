@@ -243,15 +243,11 @@ func optBool(dst **bool) decoder {
 // number decodes a positive finite number.
 func number(dst *float64) decoder {
 	return func(_ *parser, n *yaml.Node, path string) error {
-		v, ok := numberValue(n)
-		if !ok {
-			return errType(path, "a number", n.Line)
+		v, err := numberWhere(n, path, PositiveFinite, errPositive)
+		if err == nil {
+			*dst = v
 		}
-		if !PositiveFinite(v) {
-			return errPositive(path, n.Line)
-		}
-		*dst = v
-		return nil
+		return err
 	}
 }
 
@@ -259,16 +255,25 @@ func number(dst *float64) decoder {
 // its own, so an explicit 0 is a value and not the default.
 func optNumber(dst **float64) decoder {
 	return func(_ *parser, n *yaml.Node, path string) error {
-		v, ok := numberValue(n)
-		if !ok {
-			return errType(path, "a number", n.Line)
+		v, err := numberWhere(n, path, NonNegativeFinite, errNonNegative)
+		if err == nil {
+			*dst = &v
 		}
-		if !NonNegativeFinite(v) {
-			return errNonNegative(path, n.Line)
-		}
-		*dst = &v
-		return nil
+		return err
 	}
+}
+
+// numberWhere is the number n when rule accepts it; else an error that n
+// is no number, or the one refuse gives for the rule.
+func numberWhere(n *yaml.Node, path string, rule func(float64) bool, refuse func(key string, line int) *Error) (float64, error) {
+	v, ok := numberValue(n)
+	if !ok {
+		return 0, errType(path, "a number", n.Line)
+	}
+	if !rule(v) {
+		return 0, refuse(path, n.Line)
+	}
+	return v, nil
 }
 
 // count decodes a positive integer.

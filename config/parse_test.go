@@ -309,13 +309,20 @@ func TestParseLocalKeepHeadBytes(t *testing.T) {
 		{"keepHeadBytes: 200\nmaxOutputBytes: 100\n", Local{}, "local.keepHeadBytes must be smaller than local.maxOutputBytes (line 2)"},
 		{"maxOutputBytes: 100\nkeepHeadBytes: 99.5\n", Local{}, "local.keepHeadBytes must be smaller than local.maxOutputBytes (line 3)"},
 	} {
-		got, err := parseLocal(tc.yaml)
-		if errText(err) != tc.err {
-			t.Errorf("%q: error %q, want %q", tc.yaml, errText(err), tc.err)
-		}
-		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("%q: (-want +got)\n%s", tc.yaml, diff)
-		}
+		checkParseLocal(t, tc.yaml, tc.want, tc.err)
+	}
+}
+
+// checkParseLocal parses doc as the local section and compares the result
+// and the error text.
+func checkParseLocal(t *testing.T, doc string, want Local, wantErr string) {
+	t.Helper()
+	got, err := parseLocal(doc)
+	if errText(err) != wantErr {
+		t.Errorf("%q: error %q, want %q", doc, errText(err), wantErr)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%q: (-want +got)\n%s", doc, diff)
 	}
 }
 
@@ -347,13 +354,7 @@ func TestParseLocalContainment(t *testing.T) {
 		{"keepDetached: yes please\n", Local{}, "local.keepDetached must be true or false (line 2)"},
 		{"keepDetached: 1\n", Local{}, "local.keepDetached must be true or false (line 2)"},
 	} {
-		got, err := parseLocal(tc.yaml)
-		if errText(err) != tc.err {
-			t.Errorf("%q: error %q, want %q", tc.yaml, errText(err), tc.err)
-		}
-		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("%q: (-want +got)\n%s", tc.yaml, diff)
-		}
+		checkParseLocal(t, tc.yaml, tc.want, tc.err)
 	}
 }
 
