@@ -15,9 +15,10 @@
 // error when the command could not be run at all (a missing working directory,
 // no shell, a context that was cancelled before spawn).
 //
-// Output is bounded. Each stream keeps its tail in memory and, once it
-// overflows, the whole stream from byte 0 in a private spill file whose path
-// is reported only when the file was written and closed without error. See
+// Output is bounded. Each stream keeps its tail in memory (a foreground one
+// its head too, docs/spec.md §3.4a) and, once it overflows, the whole stream
+// from byte 0 in a private spill file whose path is reported only when the
+// file was written and closed without error. See
 // package [github.com/dsh-go/dsh/bash/capture] for the collector and
 // [github.com/dsh-go/dsh/bash/local] for the local executor.
 package bash
@@ -119,6 +120,14 @@ type Output struct {
 	// Text is the kept tail, valid UTF-8 (invalid bytes are replaced by
 	// U+FFFD). When Truncated, it starts at a character boundary.
 	Text string
+	// Head is the kept start of a truncated foreground stream, valid
+	// UTF-8, ending after a newline or at a character boundary
+	// (docs/spec.md §3.4a); empty when the executor keeps no head.
+	Head string
+	// OmittedBytes counts the bytes of a truncated stream in neither Head
+	// nor Text, as the process wrote them (before U+FFFD replacement):
+	// raw head + OmittedBytes + raw tail = TotalBytes.
+	OmittedBytes int64
 	// Truncated reports that bytes were dropped from Text.
 	Truncated bool
 	// SpillPath names a file holding the stream from byte 0. It is set

@@ -12,6 +12,11 @@ import (
 // config file, a Go config and a model's arguments alike.
 func PositiveFinite(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
 
+// NonNegativeFinite reports whether v is 0 or [PositiveFinite]: the rule of
+// the few numbers where 0 is a value of its own rather than "the default"
+// (local.keepHeadBytes, where it turns the head off).
+func NonNegativeFinite(v float64) bool { return v == 0 || PositiveFinite(v) }
+
 // maxWholeMillis is the largest whole number of milliseconds that a
 // time.Duration holds.
 const maxWholeMillis = int64(math.MaxInt64 / time.Millisecond)

@@ -19,7 +19,9 @@
 // out, and Validate refuses what no default can repair (a negative, NaN or
 // infinite number, a malformed scrub pattern). In a file, by contrast, an
 // explicit 0 is a mistake rather than a request for the default, which is
-// asked for by leaving the key out (or writing null).
+// asked for by leaving the key out (or writing null). The one exception is
+// local.keepHeadBytes, where 0 is a value of its own (the tail only): in Go
+// it is a pointer, and nil is its default.
 //
 // [Local.Validate] and [Tasks.Validate] name keys relative to their
 // section ("graceMs must be a positive finite number"), for a Go caller who
@@ -28,7 +30,8 @@
 // §2.1). [Parse] and [File.Validate] root the key at the top of the file
 // and add its line when it is known. Every error is an *[Error].
 //
-// [PositiveFinite] is the rule for every count, size and duration;
+// [PositiveFinite] is the rule for every count, size and duration
+// ([NonNegativeFinite] for keepHeadBytes);
 // [Millis], [WholeMillis] and [Bytes] turn the float64 numbers of the config
 // into the integers an executor uses, rounding up and saturating.
 package config

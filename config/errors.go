@@ -96,6 +96,10 @@ func errPositive(key string, line int) *Error {
 	return keyErr(key, line, "must be a positive finite number")
 }
 
+func errNonNegative(key string, line int) *Error {
+	return keyErr(key, line, "must be a non-negative finite number")
+}
+
 func errType(key, want string, line int) *Error {
 	return keyErr(key, line, "must be %s", want)
 }

@@ -2,7 +2,8 @@ package config
 
 // Local is the configuration of the local executor (docs/spec.md §2.1). The zero
 // value of every field means "use the default"; a negative, NaN or infinite
-// number is refused by [Local.Validate].
+// number is refused by [Local.Validate]. KeepHeadBytes is the exception: 0 is
+// one of its values, so nil is its default.
 type Local struct {
 	// Cwd is the default working directory; empty means the process cwd.
 	Cwd string `yaml:"cwd,omitempty"`
@@ -12,6 +13,11 @@ type Local struct {
 	MaxTimeoutMs float64 `yaml:"maxTimeoutMs,omitempty"`
 	// MaxOutputBytes is the tail of each stream kept in memory (default 64000).
 	MaxOutputBytes float64 `yaml:"maxOutputBytes,omitempty"`
+	// KeepHeadBytes is the start of each foreground stream kept besides
+	// its tail, out of MaxOutputBytes (docs/spec.md §3.4a). nil means
+	// ⌊MaxOutputBytes/4⌋; 0 keeps the tail only. It must be smaller than
+	// MaxOutputBytes, compared in whole bytes.
+	KeepHeadBytes *float64 `yaml:"keepHeadBytes,omitempty"`
 	// MaxSpillBytes caps each stream's spill file (default 64 MiB).
 	MaxSpillBytes float64 `yaml:"maxSpillBytes,omitempty"`
 	// GraceMs is the SIGTERM → SIGKILL grace (default 3000).

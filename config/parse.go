@@ -28,6 +28,8 @@ import (
 //     fails with "must be a positive finite number": 0 is a mistake rather
 //     than a request for the default, which is asked for by leaving the key
 //     out (or writing null); a count takes a positive integer;
+//   - local.keepHeadBytes takes a number ≥ 0: there an explicit 0 is a
+//     value (tail only), and null or no key the default;
 //   - a string key takes a string: a number or a bool is refused rather than
 //     turned into a path; a bool key takes a YAML bool (true/false);
 //   - local.env.set takes a map whose values are any non-null scalar, used
@@ -183,6 +185,7 @@ func (c *Local) decoder() decoder {
 			field{"scrub", patterns(&c.Env.Scrub)},
 			field{"set", envSet(&c.Env.Set)},
 		)},
+		{"keepHeadBytes", optNumber(&c.KeepHeadBytes)},
 		{"keepDetached", boolean(&c.KeepDetached)},
 		{"containment", str(&c.Containment)},
 	}
@@ -291,16 +294,37 @@ func optBool(dst **bool) decoder {
 // number decodes a positive finite number.
 func number(dst *float64) decoder {
 	return func(_ *parser, n *yaml.Node, path string) error {
-		v, ok := numberValue(n)
-		if !ok {
-			return errType(path, "a number", n.Line)
+		v, err := numberWhere(n, path, PositiveFinite, errPositive)
+		if err == nil {
+			*dst = v
 		}
-		if !PositiveFinite(v) {
-			return errPositive(path, n.Line)
-		}
-		*dst = v
-		return nil
+		return err
 	}
+}
+
+// optNumber decodes a number ≥ 0 whose absence (null) means something of
+// its own, so an explicit 0 is a value and not the default.
+func optNumber(dst **float64) decoder {
+	return func(_ *parser, n *yaml.Node, path string) error {
+		v, err := numberWhere(n, path, NonNegativeFinite, errNonNegative)
+		if err == nil {
+			*dst = &v
+		}
+		return err
+	}
+}
+
+// numberWhere is the number n when rule accepts it; else an error that n
+// is no number, or the one refuse gives for the rule.
+func numberWhere(n *yaml.Node, path string, rule func(float64) bool, refuse func(key string, line int) *Error) (float64, error) {
+	v, ok := numberValue(n)
+	if !ok {
+		return 0, errType(path, "a number", n.Line)
+	}
+	if !rule(v) {
+		return 0, refuse(path, n.Line)
+	}
+	return v, nil
 }
 
 // count decodes a positive integer.

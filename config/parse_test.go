@@ -46,6 +46,7 @@ cwd: /work
 timeoutMs: 1000
 maxTimeoutMs: 2000.5
 maxOutputBytes: 100
+keepHeadBytes: 25
 maxSpillBytes: 1e6
 graceMs: 250
 spillDir: /var/tmp
@@ -60,7 +61,7 @@ env:
     B: ""
 `, want: Local{
 			Cwd: "/work", TimeoutMs: 1000, MaxTimeoutMs: 2000.5, MaxOutputBytes: 100,
-			MaxSpillBytes: 1e6, GraceMs: 250, SpillDir: "/var/tmp", Shell: "/bin/bash",
+			KeepHeadBytes: ptr(25.0), MaxSpillBytes: 1e6, GraceMs: 250, SpillDir: "/var/tmp", Shell: "/bin/bash",
 			Env: Env{
 				Passthrough: []string{"GITHUB_TOKEN", "MY_*"},
 				Scrub:       []string{"FOO", "BAR_*"},
@@ -273,6 +274,58 @@ func TestParseLocalNumbers(t *testing.T) {
 	}
 }
 
+// TestParseLocalKeepHeadBytes: the one local number where 0 is a value.
+func TestParseLocalKeepHeadBytes(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want Local
+		err  string
+	}{
+		{"keepHeadBytes: 0\n", Local{KeepHeadBytes: ptr(0.0)}, ""},
+		{"keepHeadBytes: -0\n", Local{KeepHeadBytes: ptr(0.0)}, ""},
+		{"keepHeadBytes: 0x0\n", Local{KeepHeadBytes: ptr(0.0)}, ""},
+		{"keepHeadBytes: 1000\n", Local{KeepHeadBytes: ptr(1000.0)}, ""},
+		{"keepHeadBytes: 2.5\n", Local{KeepHeadBytes: ptr(2.5)}, ""},
+		{"keepHeadBytes: 1e-400\n", Local{KeepHeadBytes: ptr(0.0)}, ""}, // YAML reads it as 0
+		{"keepHeadBytes:\n", Local{}, ""},
+		{"keepHeadBytes: ~\n", Local{}, ""},
+		{"keepHeadBytes: &h 10\nmaxOutputBytes: 20\ngraceMs: *h\n", Local{KeepHeadBytes: ptr(10.0), MaxOutputBytes: 20, GraceMs: 10}, ""},
+		{"maxOutputBytes: 100\nkeepHeadBytes: 99\n", Local{MaxOutputBytes: 100, KeepHeadBytes: ptr(99.0)}, ""},
+		// A small maxOutputBytes with the default head is fine: the default follows it.
+		{"maxOutputBytes: 3\n", Local{MaxOutputBytes: 3}, ""},
+		{"keepHeadBytes: -1\n", Local{}, "local.keepHeadBytes must be a non-negative finite number (line 2)"},
+		{"keepHeadBytes: -1e-400\n", Local{KeepHeadBytes: ptr(0.0)}, ""},
+		{"keepHeadBytes: .nan\n", Local{}, "local.keepHeadBytes must be a non-negative finite number (line 2)"},
+		{"keepHeadBytes: .inf\n", Local{}, "local.keepHeadBytes must be a non-negative finite number (line 2)"},
+		{"keepHeadBytes: -.inf\n", Local{}, "local.keepHeadBytes must be a non-negative finite number (line 2)"},
+		{"keepHeadBytes: 1e400\n", Local{}, "local.keepHeadBytes must be a non-negative finite number (line 2)"},
+		{"keepHeadBytes: \"0\"\n", Local{}, "local.keepHeadBytes must be a number (line 2)"},
+		{"keepHeadBytes: false\n", Local{}, "local.keepHeadBytes must be a number (line 2)"},
+		{"keepHeadBytes: [0]\n", Local{}, "local.keepHeadBytes must be a number (line 2)"},
+		// Smaller than maxOutputBytes (exact, docs/spec.md §3.4a), given or default;
+		// the line is keepHeadBytes's.
+		{"keepHeadBytes: 64000\n", Local{}, "local.keepHeadBytes must be smaller than local.maxOutputBytes (line 2)"},
+		{"maxOutputBytes: 100\n\nkeepHeadBytes: 100\n", Local{}, "local.keepHeadBytes must be smaller than local.maxOutputBytes (line 4)"},
+		{"keepHeadBytes: 200\nmaxOutputBytes: 100\n", Local{}, "local.keepHeadBytes must be smaller than local.maxOutputBytes (line 2)"},
+		{"maxOutputBytes: 100\nkeepHeadBytes: 99.5\n", Local{}, "local.keepHeadBytes must be smaller than local.maxOutputBytes (line 3)"},
+	} {
+		checkParseLocal(t, tc.yaml, tc.want, tc.err)
+	}
+}
+
+// checkParseLocal parses doc as the local section and compares the result
+// and the error text.
+func checkParseLocal(t *testing.T, doc string, want Local, wantErr string) {
+	t.Helper()
+	got, err := parseLocal(doc)
+	if errText(err) != wantErr {
+		t.Errorf("%q: error %q, want %q", doc, errText(err), wantErr)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%q: (-want +got)\n%s", doc, diff)
+	}
+}
+
 func TestParseLocalStrings(t *testing.T) {
 	bad := []string{"5", "1.5", "true", "-1", "[a]", "{a: b}", "2001-12-14", ".inf", "!!binary aGk="}
 	for _, key := range []string{"cwd", "spillDir", "shell", "containment"} {
@@ -301,13 +354,7 @@ func TestParseLocalContainment(t *testing.T) {
 		{"keepDetached: yes please\n", Local{}, "local.keepDetached must be true or false (line 2)"},
 		{"keepDetached: 1\n", Local{}, "local.keepDetached must be true or false (line 2)"},
 	} {
-		got, err := parseLocal(tc.yaml)
-		if errText(err) != tc.err {
-			t.Errorf("%q: error %q, want %q", tc.yaml, errText(err), tc.err)
-		}
-		if diff := cmp.Diff(tc.want, got); diff != "" {
-			t.Errorf("%q: (-want +got)\n%s", tc.yaml, diff)
-		}
+		checkParseLocal(t, tc.yaml, tc.want, tc.err)
 	}
 }
 
@@ -481,6 +528,9 @@ func FuzzParse(f *testing.F) {
 		"executor: local\ntools: [tasks]\nbash: {enableRunInBackground: false}\ntasks: {maxRunningPerSession: 2, waitTimeoutMs: 5, maxWaitTimeoutMs: 6}\n",
 		"tools: [bash]\nbash: {enableRunInBackground: true}\n",
 		"local: {containment: marker, keepDetached: true}\n",
+		"local: {keepHeadBytes: 0}\n",
+		"local: {keepHeadBytes: 99.5, maxOutputBytes: 100}\n",
+		"local: {keepHeadBytes: 15, maxOutputBytes: 0x10}\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -512,6 +562,10 @@ func FuzzParse(f *testing.F) {
 				t.Errorf("WithDefaults: local.%s = %v", n.key, v)
 			}
 		}
+		if h := d.Local.KeepHeadBytes; h == nil || !NonNegativeFinite(*h) || Bytes(*h) >= Bytes(d.Local.MaxOutputBytes) {
+			t.Errorf("WithDefaults: local.keepHeadBytes = %v with maxOutputBytes %v", h, d.Local.MaxOutputBytes)
+		}
+		roundTripLocal(t, c.Local)
 		if d.Local.TimeoutMs > d.Local.MaxTimeoutMs {
 			t.Errorf("WithDefaults: timeoutMs %v > maxTimeoutMs %v", d.Local.TimeoutMs, d.Local.MaxTimeoutMs)
 		}
@@ -527,6 +581,24 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("round trip through YAML (-before +after):\n%s\n%s", diff, out)
 		}
 	})
+}
+
+// roundTripLocal checks that a local section as written comes back the same
+// through YAML, before any default: a key set to 0 where 0 is a value
+// (keepHeadBytes) must not come back absent.
+func roundTripLocal(t *testing.T, c Local) {
+	t.Helper()
+	out, err := yaml.Marshal(File{Local: c, Tools: []string{}})
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	back, err := Parse(out)
+	if err != nil {
+		t.Fatalf("the file as written does not parse again: %v\n%s", err, out)
+	}
+	if diff := cmp.Diff(c, back.Local); diff != "" {
+		t.Errorf("round trip of the local section through YAML (-before +after):\n%s\n%s", diff, out)
+	}
 }
 
 func errorsAs(err error, target **Error) bool {

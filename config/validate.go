@@ -44,7 +44,11 @@ func (c *Local) numeric() []struct {
 // positive finite number"; the local executor adds its name).
 //
 // The numeric keys come first, in table order: 0 means unset and is valid;
-// a negative, NaN or infinite number fails. Then the environment: an
+// a negative, NaN or infinite number fails. Then keepHeadBytes, when set:
+// it must be 0 or positive and finite, and, in whole bytes, smaller than
+// the effective maxOutputBytes ("keepHeadBytes must be smaller than
+// maxOutputBytes", which a file reads with both keys rooted at local, as
+// docs/spec.md §3.4a words it). Then the environment: an
 // env.set name must be non-empty and free of '=' and NUL, and its value
 // free of NUL, since neither can reach a process (the spawn would fail for
 // every command); an env.scrub or env.passthrough entry must be a
@@ -55,6 +59,9 @@ func (c Local) Validate() error {
 		if v := *n.v; v != 0 && !PositiveFinite(v) {
 			return errPositive(n.key, 0)
 		}
+	}
+	if err := c.checkKeepHead(); err != nil {
+		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Env.Set)) {
 		if err := checkSet("env.set", name, c.Env.Set[name], 0); err != nil {
@@ -77,6 +84,34 @@ func (c Local) Validate() error {
 	return nil
 }
 
+// checkKeepHead checks keepHeadBytes against its own rule and against
+// maxOutputBytes. The bytes are compared as the executor uses them, rounded
+// up to whole bytes: a head of 100.5 bytes is 101, as large as a
+// maxOutputBytes of 101.
+func (c Local) checkKeepHead() error {
+	if c.KeepHeadBytes == nil {
+		return nil
+	}
+	v := *c.KeepHeadBytes
+	if !NonNegativeFinite(v) {
+		return errNonNegative("keepHeadBytes", 0)
+	}
+	if Bytes(v) >= Bytes(c.maxOutputBytes()) {
+		e := keyErr("keepHeadBytes", 0, "must be smaller than")
+		e.other = "maxOutputBytes"
+		return e
+	}
+	return nil
+}
+
+// maxOutputBytes is MaxOutputBytes with its default applied.
+func (c Local) maxOutputBytes() float64 {
+	if c.MaxOutputBytes == 0 {
+		return DefaultMaxOutputBytes
+	}
+	return c.MaxOutputBytes
+}
+
 // checkSet checks one entry of the env.set at key.
 func checkSet(key, name, value string, line int) *Error {
 	if name == "" || strings.ContainsAny(name, "=\x00") {
@@ -97,11 +132,13 @@ func checkPattern(key, p string, line int) *Error {
 	return nil
 }
 
-// WithDefaults returns c with every zero numeric key set to its default and
-// TimeoutMs clamped to MaxTimeoutMs (silently, docs/spec.md §2.1). Cwd,
-// SpillDir and Shell stay as they are: their empty value has a meaning that
-// the executor resolves. The Env slices and map are shared with c, not
-// copied. Call it on a config that passed [Local.Validate].
+// WithDefaults returns c with every zero numeric key set to its default,
+// TimeoutMs clamped to MaxTimeoutMs (silently, docs/spec.md §2.1) and a nil
+// KeepHeadBytes set to a quarter of MaxOutputBytes, rounded down to a whole
+// byte. Cwd, SpillDir and Shell stay as they are: their empty value has a
+// meaning that the executor resolves. The Env slices and map, and a set
+// KeepHeadBytes, are shared with c, not copied. Call it on a config that
+// passed [Local.Validate].
 func (c Local) WithDefaults() Local {
 	for _, n := range c.numeric() {
 		if *n.v == 0 {
@@ -109,5 +146,9 @@ func (c Local) WithDefaults() Local {
 		}
 	}
 	c.TimeoutMs = min(c.TimeoutMs, c.MaxTimeoutMs)
+	if c.KeepHeadBytes == nil {
+		head := float64(Bytes(c.MaxOutputBytes) / 4)
+		c.KeepHeadBytes = &head
+	}
 	return c
 }

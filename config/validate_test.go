@@ -78,6 +78,51 @@ func TestValidateFirstFailureInTableOrder(t *testing.T) {
 	}
 }
 
+func TestValidateKeepHeadBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		max, head float64
+		unset     bool
+		want      string
+	}{
+		{name: "unset", unset: true},
+		{name: "unset with a tiny max", max: 1, unset: true},
+		{name: "0: tail only", head: 0},
+		{name: "-0 is 0", head: math.Copysign(0, -1)},
+		{name: "below the default max", head: 63999},
+		{name: "the default max", head: 64000, want: "keepHeadBytes must be smaller than maxOutputBytes"},
+		{name: "above the default max", head: 1e300, want: "keepHeadBytes must be smaller than maxOutputBytes"},
+		{name: "below a given max", max: 100, head: 99},
+		{name: "a given max", max: 100, head: 100, want: "keepHeadBytes must be smaller than maxOutputBytes"},
+		{name: "rounds up to the max", max: 100, head: 99.5, want: "keepHeadBytes must be smaller than maxOutputBytes"},
+		{name: "both round up to one size", max: 100.5, head: 100.9, want: "keepHeadBytes must be smaller than maxOutputBytes"},
+		{name: "below a fractional max in whole bytes", max: 100.5, head: 100},
+		{name: "a fraction", max: 10, head: 0.5},
+		{name: "negative", head: -1, want: "keepHeadBytes must be a non-negative finite number"},
+		{name: "tiny negative", head: -5e-324, want: "keepHeadBytes must be a non-negative finite number"},
+		{name: "NaN", head: math.NaN(), want: "keepHeadBytes must be a non-negative finite number"},
+		{name: "+Inf", head: math.Inf(1), want: "keepHeadBytes must be a non-negative finite number"},
+		{name: "-Inf", head: math.Inf(-1), want: "keepHeadBytes must be a non-negative finite number"},
+		{name: "a bad max comes first", max: -1, head: -1, want: "maxOutputBytes must be a positive finite number"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Local{MaxOutputBytes: tc.max}
+			if !tc.unset {
+				c.KeepHeadBytes = ptr(tc.head)
+			}
+			if got := errText(c.Validate()); got != tc.want {
+				t.Errorf("Validate() = %q, want %q", got, tc.want)
+			}
+			if tc.want == "" {
+				d := c.WithDefaults()
+				if err := d.Validate(); err != nil || d.KeepHeadBytes == nil {
+					t.Errorf("WithDefaults() = %+v, Validate: %v", d, err)
+				}
+			}
+		})
+	}
+}
+
 func TestValidateEnv(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -126,6 +171,7 @@ func TestWithDefaults(t *testing.T) {
 			TimeoutMs:      120000,
 			MaxTimeoutMs:   600000,
 			MaxOutputBytes: 64000,
+			KeepHeadBytes:  ptr(16000.0),
 			MaxSpillBytes:  67108864,
 			GraceMs:        3000,
 		}},
@@ -134,22 +180,28 @@ func TestWithDefaults(t *testing.T) {
 			SpillDir: "/s", Shell: "/bin/sh", Env: env,
 		}, Local{
 			Cwd: "/w", TimeoutMs: 1.5, MaxTimeoutMs: 2, MaxOutputBytes: 3, MaxSpillBytes: 4, GraceMs: 5,
-			SpillDir: "/s", Shell: "/bin/sh", Env: env,
+			SpillDir: "/s", Shell: "/bin/sh", Env: env, KeepHeadBytes: ptr(0.0), // ⌊3/4⌋
+		}},
+		{"head of a fractional max: a quarter of its whole bytes", Local{MaxOutputBytes: 10.5}, Local{
+			TimeoutMs: 120000, MaxTimeoutMs: 600000, MaxOutputBytes: 10.5, KeepHeadBytes: ptr(2.0), MaxSpillBytes: 67108864, GraceMs: 3000,
+		}},
+		{"explicit head kept, 0 too", Local{KeepHeadBytes: ptr(0.0)}, Local{
+			TimeoutMs: 120000, MaxTimeoutMs: 600000, MaxOutputBytes: 64000, KeepHeadBytes: ptr(0.0), MaxSpillBytes: 67108864, GraceMs: 3000,
 		}},
 		{"timeout above default max is clamped", Local{TimeoutMs: 700000}, Local{
-			TimeoutMs: 600000, MaxTimeoutMs: 600000, MaxOutputBytes: 64000, MaxSpillBytes: 67108864, GraceMs: 3000,
+			TimeoutMs: 600000, MaxTimeoutMs: 600000, MaxOutputBytes: 64000, KeepHeadBytes: ptr(16000.0), MaxSpillBytes: 67108864, GraceMs: 3000,
 		}},
 		{"default timeout clamped to a small max", Local{MaxTimeoutMs: 60000}, Local{
-			TimeoutMs: 60000, MaxTimeoutMs: 60000, MaxOutputBytes: 64000, MaxSpillBytes: 67108864, GraceMs: 3000,
+			TimeoutMs: 60000, MaxTimeoutMs: 60000, MaxOutputBytes: 64000, KeepHeadBytes: ptr(16000.0), MaxSpillBytes: 67108864, GraceMs: 3000,
 		}},
 		{"timeout above given max", Local{TimeoutMs: 1000, MaxTimeoutMs: 500}, Local{
-			TimeoutMs: 500, MaxTimeoutMs: 500, MaxOutputBytes: 64000, MaxSpillBytes: 67108864, GraceMs: 3000,
+			TimeoutMs: 500, MaxTimeoutMs: 500, MaxOutputBytes: 64000, KeepHeadBytes: ptr(16000.0), MaxSpillBytes: 67108864, GraceMs: 3000,
 		}},
 		{"timeout equal to max", Local{TimeoutMs: 500, MaxTimeoutMs: 500}, Local{
-			TimeoutMs: 500, MaxTimeoutMs: 500, MaxOutputBytes: 64000, MaxSpillBytes: 67108864, GraceMs: 3000,
+			TimeoutMs: 500, MaxTimeoutMs: 500, MaxOutputBytes: 64000, KeepHeadBytes: ptr(16000.0), MaxSpillBytes: 67108864, GraceMs: 3000,
 		}},
 		{"max above default timeout", Local{MaxTimeoutMs: 1e9}, Local{
-			TimeoutMs: 120000, MaxTimeoutMs: 1e9, MaxOutputBytes: 64000, MaxSpillBytes: 67108864, GraceMs: 3000,
+			TimeoutMs: 120000, MaxTimeoutMs: 1e9, MaxOutputBytes: 64000, KeepHeadBytes: ptr(16000.0), MaxSpillBytes: 67108864, GraceMs: 3000,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

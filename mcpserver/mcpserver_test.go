@@ -123,7 +123,7 @@ func TestCallsThroughTheWire(t *testing.T) {
 	}
 	var st bashtool.Structured
 	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &st); err != nil || st.ExitCode == nil || *st.ExitCode != 3 {
+	if err := json.Unmarshal(b, &st); err != nil || st.ExitCode == nil || *st.ExitCode != 3 || !strings.Contains(string(b), `"omittedBytes":0`) {
 		t.Fatalf("structured %s", b)
 	}
 	res = call(t, cs, "bash", map[string]any{"command": 5, "description": true})

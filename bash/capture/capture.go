@@ -1,6 +1,6 @@
 // Package capture collects one output stream of a command: a bounded tail in
-// memory and, once the stream outgrows it, the whole stream from byte 0 in a
-// private spill file.
+// memory, optionally a bounded head too, and, once the stream outgrows them,
+// the whole stream from byte 0 in a private spill file.
 //
 // A [Collector] is written by one goroutine (usually through
 // [Collector.ReadFrom] on a pipe) and may be read concurrently by others:
@@ -11,9 +11,16 @@
 // The contract (docs/spec.md §2.5):
 //
 //   - Every byte counts toward the total.
-//   - Memory holds at most MaxBytes of the tail, plus one read buffer. When
-//     the cut falls inside a UTF-8 character the kept text starts at the next
-//     character, so it may be up to 3 bytes shorter than MaxBytes.
+//   - Memory holds at most MaxBytes of the stream, plus one read buffer: the
+//     first HeadBytes (the head, docs/spec.md §3.4a; none by default) and a
+//     tail of at most MaxBytes − HeadBytes. When the tail's cut falls inside
+//     a UTF-8 character the kept text starts at the next character, so it
+//     may be up to 3 bytes shorter.
+//   - The head of an overflowing stream ends just after its last newline
+//     when one lies in its last 1024 bytes, else after its last complete
+//     character. The bytes between the kept head and the kept tail, those
+//     the two cuts moved included, are counted as omitted: head + omitted +
+//     tail is the total, in raw bytes.
 //   - Output of exactly MaxBytes is not truncated and makes no file.
 //   - On the first byte that does not fit, a spill file is created and
 //     everything written so far goes into it first, so the file always holds
@@ -23,12 +30,15 @@
 //   - Text is valid UTF-8: each invalid byte becomes U+FFFD, one for one.
 //   - Consuming reads never split a character between two reads (an
 //     incomplete character at the end is held back until it completes or the
-//     stream ends) and report when unread bytes were dropped.
+//     stream ends) and report when unread bytes were dropped. They are meant
+//     for collectors without a head: with one, they see the head only while
+//     nothing between it and the tail was dropped.
 //
 // A Collector keeps no goroutine of its own.
 package capture
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -54,8 +64,11 @@ type Options struct {
 	// Stream names the stream ("stdout", "stderr"); it ends the spill
 	// file's name.
 	Stream string
-	// MaxBytes is the tail kept in memory; it must be > 0.
+	// MaxBytes is what is kept in memory, head and tail; it must be > 0.
 	MaxBytes int64
+	// HeadBytes is the start of the stream kept besides the tail, out of
+	// MaxBytes; 0 keeps the tail only. It must be >= 0 and < MaxBytes.
+	HeadBytes int64
 	// MaxSpillBytes caps the spill file; it must be > 0.
 	MaxSpillBytes int64
 	// Spill creates the spill file. Nil means none is ever made: an
@@ -68,8 +81,15 @@ type Options struct {
 
 // Result is what a closed Collector kept.
 type Result struct {
-	// Text is the kept tail as valid UTF-8.
+	// Text is the kept tail as valid UTF-8 (the whole stream when nothing
+	// was dropped).
 	Text string
+	// Head is the kept start of a truncated stream as valid UTF-8, cut
+	// back to a line end or a character end; empty without a head.
+	Head string
+	// OmittedBytes counts the raw bytes of a truncated stream in neither
+	// Head nor Text: the total less their raw bytes.
+	OmittedBytes int64
 	// Truncated reports that bytes were dropped from Text.
 	Truncated bool
 	// SpillPath is the spill file, set only when it was created, written
@@ -88,7 +108,10 @@ type Result struct {
 const (
 	minReadBuffer = 8 << 10
 	maxReadBuffer = 64 << 10
-	minTailAlloc  = 4 << 10
+	minAlloc      = 4 << 10 // the first allocation of the head and the tail
+	// headLineWindow is how far back from its end a head is cut to a line
+	// end (docs/spec.md §3.4a); past it, a line is cut at a character.
+	headLineWindow = 1024
 )
 
 // Collector is one stream's collector. All its methods are safe for
@@ -106,9 +129,10 @@ type Collector struct {
 	spilling   bool // the first overflow happened (file made or not)
 
 	mu      sync.Mutex
-	tail    []byte // ring; grows up to MaxBytes, then wraps
-	head    int    // index of the oldest kept byte
-	n       int    // kept bytes
+	head    []byte // the stream's first bytes, up to HeadBytes
+	tail    []byte // ring of the bytes after the head; grows to MaxBytes-HeadBytes, then wraps
+	start   int    // index of the oldest byte in tail
+	n       int    // bytes in tail
 	total   int64
 	readPos int64 // stream offset up to which ReadNew consumed
 	path    string
@@ -117,10 +141,14 @@ type Collector struct {
 }
 
 // New returns a Collector. It panics if MaxBytes or MaxSpillBytes is not
-// positive: that is a programming error the config layer rules out.
+// positive, or HeadBytes is not in [0, MaxBytes): those are programming
+// errors the config layer rules out.
 func New(opts Options) *Collector {
 	if opts.MaxBytes <= 0 || opts.MaxSpillBytes <= 0 {
 		panic(fmt.Sprintf("capture: MaxBytes (%d) and MaxSpillBytes (%d) must be > 0", opts.MaxBytes, opts.MaxSpillBytes))
+	}
+	if opts.HeadBytes < 0 || opts.HeadBytes >= opts.MaxBytes {
+		panic(fmt.Sprintf("capture: HeadBytes (%d) must be >= 0 and < MaxBytes (%d)", opts.HeadBytes, opts.MaxBytes))
 	}
 	return &Collector{opts: opts}
 }
@@ -151,7 +179,7 @@ func (c *Collector) Write(p []byte) (int, error) {
 
 	c.mu.Lock()
 	c.total += int64(len(p))
-	c.appendTail(p)
+	c.appendKept(p)
 	c.mu.Unlock()
 	if c.opts.Observe != nil {
 		c.opts.Observe(p)
@@ -160,8 +188,8 @@ func (c *Collector) Write(p []byte) (int, error) {
 }
 
 // startSpill creates the spill file on the first overflow and writes the
-// stream so far into it. Nothing has been dropped from the tail yet, so the
-// tail is the whole stream.
+// stream so far into it. Nothing has been dropped yet, so the head and the
+// tail are the whole stream.
 func (c *Collector) startSpill() {
 	c.spilling = true
 	if c.opts.Spill == nil {
@@ -176,9 +204,10 @@ func (c *Collector) startSpill() {
 	c.mu.Lock()
 	c.path = f.Name()
 	c.mu.Unlock()
-	// Reading the ring without mu is safe: only writers, serialized by
-	// wmu, change it.
+	// Reading head and ring without mu is safe: only writers, serialized
+	// by wmu, change them.
 	first, second := c.segments()
+	c.spillWrite(c.head)
 	c.spillWrite(first)
 	c.spillWrite(second)
 }
@@ -216,56 +245,106 @@ func (c *Collector) failSpill(err error) {
 	c.mu.Unlock()
 }
 
+// appendKept adds p to the head while it has room, and the rest to the
+// ring. Called with mu held.
+func (c *Collector) appendKept(p []byte) {
+	if room := int(c.opts.HeadBytes) - len(c.head); room > 0 {
+		k := min(room, len(p))
+		c.head = appendBounded(c.head, p[:k], int(c.opts.HeadBytes))
+		p = p[k:]
+	}
+	if len(p) > 0 {
+		c.appendTail(p)
+	}
+}
+
+// appendBounded appends p to b, which never needs more than limit bytes:
+// it grows in doubling steps from minAlloc, so a short stream costs little
+// and a long one no more than limit.
+func appendBounded(b, p []byte, limit int) []byte {
+	if need := len(b) + len(p); need > cap(b) {
+		grown := make([]byte, len(b), growSize(cap(b), need, limit))
+		copy(grown, b)
+		b = grown
+	}
+	return append(b, p...)
+}
+
+// growSize is the next size of a buffer of size cur that must hold need
+// bytes and never more than limit.
+func growSize(cur, need, limit int) int {
+	return min(max(2*cur, need, minAlloc), limit)
+}
+
 // appendTail adds p to the ring. Called with mu held.
 func (c *Collector) appendTail(p []byte) {
-	limit := int(c.opts.MaxBytes)
+	limit := int(c.opts.MaxBytes - c.opts.HeadBytes)
 	if len(p) >= limit {
 		if len(c.tail) != limit {
 			c.tail = make([]byte, limit)
 		}
 		copy(c.tail, p[len(p)-limit:])
-		c.head, c.n = 0, limit
+		c.start, c.n = 0, limit
 		return
 	}
 	need := c.n + len(p)
 	if need > len(c.tail) && len(c.tail) < limit {
 		// Still growing: the kept bytes are contiguous from index 0.
-		size := min(max(2*len(c.tail), need, minTailAlloc), limit)
-		grown := make([]byte, size)
+		grown := make([]byte, growSize(len(c.tail), need, limit))
 		copy(grown, c.tail[:c.n])
-		c.tail, c.head = grown, 0
+		c.tail, c.start = grown, 0
 	}
 	size := len(c.tail)
-	pos := (c.head + c.n) % size
+	pos := (c.start + c.n) % size
 	k := copy(c.tail[pos:], p)
 	copy(c.tail, p[k:])
 	if need > size {
-		c.head = (c.head + need - size) % size
+		c.start = (c.start + need - size) % size
 		c.n = size
 	} else {
 		c.n = need
 	}
 }
 
-// segments returns the kept bytes in order, as at most two slices of the
-// ring. Called with mu or wmu held.
+// segments returns the bytes of the ring in order, as at most two slices.
+// Called with mu or wmu held.
 func (c *Collector) segments() ([]byte, []byte) {
 	if c.n == 0 {
 		return nil, nil
 	}
-	end := c.head + c.n
+	end := c.start + c.n
 	if end <= len(c.tail) {
-		return c.tail[c.head:end], nil
+		return c.tail[c.start:end], nil
 	}
-	return c.tail[c.head:], c.tail[:end-len(c.tail)]
+	return c.tail[c.start:], c.tail[:end-len(c.tail)]
+}
+
+// dropped is the number of bytes between the head and the ring that are no
+// longer in memory. Called with mu or wmu held.
+func (c *Collector) dropped() int64 {
+	return c.total - int64(len(c.head)) - int64(c.n)
+}
+
+// keptFrom is the stream offset from which the kept bytes run without a
+// gap to the end: 0 while nothing was dropped, else the ring's first byte.
+// Called with mu held.
+func (c *Collector) keptFrom() int64 {
+	if c.dropped() == 0 {
+		return 0
+	}
+	return c.total - int64(c.n)
 }
 
 // copyFrom copies the kept bytes from stream offset off to the end.
-// Called with mu held; off must be within the kept range.
+// Called with mu held; off must be at or after keptFrom.
 func (c *Collector) copyFrom(off int64) []byte {
+	out := make([]byte, 0, c.total-off)
+	if off < int64(len(c.head)) { // nothing was dropped: the head comes first
+		out = append(out, c.head[off:]...)
+		off = int64(len(c.head))
+	}
 	skip := int(off - (c.total - int64(c.n)))
 	first, second := c.segments()
-	out := make([]byte, 0, c.n-skip)
 	if skip < len(first) {
 		out = append(out, first[skip:]...)
 		out = append(out, second...)
@@ -319,11 +398,12 @@ func (c *Collector) SpillPath() string {
 // reports that some of them were dropped from memory before this read; the
 // returned bytes then start at the first character boundary of what is
 // kept. While the stream is open, an incomplete character at the end is held
-// back for the next read.
+// back for the next read. A head counts as kept only while nothing after it
+// was dropped: once something was, ReadNew reads on from the tail.
 func (c *Collector) ReadNew() (data []byte, lossy bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	kept := c.total - int64(c.n)
+	kept := c.keptFrom()
 	from := c.readPos
 	if from < kept {
 		lossy, from = true, kept
@@ -370,23 +450,46 @@ func (c *Collector) Close() Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	truncated := c.total > int64(c.n)
-	kept := c.copyFrom(c.total - int64(c.n))
-	if truncated {
-		kept = kept[skipContinuation(kept):]
-	}
-	c.result = Result{
-		Text:       Text(kept),
-		Truncated:  truncated,
-		SpillPath:  c.path,
-		TotalBytes: c.total,
-		SpillErr:   c.spillErr,
-	}
+	c.result = c.kept()
+	c.result.SpillPath = c.path
+	c.result.TotalBytes = c.total
+	c.result.SpillErr = c.spillErr
 	if c.path != "" {
 		c.result.SpillBytes = c.spillBytes
 		c.result.SpillCapped = c.total > c.opts.MaxSpillBytes
 	}
 	return c.result
+}
+
+// kept is the text of a stream that ended: all of it when nothing was
+// dropped; else the head cut back to a line or character end (when there
+// is a head), the tail from its first character start, and the count of
+// the raw bytes in neither. Called with mu held.
+func (c *Collector) kept() Result {
+	if c.dropped() == 0 {
+		return Result{Text: Text(c.copyFrom(0))}
+	}
+	head := c.head[:headCut(c.head)]
+	tail := c.copyFrom(c.total - int64(c.n))
+	tail = tail[skipContinuation(tail):]
+	return Result{
+		Head:         Text(head),
+		Text:         Text(tail),
+		OmittedBytes: c.total - int64(len(head)) - int64(len(tail)),
+		Truncated:    true,
+	}
+}
+
+// headCut returns where the kept part of a head ends (docs/spec.md
+// §3.4a): just after its last newline when one lies in its last
+// headLineWindow bytes, so the model reads whole lines; else after its
+// last complete character, so none is split.
+func headCut(b []byte) int {
+	from := max(0, len(b)-headLineWindow)
+	if i := bytes.LastIndexByte(b[from:], '\n'); i >= 0 {
+		return from + i + 1
+	}
+	return len(b) - incompleteSuffix(b)
 }
 
 // skipContinuation returns how many leading bytes of b are UTF-8

@@ -118,6 +118,127 @@ func TestTailCutMovesToCharacterStart(t *testing.T) {
 	}
 }
 
+// headCollector is a collector of max bytes that keeps head of them as the
+// head.
+func headCollector(t *testing.T, max, head int64) *Collector {
+	t.Helper()
+	dir := NewSpillDir(t.TempDir())
+	t.Cleanup(func() { _ = dir.Remove() })
+	return New(Options{Stream: "stdout", MaxBytes: max, HeadBytes: head, MaxSpillBytes: 1 << 20, Spill: dir})
+}
+
+// TestHeadAndTail checks the texts and the omitted count byte for byte
+// (docs/spec.md §3.4a): head + omitted + tail is the stream's total.
+func TestHeadAndTail(t *testing.T) {
+	x1023, t2000 := strings.Repeat("x", 1023), strings.Repeat("t", 2000)
+	for _, tc := range []struct {
+		name      string
+		max, head int64
+		chunks    []string
+		want      Result // Head, Text, OmittedBytes, Truncated
+	}{
+		{"fits: no head of its own", 10, 4, []string{"0123456789"},
+			Result{Text: "0123456789"}},
+		{"one byte over the cap", 10, 4, []string{"0123456789a"},
+			Result{Head: "0123", Text: "56789a", OmittedBytes: 1, Truncated: true}},
+		{"one byte over, in two writes", 10, 4, []string{"01", "23456789a"},
+			Result{Head: "0123", Text: "56789a", OmittedBytes: 1, Truncated: true}},
+		{"head cut back to its newline", 10, 6, []string{"ab\ncdefghijklmn"},
+			Result{Head: "ab\n", Text: "klmn", OmittedBytes: 8, Truncated: true}},
+		{"head ending in a newline keeps it", 10, 3, []string{"ab\ncdefghijklmn"},
+			Result{Head: "ab\n", Text: "hijklmn", OmittedBytes: 5, Truncated: true}},
+		{"the last of several newlines", 20, 10, []string{"a\nb\nc\nddddd" + strings.Repeat("z", 20)},
+			Result{Head: "a\nb\nc\n", Text: strings.Repeat("z", 10), OmittedBytes: 15, Truncated: true}},
+		{"tail cut forward to a character", 10, 4, []string{"abcdef€€é"},
+			Result{Head: "abcd", Text: "€é", OmittedBytes: 5, Truncated: true}},
+		{"head cut back before a split character", 10, 4, []string{"ab€cdefghijk"},
+			Result{Head: "ab", Text: "fghijk", OmittedBytes: 6, Truncated: true}},
+		{"both cuts inside characters", 10, 4, []string{"abc€€€€x"},
+			Result{Head: "abc", Text: "€x", OmittedBytes: 9, Truncated: true}},
+		{"a four-byte character at the head's end stays whole", 10, 4, []string{"😀0123456789"},
+			Result{Head: "😀", Text: "456789", OmittedBytes: 4, Truncated: true}},
+		{"invalid bytes count as characters", 10, 4, []string{"ab\xff\xfe0123456789"},
+			Result{Head: "ab\uFFFD\uFFFD", Text: "456789", OmittedBytes: 4, Truncated: true}},
+		{"nothing left of a tiny head", 10, 2, []string{"€0123456789"},
+			Result{Text: "23456789", OmittedBytes: 5, Truncated: true}},
+		{"no head: the tail as before", 10, 0, []string{"ab\ncdefghijk€"},
+			Result{Text: "efghijk€", OmittedBytes: 5, Truncated: true}},
+		{"a newline 1024 bytes before the head's end counts", 2000, 1025, []string{"a\n" + x1023 + "€" + t2000},
+			Result{Head: "a\n", Text: t2000[:975], OmittedBytes: 2051, Truncated: true}},
+		{"a newline 1025 bytes before it does not", 2000, 1026, []string{"a\n" + x1023 + "€" + t2000},
+			Result{Head: "a\n" + x1023, Text: t2000[:974], OmittedBytes: 1029, Truncated: true}},
+		{"no newline at all: up to the last whole character", 2000, 1500, []string{strings.Repeat("é", 2000)},
+			Result{Head: strings.Repeat("é", 750), Text: strings.Repeat("é", 250), OmittedBytes: 2000, Truncated: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := headCollector(t, tc.max, tc.head)
+			write(t, c, tc.chunks...)
+			r := c.Close()
+			got := Result{Head: r.Head, Text: r.Text, OmittedBytes: r.OmittedBytes, Truncated: r.Truncated}
+			if got != tc.want {
+				t.Fatalf("got  %#v\nwant %#v", got, tc.want)
+			}
+			stream := strings.Join(tc.chunks, "")
+			if r.TotalBytes != int64(len(stream)) {
+				t.Fatalf("total %d, want %d", r.TotalBytes, len(stream))
+			}
+			if utf8.ValidString(stream) && r.Truncated {
+				if sum := int64(len(r.Head)) + r.OmittedBytes + int64(len(r.Text)); sum != r.TotalBytes {
+					t.Fatalf("head %d + omitted %d + tail %d = %d, want %d", len(r.Head), r.OmittedBytes, len(r.Text), sum, r.TotalBytes)
+				}
+			}
+		})
+	}
+}
+
+func TestHeadStreamSpillsWhole(t *testing.T) {
+	c := headCollector(t, 10, 4)
+	write(t, c, "0123", "45", "6789", "abcdef", "ghij")
+	r := c.Close()
+	if r.Head != "0123" || r.Text != "efghij" || r.OmittedBytes != 10 {
+		t.Fatalf("got %+v", r)
+	}
+	if data, err := os.ReadFile(r.SpillPath); err != nil || string(data) != "0123456789abcdefghij" {
+		t.Fatalf("spill = %q, %v", data, err)
+	}
+}
+
+// TestReadNewWithAHead: a consuming read sees the head while it runs on
+// into the tail, and the tail alone once the middle was dropped.
+func TestReadNewWithAHead(t *testing.T) {
+	c := headCollector(t, 8, 3)
+	write(t, c, "ab")
+	if got, lossy := c.ReadNew(); string(got) != "ab" || lossy {
+		t.Fatalf("got %q lossy=%v", got, lossy)
+	}
+	write(t, c, "cdef")
+	if got, lossy := c.ReadNew(); string(got) != "cdef" || lossy {
+		t.Fatalf("got %q lossy=%v", got, lossy)
+	}
+	write(t, c, "ghijkl") // head "abc", tail "hijkl": "defg" dropped, "g" unread
+	if got, lossy := c.ReadNew(); string(got) != "hijkl" || !lossy {
+		t.Fatalf("got %q lossy=%v", got, lossy)
+	}
+	c = headCollector(t, 8, 3)
+	write(t, c, "abcdefghij") // nothing read before the middle was dropped
+	if got, lossy := c.ReadNew(); string(got) != "fghij" || !lossy {
+		t.Fatalf("got %q lossy=%v", got, lossy)
+	}
+}
+
+func TestHeadBytesOutOfRangePanics(t *testing.T) {
+	for _, head := range []int64{-1, 10, 11} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("HeadBytes %d with MaxBytes 10 did not panic", head)
+				}
+			}()
+			New(Options{MaxBytes: 10, HeadBytes: head, MaxSpillBytes: 10})
+		}()
+	}
+}
+
 func TestInvalidBytesReplacedOneForOne(t *testing.T) {
 	c, _ := newCollector(t, 100, 100)
 	write(t, c, "a\xff\xfeb\xe2\x82")
@@ -349,28 +470,32 @@ func deadPid(t *testing.T) int {
 }
 
 // TestMemoryIsBounded pushes 64 MiB through a collector with a 64 000-byte
-// tail and checks what it allocated: the tail, one read buffer and its
-// growth steps, nothing per byte. (The spill file is off: its writes cost
-// no heap, and this measures the collector.)
+// cap, tail only and with the default head, and checks what it allocated:
+// the head and the tail, one read buffer and their growth steps, nothing
+// per byte. (The spill file is off: its writes cost no heap, and this
+// measures the collector.)
 func TestMemoryIsBounded(t *testing.T) {
 	const max = 64000
-	c := New(Options{Stream: "stdout", MaxBytes: max, MaxSpillBytes: 1 << 30})
-	src := io.LimitReader(zeros{}, 64<<20)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	if _, err := c.ReadFrom(src); err != nil {
-		t.Fatal(err)
+	for _, head := range []int64{0, max / 4} {
+		c := New(Options{Stream: "stdout", MaxBytes: max, HeadBytes: head, MaxSpillBytes: 1 << 30})
+		src := io.LimitReader(zeros{}, 64<<20)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := c.ReadFrom(src); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		// Growth steps of head and tail (4K…max, about 2×max in all)
+		// plus read buffers (8K…64K, about 128K in all), with room for
+		// the runtime's own.
+		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(2*max+(128<<10)+(64<<10)); got > limit {
+			t.Fatalf("head %d: allocated %d bytes for a 64 MiB stream, want at most %d", head, got, limit)
+		}
+		if len(c.head) != int(head) || len(c.head)+len(c.tail) != max || cap(c.head) != int(head) {
+			t.Fatalf("head holds %d bytes (capacity %d), tail %d, want %d in all", len(c.head), cap(c.head), len(c.tail), max)
+		}
+		c.Close()
 	}
-	runtime.ReadMemStats(&after)
-	// Tail growth steps (4K…64000, about 2×max in all) plus read buffers
-	// (8K…64K, about 128K in all), with room for the runtime's own.
-	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(2*max+(128<<10)+(64<<10)); got > limit {
-		t.Fatalf("allocated %d bytes for a 64 MiB stream, want at most %d", got, limit)
-	}
-	if len(c.tail) != max {
-		t.Fatalf("tail holds %d bytes, want %d", len(c.tail), max)
-	}
-	c.Close()
 }
 
 type zeros struct{}
@@ -395,18 +520,23 @@ func TestReadFromGrowsItsBufferOnlyWhenNeeded(t *testing.T) {
 	}
 }
 
-// FuzzCollector writes a stream in random chunks, with random caps and reads
-// in between, and checks the collector's promises.
+// FuzzCollector writes a stream in random chunks, with random caps, heads
+// and reads in between, and checks the collector's promises.
 func FuzzCollector(f *testing.F) {
-	f.Add([]byte("hello, world"), uint16(5), uint16(7), uint64(0x1234))
-	f.Add([]byte("ab€é€€€éé"), uint16(4), uint16(100), uint64(7))
-	f.Add([]byte("a\xff\xe2\x82\xacb\xe2"), uint16(3), uint16(2), uint64(99))
-	f.Add(bytes.Repeat([]byte("line\n"), 200), uint16(64), uint16(300), uint64(3))
-	f.Fuzz(func(t *testing.T, stream []byte, maxBytes, maxSpill uint16, seed uint64) {
-		max, spillMax := int64(maxBytes%512)+1, int64(maxSpill%1024)+1
+	f.Add([]byte("hello, world"), uint16(5), uint16(7), uint16(0), uint64(0x1234))
+	f.Add([]byte("ab€é€€€éé"), uint16(4), uint16(100), uint16(0), uint64(7))
+	f.Add([]byte("a\xff\xe2\x82\xacb\xe2"), uint16(3), uint16(2), uint16(0), uint64(99))
+	f.Add(bytes.Repeat([]byte("line\n"), 200), uint16(64), uint16(300), uint16(0), uint64(3))
+	f.Add(bytes.Repeat([]byte("line\n"), 200), uint16(64), uint16(300), uint16(16), uint64(3))
+	f.Add([]byte("ab€é€€€éé\nx€"), uint16(8), uint16(100), uint16(5), uint64(11))
+	f.Add([]byte("\xf0\x9f\x98\x80\xff\xe2\x82abc\xe2\x82\xac"), uint16(6), uint16(9), uint16(3), uint64(5))
+	f.Add(bytes.Repeat([]byte("é"), 1500), uint16(400), uint16(1023), uint16(1201), uint64(8))
+	f.Fuzz(func(t *testing.T, stream []byte, maxBytes, maxSpill, headBytes uint16, seed uint64) {
+		max, spillMax := int64(maxBytes%2048)+1, int64(maxSpill%1024)+1
+		head := int64(headBytes) % max
 		dir := NewSpillDir(t.TempDir())
 		defer dir.Remove()
-		c := New(Options{Stream: "stdout", MaxBytes: max, MaxSpillBytes: spillMax, Spill: dir})
+		c := New(Options{Stream: "stdout", MaxBytes: max, HeadBytes: head, MaxSpillBytes: spillMax, Spill: dir})
 		valid := utf8.Valid(stream)
 		var reads []byte
 		lost := false
@@ -431,23 +561,7 @@ func FuzzCollector(f *testing.F) {
 		got, lossy := c.ReadNew()
 		reads, lost = append(reads, got...), lost || lossy
 
-		if !utf8.ValidString(r.Text) {
-			t.Fatalf("text is not valid UTF-8: %q", r.Text)
-		}
-		if r.TotalBytes != int64(len(stream)) {
-			t.Fatalf("total %d, want %d", r.TotalBytes, len(stream))
-		}
-		if valid {
-			if !strings.HasSuffix(string(stream), r.Text) || int64(len(r.Text)) > max {
-				t.Fatalf("text %q is not a suffix of at most %d bytes", r.Text, max)
-			}
-			if r.Truncated && int64(len(r.Text)) < max-3 {
-				t.Fatalf("text %d bytes, cut more than a character below %d", len(r.Text), max)
-			}
-		}
-		if r.Truncated != (int64(len(stream)) > max) {
-			t.Fatalf("truncated=%v with %d bytes and cap %d", r.Truncated, len(stream), max)
-		}
+		checkKept(t, r, stream, max, head)
 		if !lost && !bytes.Equal(reads, stream) {
 			t.Fatalf("lossless reads %q != stream %q", reads, stream)
 		}
@@ -465,6 +579,69 @@ func FuzzCollector(f *testing.F) {
 			t.Fatalf("spill %q, want the first %d bytes %q", data, spillMax, want)
 		}
 	})
+}
+
+// checkKept checks a closed collector's texts against the stream it was
+// written: valid UTF-8; all of it when it fit; else the decoding of a head
+// cut at its last newline (in its last headLineWindow bytes) or before an
+// unfinished character, of a tail cut forward over continuation bytes, and
+// the bytes in neither counted exactly.
+func checkKept(t *testing.T, r Result, stream []byte, capBytes, head int64) {
+	t.Helper()
+	if !utf8.ValidString(r.Text) || !utf8.ValidString(r.Head) {
+		t.Fatalf("texts are not valid UTF-8: %q, %q", r.Head, r.Text)
+	}
+	total := int64(len(stream))
+	if r.TotalBytes != total {
+		t.Fatalf("total %d, want %d", r.TotalBytes, total)
+	}
+	if r.Truncated != (total > capBytes) {
+		t.Fatalf("truncated=%v with %d bytes and cap %d", r.Truncated, total, capBytes)
+	}
+	if !r.Truncated {
+		if r.Text != Text(stream) || r.Head != "" || r.OmittedBytes != 0 {
+			t.Fatalf("output that fit: %+v", r)
+		}
+		return
+	}
+	// A stream holding U+FFFD itself can decode to one text from two
+	// lengths, so every cut the rules allow is tried.
+	for _, h := range headCuts(stream[:head]) {
+		for _, tl := range tailCuts(stream[total-(capBytes-head):]) {
+			if Text(stream[:h]) == r.Head && Text(stream[total-tl:]) == r.Text && h+r.OmittedBytes+tl == total {
+				return
+			}
+		}
+	}
+	t.Fatalf("head %q, tail %q and %d omitted are not the cuts of %q (cap %d, head %d)",
+		r.Head, r.Text, r.OmittedBytes, stream, capBytes, head)
+}
+
+// headCuts returns the lengths a head b may be cut to: just after its last
+// newline when one is in its last headLineWindow bytes, else b whole or
+// without an unfinished character at its end.
+func headCuts(b []byte) []int64 {
+	from := max(0, len(b)-headLineWindow)
+	if i := bytes.LastIndexByte(b[from:], '\n'); i >= 0 {
+		return []int64{int64(from + i + 1)}
+	}
+	cuts := []int64{int64(len(b))}
+	for n := len(b) - 1; n >= 0 && n >= len(b)-(utf8.UTFMax-1); n-- {
+		if utf8.RuneStart(b[n]) && !utf8.FullRune(b[n:]) {
+			cuts = append(cuts, int64(n))
+		}
+	}
+	return cuts
+}
+
+// tailCuts returns the lengths a tail b may be cut to: b, or b without the
+// continuation bytes (at most 3) of a character that began before it.
+func tailCuts(b []byte) []int64 {
+	cuts := []int64{int64(len(b))}
+	for i := 0; i < len(b) && i < utf8.UTFMax-1 && !utf8.RuneStart(b[i]); i++ {
+		cuts = append(cuts, int64(len(b)-i-1))
+	}
+	return cuts
 }
 
 func TestCloseRacingWrites(t *testing.T) {

@@ -6,7 +6,11 @@
 // group can be signalled at once. Its stdin is /dev/null unless the spec
 // carries bytes; stdout and stderr are separate pipes, each collected by a
 // [capture.Collector] that keeps the tail in memory and spills the stream to
-// a private file. If this process dies, the kernel kills the group leader
+// a private file. A foreground run's collectors keep the first
+// keepHeadBytes of the stream too, out of the same maxOutputBytes
+// (docs/spec.md §3.4a); a background process keeps a tail of the whole
+// maxOutputBytes and no head, since its reads consume the stream as it
+// comes. If this process dies, the kernel kills the group leader
 // (parent-death signal).
 //
 // The environment is the server's minus credentials (by name, by value, by
@@ -118,6 +122,7 @@ type Executor struct {
 	timeoutMs      int64
 	maxTimeoutMs   int64
 	maxOutputBytes int64
+	keepHeadBytes  int64 // of maxOutputBytes, for foreground runs
 	maxSpillBytes  int64
 	grace          time.Duration
 	shell          string
@@ -192,6 +197,7 @@ func fromConfig(cfg config.Local, contain *containment, log *slog.Logger) *Execu
 		timeoutMs:      config.WholeMillis(cfg.TimeoutMs),
 		maxTimeoutMs:   config.WholeMillis(cfg.MaxTimeoutMs),
 		maxOutputBytes: config.Bytes(cfg.MaxOutputBytes),
+		keepHeadBytes:  config.Bytes(*cfg.KeepHeadBytes),
 		maxSpillBytes:  config.Bytes(cfg.MaxSpillBytes),
 		grace:          config.Millis(cfg.GraceMs),
 		shell:          shell,
@@ -423,7 +429,7 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 	}
 	e.wg.Add(1)
 	e.mu.Unlock()
-	r, err := e.launch(spec, shell, foreground && e.keepDetached)
+	r, err := e.launch(spec, shell, foreground)
 	if err != nil {
 		e.wg.Done()
 		return nil, err
@@ -443,7 +449,7 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 
 // launch runs a command in phases: open the pipes, make its container,
 // spawn the shell, then start the run's goroutines.
-func (e *Executor) launch(spec bash.Spec, shell string, keep bool) (*run, error) {
+func (e *Executor) launch(spec bash.Spec, shell string, foreground bool) (*run, error) {
 	p, err := openPipes(spec)
 	if err != nil {
 		return nil, err
@@ -463,7 +469,7 @@ func (e *Executor) launch(spec bash.Spec, shell string, keep bool) (*run, error)
 		return nil, fmt.Errorf("%s: spawn: %w", Name, err)
 	}
 	cc.leaderStarted(cmd.Process.Pid)
-	r := e.newRun(spec, keep, started, cmd, cc, p)
+	r := e.newRun(spec, foreground, started, cmd, cc, p)
 	r.start(cc, p.feeds)
 	return r, nil
 }
@@ -486,18 +492,22 @@ func (e *Executor) launchSpec(spec bash.Spec, shell string, cc *commandContainer
 }
 
 // newRun is the run of a command whose shell was just spawned.
-func (e *Executor) newRun(spec bash.Spec, keep bool, started time.Time, cmd *exec.Cmd, cc *commandContainer, p *pipes) *run {
+func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, cmd *exec.Cmd, cc *commandContainer, p *pipes) *run {
+	var head int64
+	if foreground {
+		head = e.keepHeadBytes
+	}
 	return &run{
 		command: spec.Command,
 		grace:   e.grace,
 		started: started,
 		cmd:     cmd,
 		grp:     cc,
-		keep:    keep,
+		keep:    foreground && e.keepDetached,
 		onKept:  e.keep,
 		log:     e.log,
-		stdout:  e.collector("stdout", spec.Observe),
-		stderr:  e.collector("stderr", spec.Observe),
+		stdout:  e.collector("stdout", head, spec.Observe),
+		stderr:  e.collector("stderr", head, spec.Observe),
 		outR:    p.outR,
 		errR:    p.errR,
 		exited:  make(chan struct{}),
@@ -515,10 +525,13 @@ func (e *Executor) forget(r *run) {
 	e.wg.Done()
 }
 
-func (e *Executor) collector(stream string, observe func(string, []byte)) *capture.Collector {
+// collector is a stream's collector, keeping head bytes of its start
+// besides the tail.
+func (e *Executor) collector(stream string, head int64, observe func(string, []byte)) *capture.Collector {
 	opts := capture.Options{
 		Stream:        stream,
 		MaxBytes:      e.maxOutputBytes,
+		HeadBytes:     head,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         e.spill,
 	}

@@ -296,6 +296,65 @@ func TestLongOutputKeepsTailAndSpills(t *testing.T) {
 	}
 }
 
+// TestForegroundKeepsTheHead: a foreground stream that overflows keeps
+// its first keepHeadBytes (cut back to a line end) and a tail of the rest
+// of maxOutputBytes, on each stream, and counts the bytes in neither
+// (docs/spec.md §3.4a).
+func TestForegroundKeepsTheHead(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxOutputBytes, cfg.KeepHeadBytes = 104, new(32.0)
+	e := newExecutor(t, cfg)
+	r := runCmd(t, e, "seq 1 100; seq 1001 1100 >&2", 0)
+	for _, tc := range []struct {
+		name string
+		got  bash.Output
+		want bash.Output
+	}{
+		// seq 1 100 is 292 bytes; its first 32 end inside "14\n", its
+		// last 72 inside "77\n".
+		{"stdout", r.Stdout, bash.Output{Head: seqLines(1, 13), Text: "7\n" + seqLines(78, 100), OmittedBytes: 292 - 30 - 72, SpillBytes: 292, TotalBytes: 292}},
+		// seq 1001 1100 is 500 bytes, in lines of 5.
+		{"stderr", r.Stderr, bash.Output{Head: seqLines(1001, 1006), Text: "6\n" + seqLines(1087, 1100), OmittedBytes: 500 - 30 - 72, SpillBytes: 500, TotalBytes: 500}},
+	} {
+		got := tc.got
+		if !got.Truncated || got.SpillPath == "" {
+			t.Fatalf("%s: %+v", tc.name, got)
+		}
+		got.Truncated, got.SpillPath = false, ""
+		if got != tc.want {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.want)
+		}
+	}
+	if data, err := os.ReadFile(r.Stderr.SpillPath); err != nil || string(data) != seqLines(1001, 1100) {
+		t.Fatalf("stderr spill: %v\n%s", err, data)
+	}
+}
+
+// TestBackgroundKeepsNoHead: a background process's reads consume the
+// stream as it comes, so its collectors keep a tail of the whole
+// maxOutputBytes and no head.
+func TestBackgroundKeepsNoHead(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.MaxOutputBytes, cfg.KeepHeadBytes = 104, new(50.0)
+	e := newExecutor(t, cfg)
+	p := start(t, e, "seq 1 100")
+	wait(t, p)
+	if r := p.Read(); !r.Lossy || r.Delta != "\n"+seqLines(67, 100) {
+		t.Fatalf("read %+v", r)
+	}
+}
+
+// seqLines is what seq from to prints.
+func seqLines(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "%d\n", i)
+	}
+	return b.String()
+}
+
 func TestSpillCapped(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
@@ -331,7 +390,7 @@ func (s closeFailingSpill) Create(stream string) (capture.File, error) {
 func TestFailingSpillCloseWithholdsPath(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.MaxOutputBytes = 10
+	cfg.MaxOutputBytes, cfg.KeepHeadBytes = 10, new(0.0)
 	e := newExecutor(t, cfg)
 	e.spill = closeFailingSpill{e.spill.(*capture.SpillDir)}
 	r := runCmd(t, e, "seq 1 100", 0)
@@ -587,9 +646,18 @@ func TestResolve(t *testing.T) {
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	t.Parallel()
-	_, err := New(config.Local{GraceMs: -1})
-	if err == nil || err.Error() != "bash-local: graceMs must be a positive finite number" {
-		t.Fatalf("err = %v", err)
+	for _, tc := range []struct {
+		cfg  config.Local
+		want string
+	}{
+		{config.Local{GraceMs: -1}, "bash-local: graceMs must be a positive finite number"},
+		{config.Local{KeepHeadBytes: new(-1.0)}, "bash-local: keepHeadBytes must be a non-negative finite number"},
+		{config.Local{KeepHeadBytes: new(64000.0)}, "bash-local: keepHeadBytes must be smaller than maxOutputBytes"},
+		{config.Local{MaxOutputBytes: 10, KeepHeadBytes: new(10.0)}, "bash-local: keepHeadBytes must be smaller than maxOutputBytes"},
+	} {
+		if _, err := New(tc.cfg); err == nil || err.Error() != tc.want {
+			t.Errorf("%+v: err = %v, want %q", tc.cfg, err, tc.want)
+		}
 	}
 }
 

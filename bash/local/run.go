@@ -326,11 +326,13 @@ func signalName(sig syscall.Signal) string {
 
 func output(c capture.Result) bash.Output {
 	return bash.Output{
-		Text:        c.Text,
-		Truncated:   c.Truncated,
-		SpillPath:   c.SpillPath,
-		SpillCapped: c.SpillCapped,
-		SpillBytes:  c.SpillBytes,
-		TotalBytes:  c.TotalBytes,
+		Text:         c.Text,
+		Head:         c.Head,
+		OmittedBytes: c.OmittedBytes,
+		Truncated:    c.Truncated,
+		SpillPath:    c.SpillPath,
+		SpillCapped:  c.SpillCapped,
+		SpillBytes:   c.SpillBytes,
+		TotalBytes:   c.TotalBytes,
 	}
 }

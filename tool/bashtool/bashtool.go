@@ -26,7 +26,12 @@
 //     directory when it closes.
 //   - The tool's structured result (for MCP structuredContent) carries exit
 //     code, signal, timedOut, timeoutMs, durationMs, taskId and per-stream
-//     truncated/spillPath/totalBytes.
+//     truncated/spillPath/totalBytes/omittedBytes. omittedBytes is always
+//     sent, 0 for a stream that was not truncated, like totalBytes; with
+//     keepHeadBytes: 0 it counts the bytes before the tail.
+//   - A head cut to nothing (a keepHeadBytes of 1–3 bytes inside one
+//     character) renders as the tail-only text: there is no head to show
+//     the omitted line under.
 //
 // The package is a plug-in of package tool: it imports tool, tasks and bash,
 // and host wires it in ([host.BashTool]).
@@ -60,7 +65,7 @@ const (
 	descCommon = "Run a command with bash -c and return its output. " +
 		"Each call is a fresh non-interactive shell with empty stdin: nothing (cd, variables) persists between calls, so pass workdir instead of cd. " +
 		"A non-zero exit shows as [exit code: N], a timeout as [timed out after Nms]. " +
-		"Long output keeps its tail and names a file with the full output."
+		"Long output keeps its start and end and names a file with the full output."
 	descBackground = " For servers, watchers and long jobs set run_in_background: you get a task id at once; read it with task_output, stop it with task_kill."
 	// descNoBackground is exact (docs/spec.md §3.1).
 	descNoBackground = " Background execution is not available; long-running commands must finish within the timeout."
@@ -324,11 +329,14 @@ type StreamFacts struct {
 	Truncated  bool   `json:"truncated"`
 	SpillPath  string `json:"spillPath,omitempty"`
 	TotalBytes int64  `json:"totalBytes"`
+	// OmittedBytes counts the bytes the text leaves out (docs/spec.md
+	// §3.4a): between the head and the tail, or before a tail without one.
+	OmittedBytes int64 `json:"omittedBytes"`
 }
 
 func structured(r bash.Result) Structured {
 	facts := func(o bash.Output) *StreamFacts {
-		return &StreamFacts{Truncated: o.Truncated, SpillPath: o.SpillPath, TotalBytes: o.TotalBytes}
+		return &StreamFacts{Truncated: o.Truncated, SpillPath: o.SpillPath, TotalBytes: o.TotalBytes, OmittedBytes: o.OmittedBytes}
 	}
 	return Structured{
 		ExitCode:   r.ExitCode,

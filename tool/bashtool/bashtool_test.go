@@ -133,8 +133,12 @@ func TestForegroundExamples(t *testing.T) {
 	}
 }
 
+// TestTruncationNotices: the tail-only texts, which keepHeadBytes: 0 keeps
+// byte for byte.
 func TestTruncationNotices(t *testing.T) {
-	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) { c.MaxOutputBytes, c.MaxSpillBytes = 20, 100 })
+	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) {
+		c.MaxOutputBytes, c.MaxSpillBytes, c.KeepHeadBytes = 20, 100, new(0.0)
+	})
 	res := f.call(t, nil, `{"command": "seq 1 10", "description": "count to ten"}`)
 	text := res.Text()
 	prefix := "\n2\n3\n4\n5\n6\n7\n8\n9\n10\n\n[output truncated; full output: "
@@ -153,6 +157,63 @@ func TestTruncationNotices(t *testing.T) {
 	b, _ := json.Marshal(res.Structured)
 	if err := json.Unmarshal(b, &st); err != nil || !st.Stdout.Truncated || st.Stdout.TotalBytes != 292 || st.Stdout.SpillPath == "" || *st.ExitCode != 0 {
 		t.Fatalf("structured %s", b)
+	}
+}
+
+// TestHeadAndTailTexts runs real commands through the tool and checks the
+// texts of docs/spec.md §3.4a byte for byte, with the spill paths as
+// <stdout> and <stderr>, and the omitted counts against the totals.
+func TestHeadAndTailTexts(t *testing.T) {
+	e1000, e999 := strings.Repeat("é", 1000), strings.Repeat("é", 999)
+	for _, tc := range []struct {
+		name           string
+		max, head      float64
+		command        string
+		want           string
+		omitted, total [2]int64 // stdout, stderr
+	}{
+		{"one byte over the cap; the head cut back to a newline", 20, 5, "seq 1 10",
+			"1\n2\n[… 2 bytes omitted …]\n4\n5\n6\n7\n8\n9\n10\n\n[output truncated; full output: <stdout>]",
+			[2]int64{2, 0}, [2]int64{21, 0}},
+		{"no newline near the head's end: cut between characters, at both ends", 4000, 2001, `printf 'é%.0s' $(seq 3000)`,
+			e1000 + "\n[… 2002 bytes omitted …]\n" + e999 + "\n[output truncated; full output: <stdout>]",
+			[2]int64{2002, 0}, [2]int64{6000, 0}},
+		{"stdout and stderr, each with a head and a tail", 20, 5, "seq 1 10; seq 11 20 >&2; exit 1",
+			"1\n2\n[… 2 bytes omitted …]\n4\n5\n6\n7\n8\n9\n10\n\n[output truncated; full output: <stdout>]\n" +
+				"[stderr]\n11\n[… 12 bytes omitted …]\n16\n17\n18\n19\n20\n\n[output truncated; full output: <stderr>]\n[exit code: 1]",
+			[2]int64{2, 12}, [2]int64{21, 30}},
+		{"exactly the cap: all of it", 21, 5, "seq 1 10", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n",
+			[2]int64{0, 0}, [2]int64{21, 0}},
+		{"keepHeadBytes 0: the tail alone, as before", 20, 0, "seq 1 10; seq 11 20 >&2",
+			"\n2\n3\n4\n5\n6\n7\n8\n9\n10\n\n[output truncated; full output: <stdout>]\n" +
+				"[stderr]\n4\n15\n16\n17\n18\n19\n20\n\n[output truncated; full output: <stderr>]",
+			[2]int64{1, 10}, [2]int64{21, 30}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, config.Bash{}, nil, func(c *config.Local) {
+				c.MaxOutputBytes, c.KeepHeadBytes = tc.max, &tc.head
+			})
+			res := f.call(t, nil, jsonArgs(map[string]any{"command": tc.command, "description": "print a lot"}))
+			var st bashtool.Structured
+			b, _ := json.Marshal(res.Structured)
+			if err := json.Unmarshal(b, &st); err != nil {
+				t.Fatal(err)
+			}
+			text := res.Text()
+			for _, s := range []struct{ path, name string }{{st.Stdout.SpillPath, "<stdout>"}, {st.Stderr.SpillPath, "<stderr>"}} {
+				if s.path != "" {
+					text = strings.ReplaceAll(text, s.path, s.name)
+				}
+			}
+			if text != tc.want {
+				t.Errorf("got  %q\nwant %q", text, tc.want)
+			}
+			for i, facts := range []*bashtool.StreamFacts{st.Stdout, st.Stderr} {
+				if facts.OmittedBytes != tc.omitted[i] || facts.TotalBytes != tc.total[i] {
+					t.Errorf("stream %d: omitted %d of %d, want %d of %d", i, facts.OmittedBytes, facts.TotalBytes, tc.omitted[i], tc.total[i])
+				}
+			}
+		})
 	}
 }
 
@@ -271,7 +332,7 @@ func TestSchemaAndDescription(t *testing.T) {
 		if hasBg == hasNoBg || hasBg != (tc.cfg.EnableRunInBackground == nil) {
 			t.Errorf("description %q", d)
 		}
-		for _, fact := range []string{"fresh", "persists", "workdir", "[exit code: N]", "tail", "full output"} {
+		for _, fact := range []string{"fresh", "persists", "workdir", "[exit code: N]", "start and end", "full output"} {
 			if !strings.Contains(d, fact) {
 				t.Errorf("description lacks %q", fact)
 			}
@@ -356,7 +417,7 @@ func TestUnavailableSpillThroughTheRegistry(t *testing.T) {
 	// A spill directory that cannot be made (its base is a file): the
 	// output is truncated and the path is unavailable; the run is fine.
 	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) {
-		c.MaxOutputBytes = 10
+		c.MaxOutputBytes, c.KeepHeadBytes = 10, new(0.0)
 		c.SpillDir = filepath.Join(c.SpillDir, "file")
 		if err := os.WriteFile(c.SpillDir, nil, 0o600); err != nil {
 			t.Fatal(err)

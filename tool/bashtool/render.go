@@ -9,7 +9,8 @@ import (
 	"github.com/dsh-go/dsh/tasks"
 )
 
-// The model-facing strings of docs/spec.md §3.4–§3.5, each in one place.
+// The model-facing strings of docs/spec.md §3.4–§3.5 (§3.4a included), each
+// in one place.
 const (
 	noOutput        = "(no output)"
 	unavailablePath = "(unavailable)"
@@ -25,6 +26,10 @@ func truncatedNotice(path string) string {
 
 func cappedNotice(bytes int64, path string) string {
 	return fmt.Sprintf("[output truncated; first %d bytes saved: %s]", bytes, path)
+}
+
+func omittedMarker(n int64) string {
+	return "[… " + strconv.FormatInt(n, 10) + " bytes omitted …]"
 }
 
 func timedOutMarker(ms int64) string { return fmt.Sprintf("[timed out after %dms]", ms) }
@@ -53,24 +58,51 @@ func invalidTimeout(raw string) string {
 	return "invalid timeoutMs: expected a positive number, got " + raw
 }
 
-// streamText is one stream's text with its truncation notice.
+// streamText is one stream's text: all of it, or, when it was truncated,
+// what was kept of it and its truncation notice.
 func streamText(o bash.Output) string {
 	if !o.Truncated {
 		return o.Text
 	}
+	return keptText(o) + "\n" + streamNotice(o)
+}
+
+// keptText is what was kept of a truncated stream (docs/spec.md §3.4a): the
+// tail, after the head and a line that counts the bytes between them when a
+// head was kept.
+func keptText(o bash.Output) string {
+	if o.Head == "" {
+		return o.Text
+	}
+	marker := omittedMarker(o.OmittedBytes)
+	var b strings.Builder
+	b.Grow(len(o.Head) + 1 + len(marker) + 1 + len(o.Text))
+	b.WriteString(o.Head)
+	if !strings.HasSuffix(o.Head, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString(marker)
+	b.WriteByte('\n')
+	b.WriteString(o.Text)
+	return b.String()
+}
+
+// streamNotice says where a truncated stream's full output is.
+func streamNotice(o bash.Output) string {
 	switch {
 	case o.SpillPath == "":
-		return o.Text + "\n" + truncatedNotice(unavailablePath)
+		return truncatedNotice(unavailablePath)
 	case o.SpillCapped:
-		return o.Text + "\n" + cappedNotice(o.SpillBytes, o.SpillPath)
+		return cappedNotice(o.SpillBytes, o.SpillPath)
 	default:
-		return o.Text + "\n" + truncatedNotice(o.SpillPath)
+		return truncatedNotice(o.SpillPath)
 	}
 }
 
 // Render is the text the model reads for a foreground run (docs/spec.md §3.4):
-// the streams, "(no output)" when both are empty, then the markers, each on
-// its own line: a timeout, then a signal or a non-zero exit code.
+// the streams (each with its head, §3.4a, when one was kept), "(no output)"
+// when both are empty, then the markers, each on its own line: a timeout,
+// then a signal or a non-zero exit code.
 func Render(r bash.Result) string {
 	body := bash.JoinStreams(streamText(r.Stdout), streamText(r.Stderr))
 	if body == "" {

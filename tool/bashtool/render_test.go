@@ -28,14 +28,51 @@ func TestRender(t *testing.T) {
 		{"timeout", bash.Result{Signal: "SIGTERM", TimedOut: true, TimeoutMs: 100}, "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
 		{"timeout, trapped, exit 0", bash.Result{ExitCode: code(0), TimedOut: true, TimeoutMs: 100}, "(no output)\n[timed out after 100ms]"},
 		{"signal", bash.Result{Signal: "SIGKILL", Stdout: bash.Output{Text: "x\n"}}, "x\n[killed by signal: SIGKILL]"},
-		{"truncated with path", bash.Result{ExitCode: code(0), Stdout: bash.Output{Text: "tail\n", Truncated: true, SpillPath: "/s/1-stdout.log"}},
+		// Truncated streams as keepHeadBytes: 0 reports them: no head,
+		// the bytes before the tail counted, today's texts.
+		{"truncated with path", bash.Result{ExitCode: code(0), Stdout: bash.Output{Text: "tail\n", Truncated: true, OmittedBytes: 9, SpillPath: "/s/1-stdout.log"}},
 			"tail\n\n[output truncated; full output: /s/1-stdout.log]"},
-		{"truncated without path", bash.Result{ExitCode: code(0), Stdout: bash.Output{Text: "tail", Truncated: true}},
+		{"truncated without path", bash.Result{ExitCode: code(0), Stdout: bash.Output{Text: "tail", Truncated: true, OmittedBytes: 1}},
 			"tail\n[output truncated; full output: (unavailable)]"},
-		{"spill capped", bash.Result{ExitCode: code(0), Stdout: bash.Output{Text: "tail", Truncated: true, SpillPath: "/s/1-stdout.log", SpillCapped: true, SpillBytes: 67108864}},
+		{"spill capped", bash.Result{ExitCode: code(0), Stdout: bash.Output{Text: "tail", Truncated: true, OmittedBytes: 70000000, SpillPath: "/s/1-stdout.log", SpillCapped: true, SpillBytes: 67108864}},
 			"tail\n[output truncated; first 67108864 bytes saved: /s/1-stdout.log]"},
-		{"stderr truncated, exit", bash.Result{ExitCode: code(1), Stderr: bash.Output{Text: "e", Truncated: true, SpillPath: "/s/2-stderr.log"}},
+		{"stderr truncated, exit", bash.Result{ExitCode: code(1), Stderr: bash.Output{Text: "e", Truncated: true, OmittedBytes: 3, SpillPath: "/s/2-stderr.log"}},
 			"[stderr]\ne\n[output truncated; full output: /s/2-stderr.log]\n[exit code: 1]"},
+	} {
+		if got := Render(tc.r); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestRenderHeadAndTail: the texts of docs/spec.md §3.4a, byte for byte.
+func TestRenderHeadAndTail(t *testing.T) {
+	code := func(n int) *int { return &n }
+	out := func(head, tail string, omitted int64) bash.Output {
+		return bash.Output{Head: head, Text: tail, OmittedBytes: omitted, Truncated: true, SpillPath: "/s/1-stdout.log"}
+	}
+	for _, tc := range []struct {
+		name string
+		r    bash.Result
+		want string
+	}{
+		{"head ending in a newline", bash.Result{ExitCode: code(0), Stdout: out("error: first\n", "make: *** Error 1\n", 120894)},
+			"error: first\n[… 120894 bytes omitted …]\nmake: *** Error 1\n\n[output truncated; full output: /s/1-stdout.log]"},
+		{"head cut inside a line", bash.Result{ExitCode: code(0), Stdout: out("ééé", "tail", 7)},
+			"ééé\n[… 7 bytes omitted …]\ntail\n[output truncated; full output: /s/1-stdout.log]"},
+		{"a tail starting inside a line", bash.Result{ExitCode: code(0), Stdout: out("a\n", "9\n10\n", 1)},
+			"a\n[… 1 bytes omitted …]\n9\n10\n\n[output truncated; full output: /s/1-stdout.log]"},
+		{"both streams, exit code", bash.Result{ExitCode: code(2),
+			Stdout: out("1\n", "9\n", 14),
+			Stderr: bash.Output{Head: "e1\n", Text: "e9", OmittedBytes: 30, Truncated: true, SpillPath: "/s/2-stderr.log"}},
+			"1\n[… 14 bytes omitted …]\n9\n\n[output truncated; full output: /s/1-stdout.log]\n" +
+				"[stderr]\ne1\n[… 30 bytes omitted …]\ne9\n[output truncated; full output: /s/2-stderr.log]\n[exit code: 2]"},
+		{"spill capped", bash.Result{ExitCode: code(0), Stdout: bash.Output{Head: "h\n", Text: "t\n", OmittedBytes: 1 << 30, Truncated: true, SpillPath: "/s/1-stdout.log", SpillCapped: true, SpillBytes: 67108864}},
+			"h\n[… 1073741824 bytes omitted …]\nt\n\n[output truncated; first 67108864 bytes saved: /s/1-stdout.log]"},
+		{"spill unavailable, timed out", bash.Result{Signal: "SIGTERM", TimedOut: true, TimeoutMs: 100, Stdout: bash.Output{Head: "h", Text: "t", OmittedBytes: 5, Truncated: true}},
+			"h\n[… 5 bytes omitted …]\nt\n[output truncated; full output: (unavailable)]\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
+		{"stderr only", bash.Result{ExitCode: code(0), Stderr: bash.Output{Head: "w\n", Text: "x\n", OmittedBytes: 2, Truncated: true, SpillPath: "/s/2-stderr.log"}},
+			"[stderr]\nw\n[… 2 bytes omitted …]\nx\n\n[output truncated; full output: /s/2-stderr.log]"},
 	} {
 		if got := Render(tc.r); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
