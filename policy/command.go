@@ -111,9 +111,10 @@ func (c *checker) record(sc *scope, pt Part) {
 // level, then opaque, then allow: the command by a rule or as read-only,
 // and every wrapper that is not transparent by a rule of its own.
 func (c *checker) decide(sc *scope, u *unit) (Part, bool) {
-	pt := Part{Words: words(u.levels[0].args)}
-	if r, at, may := c.denyAsk(u.levels); r != nil {
-		pt.Words = words(u.levels[at].args)
+	var pt Part
+	at := 0
+	if r, lv, may := c.denyAsk(u.levels); r != nil {
+		at = lv
 		pt.Rule, pt.MayMatch = r.rule, may
 		pt.Decision = Ask
 		if r.rule.Kind == KindDeny && !may {
@@ -124,16 +125,19 @@ func (c *checker) decide(sc *scope, u *unit) (Part, bool) {
 	loader := loaderName(u.assigned)
 	if loader != "" && pt.Opaque == "" && c.p.HasAskOrDeny() {
 		pt.Opaque = loaderReason(loader)
-		if pt.Decision == "" {
-			pt.Words = append(append([]string(nil), u.prefix...), pt.Words...)
-		}
 	}
-	if pt.Decision != "" || pt.Opaque != "" {
+	switch {
+	case pt.Decision != "":
+		pt.Words = words(u.levels[at].args)
 		return pt, true
-	}
-	if loader != "" || !safeAssigns(u.assigned) {
-		// No allow; show the assignments that took it away.
-		pt.Words = append(append([]string(nil), u.prefix...), pt.Words...)
+	case sc.quoted && pt.Opaque == "":
+		return pt, false // in quoted code only deny, ask and opaque count
+	case pt.Opaque != "" && loader == "":
+		pt.Words = words(u.levels[0].args)
+		return pt, true
+	case pt.Opaque != "" || loader != "" || !safeAssigns(u.assigned):
+		// Opaque or not allowed because of assignments: show them.
+		pt.Words = append(append([]string(nil), u.prefix...), words(u.levels[0].args)...)
 		return pt, true
 	}
 	return c.allow(u, pt)
@@ -147,10 +151,11 @@ func (c *checker) denyAsk(levels []level) (r *compiled, at int, may bool) {
 		mayAt := -1
 		var mayRule *compiled
 		for i, lv := range levels {
+			dyn := hasDynamic(lv.args)
 			for _, rule := range rules {
 				switch {
 				case !rule.match(lv.args, true):
-				case rule.match(lv.args, false):
+				case !dyn || rule.match(lv.args, false):
 					return rule, i, false
 				case mayRule == nil:
 					mayRule, mayAt = rule, i
@@ -162,6 +167,17 @@ func (c *checker) denyAsk(levels []level) (r *compiled, at int, may bool) {
 		}
 	}
 	return nil, 0, false
+}
+
+// hasDynamic reports whether an argument is dynamic: only then may a
+// rule match without matching.
+func hasDynamic(args []arg) bool {
+	for _, a := range args {
+		if a.dyn {
+			return true
+		}
+	}
+	return false
 }
 
 // allow decides a unit no deny or ask rule matched.

@@ -180,7 +180,11 @@ func (c *checker) forClause(sc *scope, fc *syntax.ForClause, writes bool) {
 // call walks a simple command: its part (or parts, through wrappers), then
 // the code in its words.
 func (c *checker) call(sc *scope, ce *syntax.CallExpr, redirs []*syntax.Redirect, writes bool) {
-	names := append(assignNames(ce.Assigns), arithNames(ce)...)
+	plain := len(ce.Assigns) == 0 && allPlain(ce.Args)
+	var names []string
+	if !plain {
+		names = append(assignNames(ce.Assigns), arithNames(ce)...)
+	}
 	words := make([]string, len(ce.Assigns))
 	for i, a := range ce.Assigns {
 		words[i] = source(sc, a)
@@ -195,7 +199,20 @@ func (c *checker) call(sc *scope, ce *syntax.CallExpr, redirs []*syntax.Redirect
 		u := &unit{assigned: names, prefix: words, writes: writes, stdin: c.stdinScript(redirs)}
 		c.unwrap(sc, u, args)
 	}
-	c.code(sc, ce)
+	if !plain {
+		c.code(sc, ce)
+	}
+}
+
+// allPlain reports whether every word is plain text: then no arithmetic,
+// substitution or quoted code hides in them.
+func allPlain(ws []*syntax.Word) bool {
+	for _, w := range ws {
+		if _, ok := plainWord(w); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // args evaluates a command's words.
@@ -212,6 +229,9 @@ func (c *checker) args(sc *scope, words []*syntax.Word) []arg {
 
 // wordArgs evaluates one word into its arguments.
 func (c *checker) wordArgs(sc *scope, w *syntax.Word) []arg {
+	if t, ok := plainWord(w); ok {
+		return []arg{{text: showCR(t), word: w}}
+	}
 	fields, ok := expandWord(w, c.p.cfg.Home)
 	if !ok {
 		return []arg{{text: source(sc, w), dyn: true, multi: true, word: w}}
@@ -221,6 +241,20 @@ func (c *checker) wordArgs(sc *scope, w *syntax.Word) []arg {
 		out[i] = fieldArg(f, source(sc, w), w)
 	}
 	return out
+}
+
+// plainWord returns the text of a word that needs no expansion: bare
+// text without escapes, braces, ~ or pattern characters, the common case,
+// read without allocating.
+func plainWord(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || l.Value == "" || strings.ContainsAny(l.Value, "\\{~*?[") {
+		return "", false
+	}
+	return l.Value, true
 }
 
 // decl walks a declaration builtin (docs/spec.md §9.3 "Assignments"):
