@@ -143,15 +143,9 @@ func evalStep(c *checker, _ *unit, args []arg) step {
 	if len(rest) == 0 {
 		return step{}
 	}
-	texts := make([]string, len(rest))
-	for i, a := range rest {
-		c.skipWord(a)
-		if a.dyn {
-			return step{opaque: reasonEvalDynamic}
-		}
-		texts[i] = a.text
-	}
-	return step{scripts: []string{strings.Join(texts, " ")}, transparent: true}
+	st := joinedScript(c, rest, reasonEvalDynamic)
+	st.transparent = true
+	return st
 }
 
 // dashDash drops a leading `--`.

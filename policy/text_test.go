@@ -145,3 +145,20 @@ func TestParts(t *testing.T) {
 		t.Errorf("may match: %+v", q.Parts[0])
 	}
 }
+
+// A policy is safe for concurrent use (run with -race).
+func TestConcurrentChecks(t *testing.T) {
+	p := std(t)
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for _, s := range fuzzSeeds {
+				p.Check(s)
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+}

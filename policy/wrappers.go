@@ -450,7 +450,7 @@ func sudoStep(c *checker, _ *unit, args []arg) step {
 		if len(rest) == 0 {
 			return step{opaque: reasonNoScript, assigns: names}
 		}
-		st := joinedScript(c, rest)
+		st := joinedScript(c, rest, reasonDynamicScript)
 		st.assigns = names
 		return st
 	case len(rest) == 0 || o.has("e", "edit", "l", "list", "v", "validate", "V", "version", "h", "help"):
@@ -459,14 +459,15 @@ func sudoStep(c *checker, _ *unit, args []arg) step {
 	return step{inners: [][]arg{rest}, assigns: names}
 }
 
-// joinedScript is the step of a wrapper that joins its arguments with
-// spaces and runs them as a script (watch, sudo -s).
-func joinedScript(c *checker, args []arg) step {
+// joinedScript is the step of a command that joins its arguments with
+// spaces and runs them as a script (eval, watch, sudo -s); a dynamic one
+// makes it opaque for reason.
+func joinedScript(c *checker, args []arg, reason string) step {
 	texts := make([]string, len(args))
 	for i, a := range args {
 		c.skipWord(a)
 		if a.dyn {
-			return step{opaque: reasonDynamicScript}
+			return step{opaque: reason}
 		}
 		texts[i] = a.text
 	}
@@ -512,7 +513,14 @@ func suStep(c *checker, _ *unit, args []arg) step {
 	if sh, ok := o.get("s", "shell"); ok && (sh.dyn || !isBashLike(base(sh.text))) {
 		return step{opaque: reasonOtherShell}
 	}
-	if s, ok := o.get("c", "command", "session-command"); ok {
+	return scriptOrShell(c, o, "c", "command", "session-command")
+}
+
+// scriptOrShell is the step of a wrapper (su, script) that runs the
+// script of one of the options keys, or else starts a shell nobody can
+// check, unless it only prints help or its version.
+func scriptOrShell(c *checker, o opts, keys ...string) step {
+	if s, ok := o.get(keys...); ok {
 		return scriptValue(c, s, false)
 	}
 	if o.has("h", "V", "help", "version") {
@@ -525,16 +533,10 @@ func suStep(c *checker, _ *unit, args []arg) step {
 // script starts a shell.
 func scriptStep(c *checker, _ *unit, args []arg) step {
 	o, _, bad := scan(args, &scriptOpts, 1)
-	switch {
-	case bad != "":
+	if bad != "" {
 		return step{opaque: bad}
-	case o.has("h", "V", "help", "version"):
-		return step{}
 	}
-	if s, ok := o.get("c", "command"); ok {
-		return scriptValue(c, s, false)
-	}
-	return step{opaque: reasonNoScript}
+	return scriptOrShell(c, o, "c", "command")
 }
 
 // watchStep reads watch [opts] COMMAND…: with -x it runs the command,
@@ -549,7 +551,7 @@ func watchStep(c *checker, _ *unit, args []arg) step {
 	case o.has("x", "exec"):
 		return step{inners: [][]arg{args[i:]}}
 	}
-	return joinedScript(c, args[i:])
+	return joinedScript(c, args[i:], reasonDynamicScript)
 }
 
 // xargsStep reads xargs [opts] [COMMAND…]. The command gets the input:
