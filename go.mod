@@ -11,6 +11,7 @@ require (
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.50.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (
