@@ -32,6 +32,8 @@ type File struct {
 	Bash Bash `yaml:"bash,omitempty"`
 	// Tasks is the section of the task runtime and the task tools.
 	Tasks Tasks `yaml:"tasks,omitempty"`
+	// Permissions is the command policy; nil: none (every call runs).
+	Permissions *Permissions `yaml:"permissions,omitempty"`
 }
 
 // Bash is the bash tool's section.
@@ -86,6 +88,10 @@ func (f File) WithDefaults() File {
 	}
 	f.Local = f.Local.WithDefaults()
 	f.Tasks = f.Tasks.WithDefaults()
+	if f.Permissions != nil {
+		p := f.Permissions.WithDefaults()
+		f.Permissions = &p
+	}
 	return f
 }
 
@@ -104,10 +110,15 @@ func (f File) validate(lines map[string]int) error {
 			return err
 		}
 	}
-	for _, s := range []struct {
+	type section struct {
 		name string
 		err  error
-	}{{"local", f.Local.Validate()}, {"tasks", f.Tasks.Validate()}} {
+	}
+	sections := []section{{"local", f.Local.Validate()}, {"tasks", f.Tasks.Validate()}}
+	if f.Permissions != nil {
+		sections = append(sections, section{"permissions", f.Permissions.Validate()})
+	}
+	for _, s := range sections {
 		var e *Error
 		if errors.As(s.err, &e) {
 			return e.within(s.name, lines)

@@ -48,6 +48,7 @@ import (
 	"sync"
 
 	"github.com/dsh-go/dsh/internal/safe"
+	"github.com/dsh-go/dsh/permissions"
 )
 
 type loaded struct {
@@ -72,13 +73,23 @@ type Host struct {
 // Option configures a Host or a [Standard] stack.
 type Option func(*options)
 
-type options struct{ log *slog.Logger }
+type options struct {
+	log         *slog.Logger
+	permissions permissions.Options
+}
 
 // WithLogger sends what the host logs to l instead of slog's default
 // logger; for [Standard], also what the executor, the task runtime, the
 // registry (contained panics) and the command policy log. Sessions are the
 // front end's: give them the logger with session.WithLogger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithPermissions sets where [Standard]'s command policy looks for Claude
+// Code settings and the user's home (tests point them at a directory of
+// their own). Its Logger and DefaultCwd are Standard's.
+func WithPermissions(o permissions.Options) Option {
+	return func(opts *options) { opts.permissions = o }
+}
 
 func newOptions(opts []Option) options {
 	var o options

@@ -7,6 +7,7 @@ import (
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/permissions"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -25,6 +26,8 @@ type Stack struct {
 	Local *local.Executor
 	// Tasks is the task runtime; nil without the task tools.
 	Tasks *tasks.Service
+	// Gate applies the command policy; nil without a permissions section.
+	Gate *permissions.Gate
 
 	host *Host
 }
@@ -59,6 +62,12 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	}
 	if cfg.Has(config.ToolTasks) {
 		s.Tasks = tasks.New(tasks.Config{MaxRunningPerSession: cfg.Tasks.MaxRunningPerSession, Logger: o.log})
+	}
+	if cfg.Permissions != nil {
+		po := o.permissions
+		po.Logger, po.DefaultCwd = o.log, cfg.Local.Cwd
+		s.Gate = permissions.New(*cfg.Permissions, po)
+		s.Tools.UsePre(s.Gate.Middleware())
 	}
 	if err := s.compose(cfg); err != nil {
 		_ = s.Close()

@@ -182,7 +182,7 @@ func request(a args, s *session.Session) (bash.Request, error) {
 	if strings.TrimSpace(a.Description) == "" {
 		return bash.Request{}, invalid(invalidBlank("description"))
 	}
-	req := bash.Request{Command: a.Command, Workdir: workdir(a.Workdir, s)}
+	req := bash.Request{Command: a.Command, Workdir: Workdir(a.Workdir, s)}
 	if a.TimeoutMs != nil {
 		ms, err := strconv.ParseFloat(string(*a.TimeoutMs), 64)
 		if err != nil || !config.PositiveFinite(ms) {
@@ -195,8 +195,9 @@ func request(a args, s *session.Session) (bash.Request, error) {
 
 func invalid(msg string) error { return &tool.Error{Code: tool.CodeInvalidArgs, Message: msg} }
 
-// workdir resolves the model's workdir against the session (docs/spec.md §3.3).
-func workdir(wd string, s *session.Session) string {
+// Workdir resolves the model's workdir against the session (docs/spec.md
+// §3.3); "" when neither gives one, for the executor's default.
+func Workdir(wd string, s *session.Session) string {
 	cwd := ""
 	if s != nil {
 		cwd = s.Cwd()
@@ -224,7 +225,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 	res, err := t.exec.Run(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
-			return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errAborted}
+			return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 		}
 		return tool.Result{}, err
 	}
@@ -232,7 +233,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 		// The model never sees these paths: nobody else would delete them.
 		removeFile(res.Stdout.SpillPath)
 		removeFile(res.Stderr.SpillPath)
-		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errAborted}
+		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 	}
 	t.spills.track(s, res.Stdout.SpillPath, res.Stderr.SpillPath)
 	out := tool.TextResult(Render(res))
@@ -249,7 +250,7 @@ func (t *Tool) background(ctx context.Context, s *session.Session, req bash.Requ
 		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errNoRuntime}
 	}
 	if ctx.Err() != nil {
-		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errAborted}
+		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 	}
 	spec, err := t.exec.Resolve(req)
 	if err != nil {

@@ -9,12 +9,15 @@ import (
 	"github.com/dsh-go/dsh/tasks"
 )
 
+// Aborted is the text of a call its caller cancelled (exact, docs/spec.md
+// §3.4), also when the cancellation came while the user was being asked.
+const Aborted = "command aborted"
+
 // The model-facing strings of docs/spec.md §3.4–§3.5 (§3.4a included), each
 // in one place.
 const (
 	noOutput        = "(no output)"
 	unavailablePath = "(unavailable)"
-	errAborted      = "command aborted"
 	errDisabled     = "run_in_background is disabled for this deployment (enableRunInBackground: false)"
 	errNoRuntime    = "background tasks unavailable: load the task runtime and the task tools"
 	killedNoSignal  = "killed before exit"
