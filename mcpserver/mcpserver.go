@@ -80,6 +80,7 @@ type Server struct {
 	closed   bool
 	watchers sync.WaitGroup
 	nextID   uint64
+	stateKey []byte // signs the request states of suspended calls
 }
 
 // New returns a Server exposing every tool registered in opts.Tools now.
@@ -88,7 +89,7 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session)}
+	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session), stateKey: newStateKey()}
 	instructions := ""
 	if opts.Prompt != nil {
 		instructions = opts.Prompt.Text()
@@ -154,7 +155,10 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 				}
 			})
 		}
-		res := s.opts.Tools.Execute(ctx, tool.Call{Name: name, Args: req.Params.Arguments, Session: owner})
+		res := s.opts.Tools.Execute(ctx, tool.Call{Name: name, Args: req.Params.Arguments, Session: owner, Asker: s.asker(req.Session, req.Params)})
+		if res.Question != nil {
+			return s.suspended(req.Session, req.Params, res.Question), nil
+		}
 		return s.result(res, owner), nil
 	}
 }

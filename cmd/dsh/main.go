@@ -7,7 +7,9 @@
 //	dsh run   [--config FILE] [--workdir DIR] [--timeout D] [--background] -- COMMAND...
 //	dsh tools [--config FILE]                                  tool schemas and the prompt
 //	dsh version
-//	dsh doctor [--config FILE]                                 shell and process containment in use
+//	dsh doctor [--config FILE]                                 shell, process containment, rule sources
+//	dsh policy check [--config FILE] [--workdir DIR] [--json] -- COMMAND
+//	                                                           what the command policy decides, part by part
 //
 // Every front end runs calls through the same pipeline: the tool registry
 // (validation, waterfalls), the bash tool, the local executor, and the task
@@ -103,10 +105,18 @@
 //
 // # dsh doctor
 //
-// Prints three lines: the version, the shell's path, and the containment
-// the executor uses here ("cgroup v2, one cgroup per command under …", or
-// "marker: …" with the reason no cgroup could be made). Making the executor
+// Prints four lines: the version, the shell's path, the containment the
+// executor uses here ("cgroup v2, one cgroup per command under …", or
+// "marker: …" with the reason no cgroup could be made), and where the
+// command policy's rules come from (docs/spec.md §9.6). Making the executor
 // also runs its start-up sweep of processes left by a dsh that died.
+//
+// # dsh policy check
+//
+// Prints what the command policy decides for COMMAND in a session whose cwd
+// is --workdir (else local.cwd, else dsh's cwd), without running it or
+// asking anyone: the decision alone on the first line, then one line per
+// part with its decision and what decided it; --json prints one object.
 //
 // # dsh mcp, dsh serve
 //
@@ -251,7 +261,7 @@ func newRoot(s streams) *cobra.Command {
 		}
 		return usageError("%v", err)
 	})
-	root.AddCommand(newRunCmd(s), newToolsCmd(s), newVersionCmd(s), newDoctorCmd(s))
+	root.AddCommand(newRunCmd(s), newToolsCmd(s), newVersionCmd(s), newDoctorCmd(s), newPolicyCmd(s))
 	for _, mk := range extraCommands {
 		root.AddCommand(mk(s))
 	}

@@ -94,7 +94,7 @@ func runCommand(f runFlags, command string, s streams) error {
 	if f.background {
 		args["run_in_background"] = true
 	}
-	r := &runner{tools: st.Tools, sess: sess, out: s.out}
+	r := &runner{tools: st.Tools, sess: sess, out: s.out, asker: terminalAsker(s.err)}
 	res := r.call(ctx, bashtool.Name, args)
 	r.print(res)
 	if res.IsError {
@@ -119,6 +119,7 @@ type runner struct {
 	tools *tool.Registry
 	sess  *session.Session
 	out   io.Writer
+	asker tool.Asker // nil: nobody can be asked
 
 	printed bool // a result was printed
 }
@@ -128,7 +129,7 @@ func (r *runner) call(ctx context.Context, name string, args map[string]any) too
 	if err != nil {
 		return tool.ErrorResult(tool.CodeFailed, err.Error())
 	}
-	return r.tools.Execute(ctx, tool.Call{Name: name, Args: raw, Session: r.sess})
+	return r.tools.Execute(ctx, tool.Call{Name: name, Args: raw, Session: r.sess, Asker: r.asker})
 }
 
 // print writes the result's blocks exactly as the model reads them, joined
