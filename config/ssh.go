@@ -202,6 +202,10 @@ func badHost(s, why string) *Error {
 // shellName is a name a POSIX shell can export.
 var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// ShellName reports whether s is a name a POSIX shell can export: a
+// letter or underscore, then letters, digits and underscores.
+func ShellName(s string) bool { return shellName.MatchString(s) }
+
 // checkShellSet checks one entry of an env.set whose names a shell
 // exports.
 func checkShellSet(key, name, value string, line int) *Error {
