@@ -61,6 +61,19 @@ func (c *conn) isLost() bool {
 	}
 }
 
+// alive asks the server for a keep-alive's answer and fails the
+// connection when none can come. A channel that ends without an exit
+// status may be the first sign of a transport that just ended (its
+// channels close before the waiter learns it); this tells the two apart.
+// On a half-open connection the keeper's guard bounds the wait.
+func (c *conn) alive() bool {
+	if _, _, err := c.client.SendRequest("keepalive@openssh.com", true, nil); err != nil {
+		c.fail(fmt.Errorf("keep-alive: %w", err))
+		return false
+	}
+	return true
+}
+
 // errUnanswered is why a connection that stopped answering was dropped.
 var errUnanswered = errors.New("keep-alives unanswered for 3 intervals")
 

@@ -73,11 +73,10 @@ func (rc *remoteCmd) wait() (string, error) {
 	rc.outWG.Wait()
 	_ = rc.s.ch.Close()
 	<-rc.ended
-	if rc.s.c.isLost() {
-		return "", lostError(rc.s.c)
-	}
 	st := rc.status
 	switch {
+	case !st.known && (rc.s.c.isLost() || !rc.s.c.alive()):
+		return "", lostError(rc.s.c)
 	case !st.known:
 		return "", fmt.Errorf("ended without an exit status")
 	case st.signal != "":

@@ -216,11 +216,12 @@ func (r *run) supervise() {
 	known := r.status.known
 	r.mu.Unlock()
 	switch {
-	case !known && r.s.c.isLost():
+	case known:
+	case r.s.c.isLost() || !r.s.c.alive():
 		r.fail(lostError(r.s.c))
-	case !known:
-		// The channel ended with no exit status: whatever ran, its end
-		// is unknown.
+	default:
+		// The channel ended with no exit status on a working
+		// connection: whatever ran, its end is unknown.
 		r.fail(errNoStatus(r.e.target.host))
 	}
 	r.drain()

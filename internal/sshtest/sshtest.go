@@ -353,9 +353,26 @@ func cmdline(pid int) string {
 // writeKnownHosts writes a known_hosts file naming the server's key.
 func (s *Server) writeKnownHosts(t testing.TB) {
 	t.Helper()
-	s.KnownHosts = filepath.Join(s.Dir, "known_hosts")
-	addr := knownhosts.Normalize(net.JoinHostPort(s.Host, strconv.Itoa(s.Port)))
-	writeFile(t, s.KnownHosts, []byte(knownhosts.Line([]string{addr}, s.HostKey)+"\n"), 0o644)
+	s.KnownHosts = s.KnownHostsFor(t, s.HostKey, s.Port)
+}
+
+// KnownHostsFor writes a new known_hosts file that names key for the
+// server's host at each of ports (a proxy's port, say), and returns its
+// path.
+func (s *Server) KnownHostsFor(t testing.TB, key gossh.PublicKey, ports ...int) string {
+	t.Helper()
+	f, err := os.CreateTemp(s.Dir, "known_hosts-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	var lines []string
+	for _, port := range ports {
+		addr := knownhosts.Normalize(net.JoinHostPort(s.Host, strconv.Itoa(port)))
+		lines = append(lines, knownhosts.Line([]string{addr}, key))
+	}
+	writeFile(t, f.Name(), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	return f.Name()
 }
 
 // Config is an ssh section for the server: its host and port, the test
