@@ -582,3 +582,22 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 }
+
+// TestGiBStreamHeapBounded: a 1 GiB stream leaves dsh's live heap within
+// 16 MiB of where it started, as for the local executor (the collectors
+// keep their caps; the channel's window bounds what waits in memory).
+func TestGiBStreamHeapBounded(t *testing.T) {
+	srv := sshtest.Start(t, sshtest.Options{})
+	e := newExecutor(t, srv.Config(t))
+	mustRun(t, e, "true") // the connection, before the first sample
+	heap := executortest.StartHeapSampler()
+	r := mustRun(t, e, "head -c 1073741824 /dev/zero")
+	_, live := heap.Stop()
+	if r.Stdout.TotalBytes != 1<<30 || !r.Stdout.SpillCapped || r.Stdout.SpillBytes != 64<<20 {
+		t.Fatalf("stdout %+v", r.Stdout)
+	}
+	t.Logf("peak live heap %.1f MiB above the start, in %v", float64(live)/(1<<20), r.Duration)
+	if live > 16<<20 {
+		t.Fatalf("the live heap grew by %.1f MiB", float64(live)/(1<<20))
+	}
+}
