@@ -51,9 +51,12 @@
 // ends (sshd closes it when the command exits, so what the command left in
 // its group dies with it, and when the connection goes), it sends SIGTERM
 // to the command's process group, then SIGKILL after graceMs unless the
-// group is empty. It kills by the group only while the group is alive, and
-// stops at once when it is empty, so no remote process outlives a lost
-// connection by more than 3 × keepaliveMs + graceMs.
+// group is empty (a zombie counts as gone). It kills by the group only
+// while the group is alive, and stops at once when it is empty, so no
+// remote process outlives a lost connection by more than 3 × keepaliveMs
+// + graceMs. It holds the channel's stderr, writing nothing to it, so the
+// channel ends only once the watchdog does: a command is over when what it
+// left in its group is gone too, as for the local executor.
 //
 // # Frames
 //
