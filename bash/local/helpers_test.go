@@ -1,7 +1,6 @@
 package local
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,22 +54,10 @@ func newExecutor(t *testing.T, cfg config.Local) *Executor {
 	return e
 }
 
-// run resolves and runs command with an optional timeout.
+// runCmd resolves and runs command with an optional timeout.
 func runCmd(t *testing.T, e *Executor, command string, timeoutMs float64) bash.Result {
 	t.Helper()
-	req := bash.Request{Command: command}
-	if timeoutMs > 0 {
-		req.TimeoutMs = &timeoutMs
-	}
-	spec, err := e.Resolve(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Run(context.Background(), spec)
-	if err != nil {
-		t.Fatalf("Run(%q): %v", command, err)
-	}
-	return res
+	return executortest.RunCmd(t, e, command, timeoutMs)
 }
 
 func start(t *testing.T, e *Executor, command string) bash.Process {

@@ -2,7 +2,6 @@ package ssh
 
 import (
 	"github.com/dsh-go/dsh/bash"
-	"github.com/dsh-go/dsh/bash/capture"
 )
 
 // process is the handle of a background run.
@@ -52,14 +51,7 @@ func (p *process) Kill() bool {
 
 // Read consumes new output of both streams, as the local executor's does.
 func (p *process) Read() bash.ReadResult {
-	out, outLossy := p.run.stdout.ReadNew()
-	errOut, errLossy := p.run.stderr.ReadNew()
-	return bash.ReadResult{
-		Delta:       bash.JoinStreams(capture.Text(out), capture.Text(errOut)),
-		Lossy:       outLossy || errLossy,
-		StdoutSpill: p.run.stdout.SpillPath(),
-		StderrSpill: p.run.stderr.SpillPath(),
-	}
+	return bash.ReadCollectors(p.run.stdout, p.run.stderr)
 }
 
 func (p *process) SpillPaths() (stdout, stderr string) {

@@ -310,20 +310,7 @@ func (r *run) result(timeoutMs int64, timedOut, aborted bool) bash.Result {
 		Aborted:   aborted,
 		TimeoutMs: timeoutMs,
 		Duration:  r.ended.Sub(r.started),
-		Stdout:    output(r.outRes),
-		Stderr:    output(r.errRes),
-	}
-}
-
-func output(c capture.Result) bash.Output {
-	return bash.Output{
-		Text:         c.Text,
-		Head:         c.Head,
-		OmittedBytes: c.OmittedBytes,
-		Truncated:    c.Truncated,
-		SpillPath:    c.SpillPath,
-		SpillCapped:  c.SpillCapped,
-		SpillBytes:   c.SpillBytes,
-		TotalBytes:   c.TotalBytes,
+		Stdout:    bash.OutputOf(r.outRes),
+		Stderr:    bash.OutputOf(r.errRes),
 	}
 }

@@ -238,13 +238,9 @@ func (e *Executor) Host() string { return e.target.host }
 // directory is r's, else ssh.cwd, else empty: the remote user's home,
 // where sshd starts a command.
 func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
-	ms := e.timeoutMs
-	if r.TimeoutMs != nil {
-		v := *r.TimeoutMs
-		if !config.PositiveFinite(v) {
-			return bash.Spec{}, errors.New(Name + ": request.timeoutMs must be a positive finite number")
-		}
-		ms = config.WholeMillis(v)
+	ms, err := bash.ResolveTimeout(Name, r.TimeoutMs, e.timeoutMs, e.maxTimeoutMs)
+	if err != nil {
+		return bash.Spec{}, err
 	}
 	wd := r.Workdir
 	if wd == "" {
@@ -252,7 +248,7 @@ func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
 	}
 	return bash.Spec{
 		Command:   r.Command,
-		TimeoutMs: min(ms, e.maxTimeoutMs),
+		TimeoutMs: ms,
 		Workdir:   wd,
 		Stdin:     r.Stdin,
 		Env:       r.Env,
@@ -268,7 +264,7 @@ var errTimedOut = errors.New("timed out")
 // ("ssh: connection to HOST lost"), with no Result.
 func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error) {
 	if ctx.Err() != nil {
-		return bash.Result{}, abortedBeforeSpawn(ctx)
+		return bash.Result{}, bash.AbortedBeforeSpawn(ctx)
 	}
 	if spec.TimeoutMs <= 0 {
 		return bash.Result{}, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
@@ -305,14 +301,6 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error)
 		return bash.Result{}, err
 	}
 	return r.result(spec.TimeoutMs, timedOut, aborted), nil
-}
-
-func abortedBeforeSpawn(ctx context.Context) error {
-	cause := context.Cause(ctx)
-	if cause == nil || cause == context.Canceled {
-		return errors.New("aborted before spawn: aborted")
-	}
-	return fmt.Errorf("aborted before spawn: %w", cause)
 }
 
 // Start runs spec in the background. See [bash.Executor]. It returns once
@@ -367,7 +355,7 @@ func (e *Executor) spawn(ctx context.Context, spec bash.Spec, foreground bool) (
 	if err != nil {
 		e.wg.Done()
 		if ctx.Err() != nil {
-			return nil, abortedBeforeSpawn(ctx)
+			return nil, bash.AbortedBeforeSpawn(ctx)
 		}
 		return nil, err
 	}
