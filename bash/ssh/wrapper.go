@@ -42,8 +42,12 @@ exec bash --noprofile --norc -c "$w" dsh-ssh "$@"`
 // gone too. Being sshd's child, the command's bash has its
 // wait status reported by sshd itself, as exit-status or exit-signal.
 //
-// Its variables start with __dsh_ so that they cannot be confused with
-// variables of the environment, which the command inherits as they are.
+// The watchdog gets the command's environment too (a process left behind
+// is found by its variables, as the local executor's are), with setsid
+// and bash named by path, so that a PATH of the command's cannot hide
+// them. The wrapper's own variables start with __dsh_ so that they cannot
+// be confused with variables of the environment, which the command
+// inherits as they are.
 const wrapper = `__dsh_n=$1 __dsh_ka=$2 __dsh_gms=$3 __dsh_wd=$4 __dsh_mode=$5; shift 5
 __dsh_frame() { printf '\n%s %s\n' "$__dsh_n" "$*"; }
 __dsh_vars=()
@@ -59,8 +63,9 @@ fi
 exec 9<&0
 if [[ $__dsh_mode == *s* ]] && ! IFS= read -r -d '' __dsh_script; then __dsh_frame payload; exit 1; fi
 if [[ $__dsh_mode == *i* ]] && ! IFS= read -r -d '' __dsh_in; then __dsh_frame payload; exit 1; fi
-( exec setsid bash --noprofile --norc -c "$__dsh_watch" dsh-ssh-watch "$$" "$__dsh_ka" "$__dsh_gms" <&9 7>&2 >/dev/null 2>&1 9<&- & )
+hash setsid && __dsh_setsid=${BASH_CMDS[setsid]}
 for __dsh_v in "${__dsh_vars[@]}"; do export "$__dsh_v"; done
+( exec "$__dsh_setsid" "$BASH" --noprofile --norc -c "$__dsh_watch" dsh-ssh-watch "$$" "$__dsh_ka" "$__dsh_gms" <&9 7>&2 >/dev/null 2>&1 9<&- & )
 __dsh_frame started "$$"
 if [[ $__dsh_mode == *s* ]]; then
   __dsh_cmd='eval "$(< /dev/fd/3)" 3<&-'
