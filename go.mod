@@ -10,6 +10,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/crypto v0.59.0
 	golang.org/x/sys v0.50.0
 	mvdan.cc/sh/v3 v3.14.1
 )

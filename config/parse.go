@@ -164,6 +164,7 @@ func (f *File) decoder() decoder {
 	return mapping(
 		field{"executor", str(&f.Executor)},
 		field{"local", f.Local.decoder()},
+		field{"ssh", f.SSH.decoder()},
 		field{"tools", toolList(&f.Tools)},
 		field{"bash", mapping(
 			field{"enableRunInBackground", optBool(&f.Bash.EnableRunInBackground)},

@@ -26,6 +26,10 @@ type Options struct {
 	// DefaultCwd is where a call of a session without a cwd runs (the
 	// executor's default), for the question's "in …". Default: dsh's cwd.
 	DefaultCwd string
+	// RemoteSessions: the sessions' cwds are on another machine (the SSH
+	// executor), so PROJECT is ProjectDir alone; without it no project
+	// file is read.
+	RemoteSessions bool
 	Logger     *slog.Logger
 }
 
@@ -40,6 +44,7 @@ type Gate struct {
 	managedDir string
 	projectDir string
 	defaultCwd string
+	remote     bool
 	log        *slog.Logger
 
 	mu       sync.Mutex
@@ -55,6 +60,7 @@ func New(cfg config.Permissions, opts Options) *Gate {
 		managedDir: opts.ManagedDir,
 		projectDir: opts.ProjectDir,
 		defaultCwd: opts.DefaultCwd,
+		remote:     opts.RemoteSessions,
 		log:        opts.Logger,
 		sessions:   make(map[*session.Session]*sessionState),
 	}
@@ -67,6 +73,9 @@ func New(cfg config.Permissions, opts Options) *Gate {
 	}
 	if g.managedDir == "" {
 		g.managedDir = "/etc/claude-code"
+	}
+	if g.defaultCwd == "" && g.remote {
+		g.defaultCwd = "~" // the remote user's home
 	}
 	if g.defaultCwd == "" {
 		g.defaultCwd, _ = os.Getwd()
@@ -156,9 +165,10 @@ func (g *Gate) load(s *session.Session) *sessionState {
 	return st
 }
 
-// project is PROJECT for s: the configured project dir, else s's cwd.
+// project is PROJECT for s: the configured project dir, else s's cwd
+// (none when that cwd is on another machine).
 func (g *Gate) project(s *session.Session) string {
-	if g.projectDir != "" {
+	if g.projectDir != "" || g.remote {
 		return g.projectDir
 	}
 	if s != nil && s.Cwd() != "" {

@@ -40,7 +40,9 @@ package bashtool
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,7 +127,13 @@ func New(exec bash.Executor, runtime Runtime, cfg config.Bash) *Tool {
 	if runtime == nil {
 		runtime = func() *tasks.Service { return nil }
 	}
-	return &Tool{exec: exec, runtime: runtime, cfg: cfg}
+	t := &Tool{exec: exec, runtime: runtime, cfg: cfg}
+	t.spills.remove = removeFiles
+	if r, ok := exec.(bash.SpillRemover); ok {
+		// Spill files on another machine (the SSH executor's).
+		t.spills.remove = r.RemoveSpills
+	}
+	return t
 }
 
 // Definition is the tool's registry definition.
@@ -231,8 +239,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 	}
 	if res.Aborted {
 		// The model never sees these paths: nobody else would delete them.
-		removeFile(res.Stdout.SpillPath)
-		removeFile(res.Stderr.SpillPath)
+		t.spills.removeAll(res.Stdout.SpillPath, res.Stderr.SpillPath)
 		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 	}
 	t.spills.track(s, res.Stdout.SpillPath, res.Stderr.SpillPath)
@@ -357,8 +364,25 @@ func structured(r bash.Result) Structured {
 // runtime's hook has killed and awaited the session's tasks before their
 // files are deleted.
 type spillTracker struct {
+	// remove deletes spill files: os.Remove, or the executor's
+	// bash.SpillRemover.
+	remove func(paths ...string)
+
 	mu       sync.Mutex
 	sessions map[*session.Session]*sessionSpills
+}
+
+// removeAll deletes the non-empty paths among paths.
+func (st *spillTracker) removeAll(paths ...string) {
+	var files []string
+	for _, p := range paths {
+		if p != "" {
+			files = append(files, p)
+		}
+	}
+	if len(files) > 0 {
+		st.remove(files...)
+	}
 }
 
 type sessionSpills struct {
@@ -405,9 +429,7 @@ func (st *spillTracker) track(s *session.Session, paths ...string) {
 		}
 	}
 	st.mu.Unlock()
-	for _, p := range late {
-		removeFile(p)
-	}
+	st.removeAll(late...)
 }
 
 // release deletes a session's spill files and forgets the session.
@@ -419,7 +441,5 @@ func (st *spillTracker) release(s *session.Session) {
 	}
 	delete(st.sessions, s)
 	st.mu.Unlock()
-	for p := range files {
-		removeFile(p)
-	}
+	st.removeAll(slices.Sorted(maps.Keys(files))...)
 }

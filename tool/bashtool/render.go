@@ -155,6 +155,10 @@ func readText(r bash.ReadResult) string {
 // even when the process's own exit raced the kill.
 func outcome(st bash.State) tasks.Outcome {
 	switch {
+	case st.Err != nil:
+		// The executor lost the process (a dropped connection): how it
+		// ended is unknown, which is a failure, not a kill.
+		return tasks.Outcome{Status: tasks.Failed, Err: st.Err}
 	case st.Status == bash.StatusKilled && st.Signal != "":
 		return tasks.Outcome{Status: tasks.Killed, Detail: "signal: " + st.Signal, Exit: tasks.Exit{Signal: st.Signal}}
 	case st.Status == bash.StatusKilled:
