@@ -79,6 +79,10 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 	}
 	q := question(c.command, c.resolvedWorkdir(), res)
 	answer, err := c.askUser(ctx, q)
+	if err == nil && answer.Choice == tool.Accepted && answer.Remember && len(res.Remember) > 0 {
+		// Before the next question of the session is decided.
+		c.st.remember(rememberRules(res.Remember))
+	}
 	<-c.st.asking
 	switch {
 	case errors.Is(err, tool.ErrSuspend):
@@ -93,9 +97,6 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 	}
 	switch answer.Choice {
 	case tool.Accepted:
-		if answer.Remember && len(res.Remember) > 0 {
-			c.st.remember(rememberRules(res.Remember))
-		}
 		return next(ctx, c.call)
 	case tool.Declined:
 		return tool.Decision{Verdict: tool.Deny, Code: CodeDeclined, Reason: textDeclined}
