@@ -30,7 +30,7 @@ type Options struct {
 	// executor), so PROJECT is ProjectDir alone; without it no project
 	// file is read.
 	RemoteSessions bool
-	Logger     *slog.Logger
+	Logger         *slog.Logger
 }
 
 // Gate applies the command policy to bash calls (docs/spec.md §9): it
