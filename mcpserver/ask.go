@@ -37,11 +37,25 @@ func canElicit(ss *mcp.ServerSession) bool {
 	return e.Form != nil || e.URL == nil
 }
 
-// inputRequests reports whether ss speaks a protocol where questions are
-// input requests.
-func inputRequests(ss *mcp.ServerSession) bool {
+// inputRequestsFrom is the first protocol version where a server asks
+// with input requests, never with a request of its own.
+const inputRequestsFrom = "2026-07-28"
+
+// inputRequests reports whether a call is served at a protocol version
+// where questions are input requests: such clients name the version in
+// every request's _meta. (The initialize handshake never negotiates one.)
+func inputRequests(params *mcp.CallToolParamsRaw) bool {
+	v, _ := params.GetMeta()[mcp.MetaKeyProtocolVersion].(string)
+	return v >= inputRequestsFrom
+}
+
+// serverRequests reports whether the SDK lets the server send ss a request
+// of its own (elicitation/create, roots/list): it refuses when the client
+// asked for 2026-07-28 or later at initialize, even when the handshake then
+// agreed on an older version.
+func serverRequests(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
-	return p != nil && p.ProtocolVersion >= "2026-07-28"
+	return p == nil || p.ProtocolVersion < inputRequestsFrom
 }
 
 // asker is the call's asker: nil when the client cannot be asked.
@@ -49,7 +63,10 @@ func (s *Server) asker(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw) too
 	if ss == nil || !canElicit(ss) {
 		return nil
 	}
-	if !inputRequests(ss) {
+	if !inputRequests(params) {
+		if !serverRequests(ss) {
+			return nil // neither form reaches this client: askFallback
+		}
 		return tool.AskerFunc(func(ctx context.Context, q tool.Question) (tool.Answer, error) {
 			res, err := ss.Elicit(ctx, elicitParams(q))
 			if err != nil {

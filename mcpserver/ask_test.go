@@ -1,9 +1,12 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -86,5 +89,50 @@ func TestAnsweredRetryRuns(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "answered")); err != nil {
 		t.Error("the accepted command did not run")
+	}
+}
+
+// TestDowngradedClientFallsBack: a client that asked for 2026-07-28 at
+// initialize and agreed on an older version can be asked neither with an
+// input request (it does not speak them) nor with elicitation/create (the
+// SDK refuses it): askFallback applies.
+func TestDowngradedClientFallsBack(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config.File{Permissions: &config.Permissions{Default: "ask", ClaudeSettings: new(false)}}
+	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
+	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: dir, Version: "test"})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.RunLines(context.Background(), inR, outW); outW.Close() }()
+	lines := bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	send := func(line string) { _, _ = io.WriteString(inW, line+"\n") }
+	next := func() string {
+		if !lines.Scan() {
+			t.Fatal("no answer")
+		}
+		return lines.Text()
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	if got := next(); !strings.Contains(got, `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize: %s", got)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"touch asked","description":"d"}}}`)
+	got := next()
+	if strings.Contains(got, "inputRequests") || !strings.Contains(got, "this client cannot ask for it") {
+		t.Errorf("a downgraded client: %s", got)
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("RunLines: %v", err)
+	}
+	for lines.Scan() {
 	}
 }

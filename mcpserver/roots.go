@@ -40,7 +40,8 @@ func (s *Server) cwd(ctx context.Context, ss *mcp.ServerSession, params *mcp.Cal
 		return wd, false
 	}
 	var roots *mcp.ListRootsResult
-	if p.ProtocolVersion >= "2026-07-28" {
+	switch {
+	case inputRequests(params):
 		answer, ok := params.InputResponses[rootsInput]
 		if !ok {
 			return "", true
@@ -49,7 +50,9 @@ func (s *Server) cwd(ctx context.Context, ss *mcp.ServerSession, params *mcp.Cal
 			s.log.Warn("mcpserver: the client answered the roots request with something else", "type", fmt.Sprintf("%T", answer))
 			return wd, false
 		}
-	} else {
+	case !serverRequests(ss):
+		return wd, false // neither form reaches this client
+	default:
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		var err error

@@ -424,3 +424,17 @@ func TestMalformedSettings(t *testing.T) {
 		t.Errorf("malformed managed file: %q, want %q", res.Text(), want)
 	}
 }
+
+// TestQuestionShowsHiddenCharacters: a carriage return, an escape sequence
+// or a bidirectional override cannot make the question show another
+// command than the one that runs.
+func TestQuestionShowsHiddenCharacters(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", ClaudeSettings: new(false)})
+	a := answering(tool.Declined, false)
+	run(t.Context(), st, newSession(t, e.project), a, "touch victim #\rls -la \x1b[K\u202e")
+	want := "Run this command?\n\ntouch victim #\\rls -la \\x1b[K\\u202e\n\nin " + e.project + "\n\nno rule allows `touch victim`"
+	if len(a.asked) != 1 || a.asked[0].Message != want {
+		t.Errorf("question %q\nwant %q", a.asked, want)
+	}
+}

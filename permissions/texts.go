@@ -1,6 +1,9 @@
 package permissions
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/dsh-go/dsh/policy"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -28,10 +31,49 @@ func question(command, workdir string, res policy.Result) tool.Question {
 	if r := []rune(command); len(r) > maxShown {
 		shown = string(r[:maxShown]) + "…"
 	}
-	reason := res.Reason()
+	reason := visible(res.Reason())
 	return tool.Question{
-		Message:  "Run this command?\n\n" + shown + "\n\nin " + workdir + "\n\n" + reason,
+		Message:  "Run this command?\n\n" + visible(shown) + "\n\nin " + visible(workdir) + "\n\n" + reason,
 		Reason:   reason,
 		Remember: res.Remember,
 	}
+}
+
+// visible shows the characters that would let a command look like another
+// one where the question is displayed — a carriage return that moves back
+// over the line, escape sequences, bidirectional overrides — as escapes
+// (\r, \x1b, \u202e); newlines and tabs stay. The user approves what runs,
+// not what a terminal makes of it.
+func visible(s string) string {
+	if !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !hidden(r):
+			b.WriteRune(r)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// hidden reports whether r changes how the text around it is displayed
+// rather than showing itself.
+func hidden(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20 || r >= 0x7f && r < 0xa0:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e || r == 0x200f || r == 0x061c:
+		return true
+	}
+	return false
 }
