@@ -53,7 +53,8 @@ func (c *Local) numeric() []struct {
 // free of NUL, since neither can reach a process (the spawn would fail for
 // every command); an env.scrub or env.passthrough entry must be a
 // well-formed [path.Match] pattern, because a malformed one would match
-// nothing and silently leave a credential in place. Last the containment.
+// nothing and silently leave a credential in place. Then the containment,
+// last the sandbox ([Sandbox.Validate]).
 func (c Local) Validate() error {
 	for _, n := range c.numeric() {
 		if v := *n.v; v != 0 && !PositiveFinite(v) {
@@ -81,7 +82,7 @@ func (c Local) Validate() error {
 	if c.Containment != "" && !slices.Contains(containments, c.Containment) {
 		return errOneOf("containment", c.Containment, 0, containments)
 	}
-	return nil
+	return c.Sandbox.Validate()
 }
 
 // checkKeepHead checks keepHeadBytes against its own rule and against
@@ -150,5 +151,6 @@ func (c Local) WithDefaults() Local {
 		head := float64(Bytes(c.MaxOutputBytes) / 4)
 		c.KeepHeadBytes = &head
 	}
+	c.Sandbox = c.Sandbox.WithDefaults()
 	return c
 }
