@@ -257,12 +257,14 @@ func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
 		wd = cwd
 	}
 	return bash.Spec{
-		Command:   r.Command,
-		TimeoutMs: ms,
-		Workdir:   wd,
-		Stdin:     r.Stdin,
-		Env:       r.Env,
-		Observe:   r.Observe,
+		Command:     r.Command,
+		TimeoutMs:   ms,
+		Workdir:     wd,
+		Stdin:       r.Stdin,
+		Env:         r.Env,
+		Observe:     r.Observe,
+		Owner:       r.Owner,
+		Unsandboxed: r.Unsandboxed,
 	}, nil
 }
 

@@ -183,6 +183,9 @@ func request(a args, s *session.Session) (bash.Request, error) {
 		return bash.Request{}, invalid(invalidBlank("description"))
 	}
 	req := bash.Request{Command: a.Command, Workdir: workdir(a.Workdir, s)}
+	if s != nil {
+		req.Owner = s // never a nil *Session inside the interface
+	}
 	if a.TimeoutMs != nil {
 		ms, err := strconv.ParseFloat(string(*a.TimeoutMs), 64)
 		if err != nil || !config.PositiveFinite(ms) {
