@@ -35,7 +35,11 @@ type run struct {
 	started time.Time
 
 	cmd *exec.Cmd
-	grp container
+	// status and reaped are the launcher's (a sandbox's): the shell's
+	// real wait status, and what to release once it was reaped.
+	status func() (syscall.WaitStatus, bool)
+	reaped func()
+	grp    container
 	// keep: a foreground command under keepDetached, whose processes stay
 	// when it exits by itself; onKept then takes its container.
 	keep   bool
@@ -54,7 +58,7 @@ type run struct {
 
 	killOnce sync.Once
 	mu       sync.Mutex
-	state    *os.ProcessState
+	state    *syscall.WaitStatus // nil until reaped
 	ended    time.Time
 	outRes   capture.Result
 	errRes   capture.Result
@@ -95,13 +99,22 @@ func (r *run) start(cc *commandContainer, feeds []feed) {
 	go r.supervise()
 }
 
-// wait is the waiter: it reaps the shell, records its state and closes
-// exited.
+// wait is the waiter: it reaps the shell, records its wait status (in a
+// sandbox the one its starter reported, when it did) and closes exited.
 func (r *run) wait(cc *commandContainer) {
 	_ = r.cmd.Wait()
 	cc.leaderReaped()
+	ws, _ := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if r.status != nil {
+		if reported, ok := r.status(); ok {
+			ws = reported
+		}
+	}
+	if r.reaped != nil {
+		r.reaped()
+	}
 	r.mu.Lock()
-	r.state = r.cmd.ProcessState
+	r.state = &ws
 	r.mu.Unlock()
 	close(r.exited)
 }
@@ -305,15 +318,15 @@ func (r *run) feed(w *os.File, data []byte) {
 }
 
 // exitInfo returns the exit code (nil for a signal death) and the signal
-// name from a reaped process state.
-func exitInfo(st *os.ProcessState) (*int, string) {
-	if st == nil {
+// name from a reaped process's wait status.
+func exitInfo(ws *syscall.WaitStatus) (*int, string) {
+	if ws == nil {
 		return nil, ""
 	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws.Signaled() {
 		return nil, signalName(ws.Signal())
 	}
-	code := st.ExitCode()
+	code := ws.ExitStatus()
 	return &code, ""
 }
 
