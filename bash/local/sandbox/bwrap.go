@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -131,9 +132,8 @@ func (b *bwrapBackend) netMode(s *Sandbox) netMode {
 	if s.network {
 		return netHost
 	}
-	fd, err := newNetns()
+	err := canMakeNetns()
 	if err == nil {
-		_ = unix.Close(fd)
 		return netSetns
 	}
 	why := "cannot make a network namespace (" + err.Error() + ")"
@@ -147,6 +147,17 @@ func (b *bwrapBackend) netMode(s *Sandbox) netMode {
 	}
 	return netHolder
 }
+
+// canMakeNetns probes, once per process, whether dsh may make network
+// namespaces: the answer does not change while it runs, and making one
+// can take the kernel a good part of a second.
+var canMakeNetns = sync.OnceValue(func() error {
+	fd, err := newNetns()
+	if err == nil {
+		_ = unix.Close(fd)
+	}
+	return err
+})
 
 // probeHolder starts a holder and runs a command in its namespace.
 func (b *bwrapBackend) probeHolder(s *Sandbox) error {
