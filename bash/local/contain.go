@@ -114,6 +114,12 @@ type container interface {
 	await(deadline time.Time) bool
 	// release frees what the container holds (a cgroup) once it is empty.
 	release()
+	// lateMembers reports whether members may appear after a signal that
+	// missed them: a sandbox's, started by bwrap after the signal was
+	// sent, and that signal sparing bwrap; resignal then sends it to the
+	// members not reached yet.
+	lateMembers() bool
+	resignal()
 }
 
 // commandContainer is a command's processes: its process group, and its
@@ -187,6 +193,14 @@ func (cc *commandContainer) signalNew() {
 			cc.signalled[pid] = true
 			_ = syscall.Kill(pid, cc.sent)
 		}
+	}
+}
+
+func (cc *commandContainer) lateMembers() bool { return cc.spares(cc.sent) }
+
+func (cc *commandContainer) resignal() {
+	if cc.sent != 0 {
+		cc.signalNew()
 	}
 }
 

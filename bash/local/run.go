@@ -155,7 +155,16 @@ type killer struct {
 	sigkillTime time.Time
 	started     bool
 	sigkilled   bool
+	// late ticks while the SIGTERM may have missed members that appear
+	// later (a sandbox's processes, which bwrap starts after it was
+	// sent): each tick sends it to the new ones. Until the SIGKILL.
+	late     *time.Ticker
+	lateTick <-chan time.Time
 }
+
+// lateEvery is how often a SIGTERM that spared bwrap looks for the
+// sandbox's processes that it missed.
+const lateEvery = 10 * time.Millisecond
 
 // start sends SIGTERM and sets the SIGKILL graceMs later.
 func (k *killer) start() {
@@ -163,12 +172,24 @@ func (k *killer) start() {
 	k.grp.signal(syscall.SIGTERM)
 	k.sigkillTime = time.Now().Add(k.grace)
 	k.sigkillAt = time.NewTimer(k.grace).C
+	if k.grp.lateMembers() {
+		k.late = time.NewTicker(lateEvery)
+		k.lateTick = k.late.C
+	}
 }
 
 func (k *killer) sigkill() {
 	k.sigkillAt = nil
 	k.sigkilled = true
+	k.stopLate()
 	k.grp.signal(syscall.SIGKILL)
+}
+
+func (k *killer) stopLate() {
+	if k.late != nil {
+		k.late.Stop()
+		k.late, k.lateTick = nil, nil
+	}
 }
 
 // finish awaits the members that outlive the SIGTERM (a TERM-trapping
@@ -176,6 +197,7 @@ func (k *killer) sigkill() {
 // kills and awaits them again, so nothing of the group still runs when
 // done closes.
 func (k *killer) finish() {
+	k.stopLate()
 	if k.started && !k.sigkilled && !k.grp.await(k.sigkillTime) {
 		k.sigkill()
 	}
@@ -195,6 +217,8 @@ func (r *run) awaitLeader(k *killer) {
 			k.start()
 		case <-k.sigkillAt:
 			k.sigkill()
+		case <-k.lateTick:
+			k.grp.resignal()
 		}
 	}
 }
@@ -241,6 +265,8 @@ func (r *run) drain(k *killer, exitedAt time.Time) {
 			}
 		case <-k.sigkillAt:
 			k.sigkill()
+		case <-k.lateTick:
+			k.grp.resignal()
 		}
 	}
 }
