@@ -64,7 +64,7 @@ func newSandbox(cfg config.Local, e *Executor, hide []string) (*sandbox.Sandbox,
 	}
 	shell, _ := lookShell(e.shell)
 	sb, err := sandbox.New(cfg.Sandbox, sandbox.Options{
-		Cwd: cfg.Cwd, Dir: dir, Hide: hide, EnvSet: set, Shell: shell, Env: e.env, Log: e.log,
+		Cwd: cfg.Cwd, Dir: dir, Private: priv, Hide: hide, EnvSet: set, Shell: shell, Env: e.env, Log: e.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)

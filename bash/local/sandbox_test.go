@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -268,7 +269,7 @@ func TestSandboxNetworkOff(t *testing.T) {
 		}
 	}()
 	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-	sock := fmt.Sprintf("/run/dsh-test-%d.sock", os.Getpid())
+	sock := filepath.Join(runDir(t), fmt.Sprintf("dsh-test-%d.sock", os.Getpid()))
 	unixServer(t, sock)
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
@@ -348,5 +349,59 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// nonRootRunDir names, in a test run as another user, a directory under
+// /run that the root test made for it: only root may make one there.
+const nonRootRunDir = "DSH_TEST_RUN_DIR"
+
+// runDir is where a test makes a Unix socket under /run.
+func runDir(t *testing.T) string {
+	if d := os.Getenv(nonRootRunDir); d != "" {
+		return d
+	}
+	return "/run"
+}
+
+// TestSandboxAsNonRoot runs the sandbox's tests again as nobody: without
+// root, bwrap makes its namespaces as an unprivileged user, the session's
+// network namespace is held by a process and joined with nsenter, and
+// containment falls back to the marker.
+func TestSandboxAsNonRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP-REASON: switching to another user needs root; the tests ran as this user already")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("SKIP-REASON: no setpriv (util-linux) to run the tests as another user")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "dsh-nonroot-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "local.test")
+	data, err := os.ReadFile(os.Args[0])
+	must(t, err)
+	must(t, os.WriteFile(bin, data, 0o755))
+	tmp, run := filepath.Join(dir, "tmp"), fmt.Sprintf("/run/dsh-test-%d", os.Getpid())
+	for _, d := range []string{tmp, run} {
+		must(t, os.Mkdir(d, 0o755))
+		must(t, os.Chown(d, 65534, 65534))
+	}
+	must(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() { os.RemoveAll(run) })
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", bin,
+		"-test.run", "^TestSandbox(WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput)$",
+		"-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, nonRootRunDir+"="+run)
+	cmd.Dir = tmp
+	out, err := cmd.CombinedOutput()
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "--- ") || strings.Contains(line, "SKIP-REASON") || strings.Contains(line, "_test.go:") {
+			t.Log("as nobody: " + line)
+		}
+	}
+	if err != nil {
+		t.Fatalf("the sandbox tests failed as nobody: %v", err)
 	}
 }

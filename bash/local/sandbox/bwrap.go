@@ -253,7 +253,8 @@ func (b *bwrapBackend) pipes() (secR, statusR, statusW *os.File, err error) {
 // made in order, so the later ones cover the earlier: the read-only root,
 // fresh /dev and /proc, empty /run (with the allowed sockets), /tmp, the
 // writable roots, their protected entries, the workdir when no root holds
-// it, the hidden entries, the spill directory.
+// it, the hidden entries, the executor's private directory hidden too,
+// and the command's spill directory shown again inside it.
 func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) []string {
 	a := []string{"--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc"}
 	if b.disableUserns {
@@ -286,8 +287,17 @@ func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) [
 		}
 		a = append(a, "--ro-bind", src, h.path)
 	}
+	if s.private != "" {
+		// Other sessions' spill files, wherever the spill directory is:
+		// an empty tmpfs, read-only once the command's own spill
+		// directory is mounted in it.
+		a = append(a, "--tmpfs", s.private)
+	}
 	if c.SpillDir != "" {
 		a = append(a, "--ro-bind", c.SpillDir, c.SpillDir)
+	}
+	if s.private != "" {
+		a = append(a, "--remount-ro", s.private)
 	}
 	a = append(a, "--seccomp", "6")
 	if c.Dir != "" {

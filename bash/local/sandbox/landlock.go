@@ -194,7 +194,7 @@ func (l *landlockBackend) ruleset(s *Sandbox, c Command, ws, tmp string) (int, e
 		hidden = append(hidden, h.path)
 	}
 	hidden = append(hidden, s.hide...)        // also as written: a link is not followed by cover
-	unread := append(hidden, resolved(s.dir)) // other sessions' files
+	unread := append(hidden, resolved(s.private), resolved(s.dir)) // other sessions' files
 	grants := map[string]uint64{}
 	for _, p := range cover("/", unread) {
 		grants[p] |= readRights

@@ -25,6 +25,9 @@ type Options struct {
 	// removes it when it closes: the sandbox keeps its files and the
 	// sessions' directories there. It must not be inside a writable root.
 	Dir string
+	// Private is the executor's private directory, which holds Dir and
+	// the spill files of every session: commands see only their own.
+	Private string
 	// Hide adds paths that read as empty (dsh serve's token file).
 	Hide []string
 	// EnvSet names the variables the config sets (env.set): the sandbox
@@ -50,6 +53,7 @@ type Sandbox struct {
 	home     string
 	cwd      string
 	dir      string
+	private  string
 	envSet   []string
 	shell    string
 	env      []string
@@ -79,7 +83,7 @@ func New(cfg config.Sandbox, o Options) (*Sandbox, error) {
 	home, _ := os.UserHomeDir()
 	s := &Sandbox{
 		mode: cfg.Mode, network: cfg.Network, protect: cfg.Protect, home: home,
-		cwd: o.Cwd, dir: o.Dir, envSet: o.EnvSet, shell: o.Shell, env: o.Env, log: o.Log,
+		cwd: o.Cwd, dir: o.Dir, private: o.Private, envSet: o.EnvSet, shell: o.Shell, env: o.Env, log: o.Log,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
