@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -204,7 +205,7 @@ func (b *bwrapBackend) start(s *Sandbox, c Command) (*Started, error) {
 		Dir:         "/",
 		Stdout:      c.Stdout,
 		Stderr:      c.Stderr,
-		ExtraFiles:  []*os.File{c.Script, b.starter, statusW, secR},
+		ExtraFiles:  extraFiles(c.Script, b.starter, statusW, secR),
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	}
 	if c.Stdin != nil {
@@ -226,6 +227,16 @@ func (b *bwrapBackend) start(s *Sandbox, c Command) (*Started, error) {
 		return nil, err
 	}
 	return &Started{Cmd: cmd, Spare: cmd.Process.Pid, status: statusR}, nil
+}
+
+// extraFiles places the files at the fds the starter and bwrap know: the
+// script on 3 (where the shell reads a long command), then the starter,
+// its status pipe and the seccomp program.
+func extraFiles(script, starter, status, seccomp *os.File) []*os.File {
+	files := make([]*os.File, seccompFD-2)
+	files[0] = script
+	files[starterFD-3], files[statusFD-3], files[seccompFD-3] = starter, status, seccomp
+	return files
 }
 
 // pipes makes the seccomp pipe, filled (bwrap reads the program from it),
@@ -299,11 +310,11 @@ func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) [
 	if s.private != "" {
 		a = append(a, "--remount-ro", s.private)
 	}
-	a = append(a, "--seccomp", "6")
+	a = append(a, "--seccomp", strconv.Itoa(seccompFD))
 	if c.Dir != "" {
 		a = append(a, "--chdir", c.Dir)
 	}
-	a = append(a, "--", "/proc/self/fd/4", c.Shell)
+	a = append(a, "--", "/proc/self/fd/"+strconv.Itoa(starterFD), c.Shell)
 	if len(c.Args) > 1 {
 		a = append(a, c.Args[1:]...)
 	}

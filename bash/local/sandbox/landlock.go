@@ -42,6 +42,7 @@ func newLandlock(s *Sandbox, helper string) (*landlockBackend, error) {
 		abi = 0
 	}
 	if abi < minLandlockABI {
+		//lint:ignore ST1005 Landlock is a name, and the message follows "bubblewrap not found … and"
 		return nil, fmt.Errorf("Landlock is not available: kernel ABI %d (needs %d, Linux 6.2)", abi, minLandlockABI)
 	}
 	if helper != "" {
@@ -193,7 +194,7 @@ func (l *landlockBackend) ruleset(s *Sandbox, c Command, ws, tmp string) (int, e
 	for _, h := range s.hidden() {
 		hidden = append(hidden, h.path)
 	}
-	hidden = append(hidden, s.hide...)        // also as written: a link is not followed by cover
+	hidden = append(hidden, s.hide...)                             // also as written: a link is not followed by cover
 	unread := append(hidden, resolved(s.private), resolved(s.dir)) // other sessions' files
 	grants := map[string]uint64{}
 	for _, p := range cover("/", unread) {
