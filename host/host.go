@@ -72,7 +72,16 @@ type Host struct {
 // Option configures a Host or a [Standard] stack.
 type Option func(*options)
 
-type options struct{ log *slog.Logger }
+type options struct {
+	log  *slog.Logger
+	hide []string
+}
+
+// WithHidden hides paths from sandboxed commands besides the configured
+// ones (dsh serve's token file); for [Standard] only.
+func WithHidden(paths ...string) Option {
+	return func(o *options) { o.hide = append(o.hide, paths...) }
+}
 
 // WithLogger sends what the host logs to l instead of slog's default
 // logger; for [Standard], also what the executor, the task runtime, the

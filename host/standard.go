@@ -34,7 +34,9 @@ var plugins = map[string]struct {
 	name string
 	make func(config.File) Plugin
 }{
-	config.ToolBash:  {bashtool.PluginName, func(f config.File) Plugin { return BashTool(f.Bash) }},
+	config.ToolBash: {bashtool.PluginName, func(f config.File) Plugin {
+		return BashTool(f.Bash, bashtool.WithSandbox(f.Local.Sandbox))
+	}},
 	config.ToolTasks: {tasktool.PluginName, func(f config.File) Plugin { return TaskTools(f.Tasks) }},
 }
 
@@ -47,7 +49,7 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	exec, err := local.New(cfg.Local, local.WithLogger(o.log))
+	exec, err := local.New(cfg.Local, local.WithLogger(o.log), local.WithHidden(o.hide...))
 	if err != nil {
 		return nil, err
 	}

@@ -147,9 +147,12 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/dsh-go/dsh/bash/local"
+	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
 	"github.com/spf13/cobra"
@@ -174,6 +177,17 @@ func (e *exitError) Error() string { return e.msg }
 
 func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+// stackError is the exit for a stack that could not be built: 2, as for a
+// usage error, when the configured sandbox cannot be enforced here
+// ("dsh: sandbox: bubblewrap not found … and Landlock is not available:
+// kernel ABI 0"): dsh never runs commands unsandboxed instead. Else 1.
+func stackError(err error) error {
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		return usageError("%s", strings.TrimPrefix(err.Error(), local.Name+": "))
+	}
+	return failure("%v", err)
 }
 
 func failure(format string, args ...any) error {
