@@ -414,12 +414,17 @@ func (s *Sandbox) commandEnv(env []string, tmp string) []string {
 func (s *Sandbox) hidden() []hiddenPath {
 	var out []hiddenPath
 	for _, h := range s.hide {
-		r := resolved(h)
-		info, err := os.Stat(r)
+		info, err := os.Lstat(h) // most entries are missing: one call
 		if err != nil {
 			continue
 		}
-		out = append(out, hiddenPath{path: r, dir: info.IsDir()})
+		if r := resolved(h); r != h || info.Mode()&os.ModeSymlink != 0 {
+			if info, err = os.Stat(r); err != nil {
+				continue
+			}
+			h = r
+		}
+		out = append(out, hiddenPath{path: h, dir: info.IsDir()})
 	}
 	return out
 }

@@ -3,12 +3,15 @@ package sandbox
 // The starter: a tiny static program that runs inside the bwrap sandbox
 // between bwrap and the shell, so that the shell's real wait status
 // reaches dsh (docs/spec.md §11). bwrap reports a child's death by signal
-// n as exit 128+n, and with a pid namespace its own init stands between;
-// the starter forks the shell, waits for it and writes the raw wait
-// status (4 bytes, host order) to fd 5, which dsh reads once bwrap has
-// exited. It blocks every signal for itself (the kill sequence's SIGTERM
-// reaches the whole group and must not end the starter before it
-// reports) and gives the shell an empty signal mask.
+// n as exit 128+n; the starter forks the shell, waits for it and writes
+// the raw wait status (4 bytes, host order) to fd 5, which dsh reads once
+// bwrap has exited. It is pid 1 of the sandbox's pid namespace (bwrap
+// --as-pid-1, which saves bwrap's own init and a fork), so it reaps the
+// orphans it inherits until the shell exits; when it exits, the kernel
+// ends what is left in the namespace. It blocks every signal for itself
+// (the kill sequence's SIGTERM reaches the whole group and must not end
+// the starter before it reports) and gives the shell an empty signal
+// mask.
 //
 // Fds: 4 is the starter itself (a sealed memfd that bwrap executes as
 // /proc/self/fd/4), 5 the status pipe, 6 the seccomp program; the shell
@@ -50,19 +53,21 @@ var starterCode = []byte{
 	0xb8, 0x39, 0x00, 0x00, 0x00, //                    mov  eax, 57               fork()
 	0x0f, 0x05, //                                      syscall
 	0x48, 0x85, 0xc0, //                                test rax, rax
-	0x74, 0x4f, //                                      jz   child
-	0x78, 0x41, //                                      js   fail
-	0x49, 0x89, 0xc4, //                                mov  r12, rax
-	0xb8, 0x3d, 0x00, 0x00, 0x00, //             wait:  mov  eax, 61               wait4(pid, [rsp+16], 0, NULL)
-	0x4c, 0x89, 0xe7, //                                mov  rdi, r12
+	0x74, 0x58, //                                      jz   child
+	0x78, 0x4a, //                                      js   fail
+	0x49, 0x89, 0xc4, //                                mov  r12, rax              the shell's pid
+	0xb8, 0x3d, 0x00, 0x00, 0x00, //             wait:  mov  eax, 61               wait4(-1, [rsp+16], 0, NULL)
+	0x48, 0xc7, 0xc7, 0xff, 0xff, 0xff, 0xff, //        mov  rdi, -1               any child: orphans too
 	0x48, 0x8d, 0x74, 0x24, 0x10, //                    lea  rsi, [rsp+16]
 	0x31, 0xd2, //                                      xor  edx, edx
 	0x45, 0x31, 0xd2, //                                xor  r10d, r10d
 	0x0f, 0x05, //                                      syscall
 	0x48, 0x83, 0xf8, 0xfc, //                          cmp  rax, -4               EINTR: again
-	0x74, 0xe6, //                                      je   wait
+	0x74, 0xe2, //                                      je   wait
 	0x48, 0x85, 0xc0, //                                test rax, rax
-	0x78, 0x1f, //                                      js   fail
+	0x78, 0x24, //                                      js   fail
+	0x4c, 0x39, 0xe0, //                                cmp  rax, r12              an orphan: reaped, wait on
+	0x75, 0xd8, //                                      jne  wait
 	0xb8, 0x01, 0x00, 0x00, 0x00, //                    mov  eax, 1                write(5, [rsp+16], 4)
 	0xbf, 0x05, 0x00, 0x00, 0x00, //                    mov  edi, 5
 	0x48, 0x8d, 0x74, 0x24, 0x10, //                    lea  rsi, [rsp+16]
