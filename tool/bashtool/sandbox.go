@@ -13,13 +13,13 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// The exact texts of the escape (docs/spec.md §11, §9.4).
+// The exact texts of the escape (docs/spec.md §11).
 const (
 	escapeReason   = "runs outside the sandbox"
 	escapeDisabled = "denied by policy: running outside the sandbox is disabled (allowUnsandboxed: false)"
 )
 
-// noAsker is the §9.4 text for an ask nobody can answer.
+// noAsker is the text for an ask nobody can answer (docs/spec.md §11).
 func noAsker(reason string) string {
 	return "this command needs the user's approval (" + reason + "), and this client cannot ask for it. " +
 		"Ask the user to run it, or to allow it in dsh's permissions config."
