@@ -62,6 +62,17 @@
 // of another pid namespace made is never judged: its pid means nothing
 // here.
 //
+// Sandbox (issue 14, docs/spec.md §11): with local.sandbox on, every
+// command is started inside it (package
+// [github.com/dsh-go/dsh/bash/local/sandbox]) unless its spec says
+// Unsandboxed (the user consented). A session's sandboxed commands share a
+// scope (their /tmp, network namespace and spill directory), made at its
+// first sandboxed command; when the session (the spec's Owner) ends, its
+// runs are killed and awaited and the scope goes. The kill sequence's
+// SIGTERM spares bwrap, and reaches the sandbox's processes that appear
+// after it was sent; the exit status is the shell's, as the sandbox's
+// starter reports it.
+//
 // Decisions where the spec is silent:
 //
 //   - A configured spillDir is the base under which the executor makes its
