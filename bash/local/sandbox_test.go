@@ -26,8 +26,23 @@ import (
 	"github.com/dsh-go/dsh/session"
 )
 
-// backends are the sandbox backends every claim is checked on.
-var backends = []string{config.BackendBwrap, config.BackendLandlock}
+// backends are the sandbox backends every claim is checked on: bwrap,
+// landlock on a thread of dsh, and landlock through a helper (this test
+// binary, whose TestMain calls sandbox.HelperMain).
+var backends = []string{config.BackendBwrap, config.BackendLandlock, landlockHelper}
+
+const landlockHelper = "landlock-helper"
+
+// sandboxOf is the sandbox section of backend b in mode.
+func sandboxOf(b, mode string) config.Sandbox {
+	if b == landlockHelper {
+		return config.Sandbox{Mode: mode, Backend: config.BackendLandlock, Helper: os.Args[0]}
+	}
+	return config.Sandbox{Mode: mode, Backend: b}
+}
+
+// landlocked reports whether b is a landlock backend.
+func landlocked(b string) bool { return b != config.BackendBwrap }
 
 // sbx is an executor with a sandbox, a workspace and a session.
 type sbx struct {
@@ -45,7 +60,7 @@ func newSbx(t *testing.T, backend, mode string, edit func(*config.Local)) *sbx {
 	cfg := testConfig(t)
 	ws := t.TempDir()
 	cfg.Cwd = ws
-	cfg.Sandbox = config.Sandbox{Mode: mode, Backend: backend}
+	cfg.Sandbox = sandboxOf(backend, mode)
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -189,7 +204,7 @@ func TestSandboxHidesCredentials(t *testing.T) {
 		t.Run(b, func(t *testing.T) {
 			cfg := testConfig(t)
 			cfg.Cwd = t.TempDir()
-			cfg.Sandbox = config.Sandbox{Mode: config.SandboxWorkspaceWrite, Backend: b}
+			cfg.Sandbox = sandboxOf(b, config.SandboxWorkspaceWrite)
 			e, err := New(cfg, WithHidden(token))
 			if errors.Is(err, sandbox.ErrUnavailable) {
 				t.Skipf("SKIP-REASON: sandbox backend %s cannot run here: %v", b, err)
@@ -219,7 +234,7 @@ func TestSandboxHidesCredentials(t *testing.T) {
 			if r := s.run("cat ~/.netrc"); b == config.BackendBwrap && (exitCode(r) != "0" || r.Stdout.Text != "") {
 				t.Errorf("bwrap: the hidden file does not read as empty: %+v", r)
 			}
-			if b == config.BackendLandlock && !blocked(r) {
+			if landlocked(b) && !blocked(r) {
 				t.Errorf("landlock: the hidden key is not EACCES: %+v", r)
 			}
 			// dsh's environment is out of sight.
@@ -309,7 +324,7 @@ func TestSandboxSessionSharesItsNetwork(t *testing.T) {
 				if !strings.Contains(desc, "network: off;") {
 					t.Errorf("doctor does not say how the network is off: %s", desc)
 				}
-				if b == config.BackendLandlock {
+				if landlocked(b) {
 					r := s.run("/usr/bin/python3 -c 'import socket; socket.socket().bind((\"127.0.0.1\", 0))'")
 					if exitCode(r) == "0" {
 						t.Errorf("landlock: a server could listen: %+v", r)

@@ -206,6 +206,9 @@ type streams struct {
 }
 
 func main() {
+	// Started as the landlock helper (local.sandbox.helper: this
+	// binary), it confines itself and becomes the shell; else it returns.
+	sandbox.HelperMain()
 	closeInheritedOnExec()
 	os.Exit(execute(os.Args[1:], streams{out: os.Stdout, err: os.Stderr}))
 }

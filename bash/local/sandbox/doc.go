@@ -11,7 +11,8 @@
 //     and reports the shell's real wait status on a pipe.
 //   - landlock: each shell is started from an OS thread that cleared its
 //     capabilities, set no_new_privs and applied a Landlock ruleset and a
-//     seccomp filter to itself alone (landlock.go).
+//     seccomp filter to itself alone (landlock.go), or through a helper
+//     program that does the same to itself (helper.go).
 //
 // [New] probes once which backend works here (auto: bwrap, else
 // landlock) and fails with an error wrapping [ErrUnavailable] when none
@@ -43,8 +44,11 @@
 //     it would end the whole sandbox at once, before the grace.
 //   - Landlock needs ABI 3 (truncation is controlled from there on); it
 //     refuses allowSockets (below ABI 9 it cannot tell Unix sockets
-//     apart, so none can be made) and local.sandbox.helper (dsh restricts
-//     a thread of its own, no helper program is supported).
+//     apart, so none can be made).
+//   - local.sandbox.helper's protocol: `HELPER SHELL ARGV…` with
+//     HelperEnv=1, the ruleset on fd 4 and the seccomp program on fd 6;
+//     [HelperMain] is its other end, and dsh's main calls it, so the dsh
+//     binary is a helper.
 //   - Without root, a session's network namespace is held by a holder
 //     process (bwrap with a user and a network namespace, which brings lo
 //     up) and joined with nsenter; where that fails too, each command has

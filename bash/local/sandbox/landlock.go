@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -32,6 +33,11 @@ type landlockBackend struct {
 	handled uint64 // every filesystem right the ABI knows
 	scoped  uint64 // signals and abstract sockets, ABI 6+
 	filter  []bpf.RawInstruction
+	// helper, when set, is the program that restricts itself and
+	// executes the shell (HelperMain), instead of a thread of dsh;
+	// filterBytes is the filter as it reads it.
+	helper      string
+	filterBytes []byte
 }
 
 // newLandlock checks that the kernel's Landlock can enforce what cfg
@@ -45,9 +51,6 @@ func newLandlock(s *Sandbox, helper string) (*landlockBackend, error) {
 		//lint:ignore ST1005 Landlock is a name, and the message follows "bubblewrap not found … and"
 		return nil, fmt.Errorf("Landlock is not available: kernel ABI %d (needs %d, Linux 6.2)", abi, minLandlockABI)
 	}
-	if helper != "" {
-		return nil, fmt.Errorf("landlock: local.sandbox.helper is not supported by this dsh; leave it out (dsh restricts a thread of its own)")
-	}
 	if len(s.sockets) > 0 {
 		return nil, errors.New("landlock cannot keep only the allowSockets reachable (it cannot tell Unix sockets apart below ABI 9): use bwrap, or leave allowSockets empty")
 	}
@@ -55,8 +58,18 @@ func newLandlock(s *Sandbox, helper string) (*landlockBackend, error) {
 	if abi >= 6 {
 		l.scoped = llsys.ScopeSignal | llsys.ScopeAbstractUnixSocket
 	}
-	if l.filter, err = (filterSpec{denyIP: !s.network, denyUnix: true}).program(); err != nil {
+	spec := filterSpec{denyIP: !s.network, denyUnix: true}
+	if l.filter, err = spec.program(); err != nil {
 		return nil, err
+	}
+	if helper != "" {
+		if l.filterBytes, err = spec.bytes(); err != nil {
+			return nil, err
+		}
+		l.helper = helper
+		if err := l.probeHelper(s); err != nil {
+			return nil, fmt.Errorf("landlock: helper %s: %v", helper, err)
+		}
 	}
 	return l, nil
 }
@@ -87,7 +100,12 @@ const (
 	writeRights = ^uint64(0)
 )
 
-func (l *landlockBackend) helperNote() string { return "" }
+func (l *landlockBackend) helperNote() string {
+	if l.helper == "" {
+		return ""
+	}
+	return ", through the helper " + l.helper
+}
 
 // limits says what landlock does differently, for dsh doctor.
 func (l *landlockBackend) limits() []string {
@@ -143,13 +161,31 @@ func (l *landlockBackend) start(s *Sandbox, c Command) (*Started, error) {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = c.CgroupFD
 	}
+	release := func() {}
+	if l.helper != "" {
+		err = l.startHelper(cmd, ruleset)
+	} else {
+		release, err = l.startOnThread(cmd, ruleset)
+	}
+	_ = unix.Close(ruleset)
+	if err != nil {
+		removeTmp()
+		return nil, err
+	}
+	return &Started{Cmd: cmd, reaped: func() { release(); removeTmp() }}, nil
+}
+
+// startOnThread starts cmd from a thread restricted for it. The thread's
+// goroutine keeps it locked until release is called, once the shell was
+// reaped (the shell's parent-death signal is tied to the thread that
+// started it), then ends without unlocking, so the runtime discards the
+// restricted thread.
+func (l *landlockBackend) startOnThread(cmd *exec.Cmd, ruleset int) (release func(), err error) {
 	reaped := make(chan struct{})
 	started := make(chan error, 1)
-	// The landlock thread: restricts itself, starts the shell, and waits
-	// for the run's waiter to say the shell was reaped.
 	go func() {
 		runtime.LockOSThread()
-		err := l.restrictThread(ruleset)
+		err := restrictThread(ruleset, l.filter)
 		if err == nil {
 			err = cmd.Start()
 		}
@@ -158,13 +194,66 @@ func (l *landlockBackend) start(s *Sandbox, c Command) (*Started, error) {
 			<-reaped
 		}
 	}()
-	err = <-started
-	_ = unix.Close(ruleset)
-	if err != nil {
-		removeTmp()
+	if err := <-started; err != nil {
 		return nil, err
 	}
-	return &Started{Cmd: cmd, reaped: func() { close(reaped); removeTmp() }}, nil
+	return func() { close(reaped) }, nil
+}
+
+// startHelper starts cmd through the helper: `HELPER SHELL ARGV…`, with
+// the ruleset on fd 4 and the seccomp program on fd 6 (HelperMain).
+func (l *landlockBackend) startHelper(cmd *exec.Cmd, ruleset int) error {
+	secR, secW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer secR.Close()
+	_, err = secW.Write(l.filterBytes)
+	secW.Close()
+	if err != nil {
+		return err
+	}
+	// A copy of its own: an *os.File closes its fd when collected, and
+	// the caller closes ruleset.
+	dup, err := unix.FcntlInt(uintptr(ruleset), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	rs := os.NewFile(uintptr(dup), "landlock-ruleset")
+	defer rs.Close()
+	var script *os.File
+	if len(cmd.ExtraFiles) > 0 {
+		script = cmd.ExtraFiles[0]
+	}
+	cmd.ExtraFiles = extraFiles(script, rs, nil, secR)
+	// HELPER SHELL ARGV…: HelperMain executes SHELL with ARGV (from $0).
+	cmd.Args = append([]string{l.helper, cmd.Path}, cmd.Args...)
+	cmd.Path = l.helper
+	cmd.Env = append(cmd.Env, HelperEnv+"=1")
+	return cmd.Start()
+}
+
+// probeHelper runs `exit 7` through the helper, unconfined otherwise.
+func (l *landlockBackend) probeHelper(s *Sandbox) error {
+	ruleset, err := llsys.LandlockCreateRuleset(&llsys.RulesetAttr{HandledAccessFS: l.handled}, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(ruleset)
+	if err := l.grant(ruleset, "/", writeRights); err != nil {
+		return err
+	}
+	cmd := &exec.Cmd{Path: s.shell, Args: []string{"sh", "-c", "exit 7"}, Env: s.env}
+	out := &strings.Builder{}
+	cmd.Stderr = out
+	if err := l.startHelper(cmd, ruleset); err != nil {
+		return err
+	}
+	err = cmd.Wait()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 7 {
+		return fmt.Errorf("the probe did not run through it (%v): %s", err, strings.TrimSpace(out.String()))
+	}
+	return nil
 }
 
 // tmpDir is c's TMPDIR: its session's in workspace-write mode, else a
@@ -255,7 +344,7 @@ func (l *landlockBackend) grant(ruleset int, path string, rights uint64) error {
 // restrictThread confines the calling OS thread, for good: no capability
 // left (nor any to regain by executing as root), no_new_privs, the
 // Landlock ruleset, the seccomp filter.
-func (l *landlockBackend) restrictThread(ruleset int) error {
+func restrictThread(ruleset int, filter []bpf.RawInstruction) error {
 	if err := dropCaps(); err != nil {
 		return err
 	}
@@ -265,7 +354,7 @@ func (l *landlockBackend) restrictThread(ruleset int) error {
 	if err := llsys.LandlockRestrictSelf(ruleset, 0); err != nil {
 		return fmt.Errorf("landlock: restrict: %w", err)
 	}
-	return loadThread(l.filter)
+	return loadThread(filter)
 }
 
 // dropCaps clears the calling thread's capabilities: the bounding and
