@@ -223,3 +223,21 @@ func TestSandboxBadInput(t *testing.T) {
 		}
 	})
 }
+
+// TestSandboxProgressAndStdin: what progress reports read (Observe) and
+// the stdin bytes and long commands that reach the shell through pipes
+// work inside the sandbox as outside.
+func TestSandboxProgressAndStdin(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, nil)
+			var seen strings.Builder
+			long := "echo " + strings.Repeat("x", 70<<10) + " | wc -c; cat"
+			r := s.runSpec(bash.Request{Command: long, Owner: s.owner, Stdin: []byte("from stdin\n"),
+				Observe: func(_ string, p []byte) { seen.Write(p) }})
+			if r.Stdout.Text != "71681\nfrom stdin\n" || seen.String() != r.Stdout.Text {
+				t.Errorf("got %+v, observed %q", r, seen.String())
+			}
+		})
+	}
+}
