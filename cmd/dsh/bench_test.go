@@ -38,20 +38,7 @@ func BenchmarkStdioRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	args := map[string]any{"command": "true", "description": "do nothing"}
-	var bare, call time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		if err := exec.Command("bash", "-c", "true").Run(); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: args})
-		if err != nil || res.IsError {
-			b.Fatal(err, res)
-		}
-		bare, call = bare+t1.Sub(t0), call+time.Since(t1)
-	}
+	bare, call := timePair(b, []string{"bash", "-c", "true"}, cs)
 	b.ReportMetric(float64(bare.Microseconds())/float64(b.N)/1000, "bare-ms/op")
 	b.ReportMetric(float64(call.Microseconds())/float64(b.N)/1000, "dsh-ms/op")
 	b.ReportMetric(float64(call)/float64(bare), "dsh/bare")
@@ -192,26 +179,36 @@ func BenchmarkStdioSandboxed(b *testing.B) {
 			if backend == "landlock" {
 				bare = []string{"bash", "-c", "true"} // landlock: the unsandboxed spawn
 			}
-			args := map[string]any{"command": "true", "description": "do nothing"}
-			if res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: args}); err != nil || res.IsError {
-				b.Fatal(err, res) // the session's scope, made once
-			}
-			var tb, tc time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				if err := exec.Command(bare[0], bare[1:]...).Run(); err != nil {
-					b.Fatal(err)
-				}
-				t1 := time.Now()
-				res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: args})
-				if err != nil || res.IsError {
-					b.Fatal(err, res)
-				}
-				tb, tc = tb+t1.Sub(t0), tc+time.Since(t1)
-			}
+			callTrue(b, cs) // the session's scope, made once
+			tb, tc := timePair(b, bare, cs)
 			b.ReportMetric(float64(tb.Microseconds())/float64(b.N)/1000, "bare-ms/op")
 			b.ReportMetric(float64(tc.Microseconds())/float64(b.N)/1000, "dsh-ms/op")
 			b.ReportMetric(float64(tc)/float64(tb), "dsh/bare")
 		})
 	}
+}
+
+// callTrue calls bash `true` through cs.
+func callTrue(b *testing.B, cs *mcp.ClientSession) {
+	args := map[string]any{"command": "true", "description": "do nothing"}
+	res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: args})
+	if err != nil || res.IsError {
+		b.Fatal(err, res)
+	}
+}
+
+// timePair runs, alternately, the bare command from the client and bash
+// `true` through cs, so the machine's drift hits both alike, and returns
+// the time each took in all.
+func timePair(b *testing.B, bare []string, cs *mcp.ClientSession) (tb, tc time.Duration) {
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command(bare[0], bare[1:]...).Run(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		callTrue(b, cs)
+		tb, tc = tb+t1.Sub(t0), tc+time.Since(t1)
+	}
+	return tb, tc
 }

@@ -179,12 +179,9 @@ func (b *bwrapBackend) probeHolder(s *Sandbox) error {
 // starter knows, and, with a session's namespace, nsenter in front or
 // setns around the start.
 func (b *bwrapBackend) start(s *Sandbox, c Command) (*Started, error) {
-	ws := c.workspace
-	if ws == "" {
-		var err error
-		if ws, err = s.workspaceOf(c); err != nil {
-			return nil, err
-		}
+	ws, err := s.workspaceOf(c)
+	if err != nil {
+		return nil, err
 	}
 	var net *sessionNet
 	if c.Scope != nil {
@@ -198,23 +195,7 @@ func (b *bwrapBackend) start(s *Sandbox, c Command) (*Started, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := &exec.Cmd{
-		Path:        argv[0],
-		Args:        argv,
-		Env:         s.commandEnv(c.Env, "/tmp"),
-		Dir:         "/",
-		Stdout:      c.Stdout,
-		Stderr:      c.Stderr,
-		ExtraFiles:  extraFiles(c.Script, b.starter, statusW, secR),
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
-	}
-	if c.Stdin != nil {
-		cmd.Stdin = c.Stdin
-	}
-	if c.CgroupFD >= 0 {
-		cmd.SysProcAttr.UseCgroupFD = true
-		cmd.SysProcAttr.CgroupFD = c.CgroupFD
-	}
+	cmd := c.cmd(argv[0], argv, s.commandEnv(c.Env, "/tmp"), "/", extraFiles(c.Script, b.starter, statusW, secR))
 	if net != nil && net.fd >= 0 {
 		err = inNetns(net.fd, cmd.Start)
 	} else {

@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/net/bpf"
@@ -121,17 +120,12 @@ func (l *landlockBackend) limits() []string {
 	return out
 }
 
-// start starts c from a thread restricted for it. The thread's goroutine
-// keeps it locked until the shell is reaped (the shell's parent-death
-// signal is tied to the thread that started it), then ends without
-// unlocking, so the runtime discards the restricted thread.
+// start starts c confined: from a thread restricted for it, or through
+// the helper.
 func (l *landlockBackend) start(s *Sandbox, c Command) (*Started, error) {
-	ws := c.workspace
-	if ws == "" {
-		var err error
-		if ws, err = s.workspaceOf(c); err != nil {
-			return nil, err
-		}
+	ws, err := s.workspaceOf(c)
+	if err != nil {
+		return nil, err
 	}
 	tmp, removeTmp, err := l.tmpDir(s, c)
 	if err != nil {
@@ -142,25 +136,11 @@ func (l *landlockBackend) start(s *Sandbox, c Command) (*Started, error) {
 		removeTmp()
 		return nil, err
 	}
-	cmd := &exec.Cmd{
-		Path:        c.Shell,
-		Args:        c.Args,
-		Env:         s.commandEnv(c.Env, tmp),
-		Dir:         c.Dir,
-		Stdout:      c.Stdout,
-		Stderr:      c.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
-	}
+	var extra []*os.File
 	if c.Script != nil {
-		cmd.ExtraFiles = []*os.File{c.Script}
+		extra = []*os.File{c.Script}
 	}
-	if c.Stdin != nil {
-		cmd.Stdin = c.Stdin
-	}
-	if c.CgroupFD >= 0 {
-		cmd.SysProcAttr.UseCgroupFD = true
-		cmd.SysProcAttr.CgroupFD = c.CgroupFD
-	}
+	cmd := c.cmd(c.Shell, c.Args, s.commandEnv(c.Env, tmp), c.Dir, extra)
 	release := func() {}
 	if l.helper != "" {
 		err = l.startHelper(cmd, ruleset)

@@ -90,71 +90,42 @@ func (n *sessionNet) nsenterArgs(nsenter string) []string {
 	return []string{nsenter, "--preserve-credentials", "--user=" + p + "user", "--net=" + p + "net", "--"}
 }
 
-// newNetns makes a network namespace with lo up and returns it open. The
-// work happens on a goroutine of its own, whose thread enters the new
-// namespace and comes back; should it fail to come back, the goroutine
-// ends locked and the runtime discards the thread.
+// newNetns makes a network namespace with lo up and returns it open.
 func newNetns() (int, error) {
-	type result struct {
-		fd  int
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			runtime.UnlockOSThread()
-			ch <- result{-1, err}
-			return
+	fd := -1
+	err := onThreadIn(func() error { return unix.Unshare(unix.CLONE_NEWNET) }, func() error {
+		var err error
+		if fd, err = unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			return err
 		}
-		defer unix.Close(orig)
-		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			ch <- result{-1, err}
-			return
-		}
-		fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err == nil {
-			err = loUp()
-		}
-		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
-			runtime.UnlockOSThread()
-		}
-		if err != nil && fd >= 0 {
+		if err = loUp(); err != nil {
 			_ = unix.Close(fd)
 			fd = -1
 		}
-		ch <- result{fd, err}
-	}()
-	r := <-ch
-	return r.fd, r.err
-}
-
-// loUp brings up lo in the calling thread's network namespace.
-func loUp() error {
-	sock, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
 		return err
-	}
-	defer unix.Close(sock)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(sock, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return err
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(sock, unix.SIOCSIFFLAGS, ifr)
+	})
+	return fd, err
 }
 
 // inNetns runs start on a thread that entered the namespace fd, so the
-// process it starts is born there; the thread then goes back. A thread
-// that cannot go back is discarded (its goroutine ends locked), which
-// also ends what it started (parent-death signal): never seen in
-// practice, since going back to where it came from is always allowed.
+// process it starts is born there.
 func inNetns(fd int, start func() error) error {
+	enter := func() error {
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("sandbox: entering the session's network namespace: %w", err)
+		}
+		return nil
+	}
+	return onThreadIn(enter, start)
+}
+
+// onThreadIn runs fn on a goroutine of its own whose OS thread enter moved
+// into another network namespace, then brings the thread back. A thread
+// that cannot come back is discarded (its goroutine ends locked), which
+// also ends what fn started on it (the parent-death signal): never seen in
+// practice, since going back to where a thread came from is always
+// allowed.
+func onThreadIn(enter, fn func() error) error {
 	ch := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -165,12 +136,13 @@ func inNetns(fd int, start func() error) error {
 			return
 		}
 		defer unix.Close(orig)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		if err := enter(); err != nil {
+			// Still where it was: unshare and setns change nothing on failure.
 			runtime.UnlockOSThread()
-			ch <- fmt.Errorf("sandbox: entering the session's network namespace: %w", err)
+			ch <- err
 			return
 		}
-		err = start()
+		err = fn()
 		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
 			runtime.UnlockOSThread()
 		}
@@ -219,4 +191,22 @@ func (b *bwrapBackend) newHolder(s *Sandbox) (*sessionNet, error) {
 		return nil, fmt.Errorf("sandbox: network holder reported no pid: %v", err)
 	}
 	return &sessionNet{fd: -1, holder: cmd, stop: stop, pid: info.ChildPid}, nil
+}
+
+// loUp brings up lo in the calling thread's network namespace.
+func loUp() error {
+	sock, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(sock)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(sock, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(sock, unix.SIOCSIFFLAGS, ifr)
 }

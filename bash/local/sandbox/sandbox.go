@@ -317,6 +317,30 @@ type Command struct {
 	workspace string // the probe's, instead of the scope's
 }
 
+// cmd is the process that starts c: path with argv, env and dir, c's
+// stdio, extra files from fd 3 on, and, like every command, a session
+// and process group of its own, the parent-death signal and c's cgroup.
+func (c Command) cmd(path string, argv, env []string, dir string, extra []*os.File) *exec.Cmd {
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        argv,
+		Env:         env,
+		Dir:         dir,
+		Stdout:      c.Stdout,
+		Stderr:      c.Stderr,
+		ExtraFiles:  extra,
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+	}
+	if c.Stdin != nil { // a nil *os.File in the interface would not read /dev/null
+		cmd.Stdin = c.Stdin
+	}
+	if c.CgroupFD >= 0 {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = c.CgroupFD
+	}
+	return cmd
+}
+
 // Started is a command the sandbox started.
 type Started struct {
 	Cmd *exec.Cmd
@@ -362,8 +386,12 @@ func (s *Sandbox) Start(c Command) (*Started, error) {
 	return s.landlock.start(s, c)
 }
 
-// workspaceOf is c's workspace: its scope's, else the executor's.
+// workspaceOf is c's workspace: the probe's, its scope's, else the
+// executor's.
 func (s *Sandbox) workspaceOf(c Command) (string, error) {
+	if c.workspace != "" {
+		return c.workspace, nil
+	}
 	if c.Scope != nil {
 		return c.Scope.workspace, nil
 	}
