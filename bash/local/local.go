@@ -106,7 +106,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -214,7 +213,7 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	}
 	if e.sandbox != nil {
 		e.launcher = sandboxLauncher{e.sandbox}
-		e.commonSpill = capture.NewSpillDir(filepath.Join(e.spill.(*capture.SpillDir).Path(), "sandbox"))
+		e.commonSpill = capture.NewSpillDir(e.sandboxDir())
 	}
 	return e, nil
 }
@@ -551,7 +550,7 @@ func (e *Executor) placeInSandbox(ls *launchSpec, spec bash.Spec, scope *scopeEn
 	if e.sandbox == nil || spec.Unsandboxed {
 		return nil
 	}
-	dir, err := spill.(*capture.SpillDir).Ensure()
+	dir, err := ensure(spill)
 	if err != nil {
 		return fmt.Errorf("%s: spill directory: %w", Name, err)
 	}

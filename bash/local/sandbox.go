@@ -44,17 +44,28 @@ type scopeEntry struct {
 	ended bool
 }
 
+// sandboxDirName is the sandbox's directory in the executor's private
+// spill directory.
+const sandboxDirName = "sandbox"
+
+// sandboxDir is where the sandbox keeps its files, the sessions' scopes
+// and the spill directory of sandboxed commands without an owner.
+func (e *Executor) sandboxDir() string {
+	priv, _ := ensure(e.spill) // made by newSandbox already
+	return filepath.Join(priv, sandboxDirName)
+}
+
 // newSandbox makes the sandbox cfg asks for, nil when its mode is off. Its
 // files go in the executor's private spill directory, made now.
 func newSandbox(cfg config.Local, e *Executor, hide []string) (*sandbox.Sandbox, error) {
 	if !cfg.Sandbox.On() {
 		return nil, nil
 	}
-	priv, err := e.spill.(*capture.SpillDir).Ensure()
+	priv, err := ensure(e.spill)
 	if err != nil {
 		return nil, fmt.Errorf("%s: sandbox: %w", Name, err)
 	}
-	dir := filepath.Join(priv, "sandbox")
+	dir := filepath.Join(priv, sandboxDirName)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("%s: sandbox: %w", Name, err)
 	}
@@ -155,3 +166,14 @@ func (e *Executor) closeScopes() {
 
 // Sandbox is the executor's sandbox, nil when commands run unsandboxed.
 func (e *Executor) Sandbox() *sandbox.Sandbox { return e.sandbox }
+
+// ensure makes a spill directory now and returns it: a sandbox must show
+// it to commands before they spill. A spill directory that cannot (a
+// test's) is refused.
+func ensure(d spillDir) (string, error) {
+	sd, ok := d.(interface{ Ensure() (string, error) })
+	if !ok {
+		return "", fmt.Errorf("%s: a sandbox needs a spill directory it can make in advance", Name)
+	}
+	return sd.Ensure()
+}
