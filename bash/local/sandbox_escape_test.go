@@ -241,3 +241,35 @@ func TestSandboxProgressAndStdin(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxAllowSockets: a socket allowSockets lists is reachable under
+// the empty /run (bwrap); landlock, which cannot tell sockets apart,
+// refuses the list.
+func TestSandboxAllowSockets(t *testing.T) {
+	dir := runDir(t)
+	allowed := filepath.Join(dir, fmt.Sprintf("dsh-allowed-%d.sock", os.Getpid()))
+	other := filepath.Join(dir, fmt.Sprintf("dsh-other-%d.sock", os.Getpid()))
+	unixServer(t, allowed)
+	unixServer(t, other)
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			if landlocked(b) {
+				cfg := testConfig(t)
+				cfg.Sandbox = sandboxOf(b, config.SandboxWorkspaceWrite)
+				cfg.Sandbox.AllowSockets = []string{allowed}
+				if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "landlock cannot keep only the allowSockets reachable") {
+					t.Errorf("landlock with allowSockets: %v", err)
+				}
+				return
+			}
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.Sandbox.AllowSockets = []string{allowed} })
+			curl := "curl -sS --max-time 5 --unix-socket "
+			if r := s.run(curl + allowed + " http://x/"); r.Stdout.Text != "ok" {
+				t.Errorf("the allowed socket is not reachable: %+v", r)
+			}
+			if r := s.run(curl + other + " http://x/"); exitCode(r) == "0" {
+				t.Errorf("a socket not allowed is reachable: %+v", r)
+			}
+		})
+	}
+}

@@ -406,7 +406,7 @@ func TestSandboxAsNonRoot(t *testing.T) {
 	must(t, os.Chmod(dir, 0o755))
 	t.Cleanup(func() { os.RemoveAll(run) })
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", bin,
-		"-test.run", "^TestSandbox(WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin)$",
+		"-test.run", "^TestSandbox(WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets)$",
 		"-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, nonRootRunDir+"="+run)
 	cmd.Dir = tmp
