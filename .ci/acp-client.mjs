@@ -9,7 +9,7 @@
 // Each agent must exit 0 within 10s once its stdin closes.
 // Usage: node .ci/acp-client.mjs PATH/TO/acp-agent
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -57,7 +57,7 @@ const has = (obj, key) => obj != null && Object.hasOwn(obj, key);
 // opens a session in cwd and prompts COMMAND. It returns the session/update
 // notifications received, the prompt's response and the agent's exit status
 // after its stdin closed.
-async function run(clientCapabilities, cwd) {
+async function run(clientCapabilities, cwd, command = COMMAND, permission = null) {
   const child = spawn(agentBin, [], {
     env: { ...process.env, DSH_ACP_EXAMPLE_AGENT: "1" },
     stdio: ["pipe", "pipe", "pipe"],
@@ -72,14 +72,19 @@ async function run(clientCapabilities, cwd) {
   await spawned;
 
   const notifications = [];
+  const permissions = [];
   const unsupported = (ctx) => {
     throw RequestError.methodNotFound(ctx.method);
+  };
+  const answerPermission = (ctx) => {
+    permissions.push(ctx.params);
+    return { outcome: { outcome: "selected", optionId: permission } };
   };
   const app = client({ name: "dsh-ci" })
     .onNotification(methods.client.session.update, (ctx) => {
       notifications.push(ctx.params);
     })
-    .onRequest(methods.client.session.requestPermission, unsupported)
+    .onRequest(methods.client.session.requestPermission, permission ? answerPermission : unsupported)
     .onRequest(methods.client.fs.readTextFile, unsupported)
     .onRequest(methods.client.fs.writeTextFile, unsupported)
     .onRequest(methods.client.terminal.create, unsupported)
@@ -100,7 +105,7 @@ async function run(clientCapabilities, cwd) {
       const session = await ctx.request(methods.agent.session.new, { cwd, mcpServers: [] });
       const response = await ctx.request(methods.agent.session.prompt, {
         sessionId: session.sessionId,
-        prompt: [{ type: "text", text: COMMAND }],
+        prompt: [{ type: "text", text: command }],
       });
       return { init, session, response };
     });
@@ -116,7 +121,7 @@ async function run(clientCapabilities, cwd) {
   const timeout = new Promise((resolve) => setTimeout(() => resolve(null), 10_000).unref());
   const exit = await Promise.race([exited, timeout]);
   if (exit === null) child.kill("SIGKILL");
-  return { ...result, notifications, exit, stderr };
+  return { ...result, notifications, permissions, exit, stderr };
 }
 
 // checkExit checks the agent exited 0 within 10s of its stdin closing.
@@ -236,6 +241,35 @@ try {
     );
   }
   checkExit(label, r);
+
+  // ---- 3. the command policy asks: allow once, reject --------------------------
+  for (const [option, runs, text] of [
+    ["allow_once", true, "(no output)"],
+    ["reject_once", false, "Error: the user declined to run this command"],
+  ]) {
+    label = `permission ${option}`;
+    const file = `acp-${option}`;
+    r = await run({}, cwd, `touch ${file}`, option);
+    const asked = r.permissions[0];
+    const update = r.notifications.map((n) => n.update).find((u) => u.sessionUpdate === "tool_call_update");
+    const shown = update?.content?.[0]?.content?.text;
+    check(
+      `${label}: session/request_permission for call-1 with allow_once and reject_once; the command ${runs ? "ran" : "did not run"}`,
+      [
+        [`${r.permissions.length} permission requests (want 1)`, r.permissions.length === 1],
+        [`toolCallId ${asked?.toolCall?.toolCallId}`, asked?.toolCall?.toolCallId === "call-1"],
+        [
+          `options ${JSON.stringify(asked?.options?.map((o) => o.optionId))}`,
+          isDeepStrictEqual(asked?.options?.map((o) => o.optionId), ["allow_once", "reject_once"]),
+        ],
+        [`the question's text`, (asked?.toolCall?.content?.[0]?.content?.text ?? "").startsWith(`Run this command?\n\ntouch ${file}\n\nin ${cwd}`)],
+        [`result ${JSON.stringify(shown)}`, shown === "```console\n" + text + "\n```"],
+        [`the file ${file}`, existsSync(join(cwd, file)) === runs],
+      ],
+      { permissions: r.permissions, update },
+    );
+    checkExit(label, r);
+  }
 } catch (err) {
   fail(`ACP exchange failed: ${err?.message ?? err}`, { error: err?.cause ?? err, agentStderr: err?.agentStderr });
 } finally {

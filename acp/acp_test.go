@@ -38,41 +38,58 @@ func schemaFile() string {
 
 var (
 	schemaOnce sync.Once
-	schema     *jsonschema.Resolved // nil when the file is absent
-	schemaErr  error
+	schemaRoot struct {
+		Schema string          `json:"$schema"`
+		Defs   json.RawMessage `json:"$defs"`
+	}
+	schemaAbsent bool
+	schemaErr    error
+	schemaMu     sync.Mutex
+	schemas      = map[string]*jsonschema.Resolved{}
 )
 
-// notificationSchema is the schema's SessionNotification (the params of
-// session/update), or nil when the file is absent.
-func notificationSchema(t *testing.T) *jsonschema.Resolved {
+// defSchema is the schema's definition name, or nil when the file is absent.
+func defSchema(t *testing.T, name string) *jsonschema.Resolved {
 	t.Helper()
 	schemaOnce.Do(func() {
 		data, err := os.ReadFile(schemaFile())
 		if errors.Is(err, os.ErrNotExist) {
+			schemaAbsent = true
 			return
 		}
-		if err != nil {
-			schemaErr = err
-			return
+		if err == nil {
+			err = json.Unmarshal(data, &schemaRoot)
 		}
-		var root struct {
-			Schema string          `json:"$schema"`
-			Defs   json.RawMessage `json:"$defs"`
-		}
-		if schemaErr = json.Unmarshal(data, &root); schemaErr != nil {
-			return
-		}
-		top, _ := json.Marshal(map[string]any{"$schema": root.Schema, "$ref": "#/$defs/SessionNotification", "$defs": root.Defs})
-		var s jsonschema.Schema
-		if schemaErr = json.Unmarshal(top, &s); schemaErr != nil {
-			return
-		}
-		schema, schemaErr = s.Resolve(nil)
+		schemaErr = err
 	})
 	if schemaErr != nil {
 		t.Fatalf("ACP schema %s: %v", schemaFile(), schemaErr)
 	}
-	return schema
+	if schemaAbsent {
+		return nil
+	}
+	schemaMu.Lock()
+	defer schemaMu.Unlock()
+	if r, ok := schemas[name]; ok {
+		return r
+	}
+	top, _ := json.Marshal(map[string]any{"$schema": schemaRoot.Schema, "$ref": "#/$defs/" + name, "$defs": schemaRoot.Defs})
+	var s jsonschema.Schema
+	if err := json.Unmarshal(top, &s); err != nil {
+		t.Fatalf("ACP schema %s: %v", name, err)
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatalf("ACP schema %s: %v", name, err)
+	}
+	schemas[name] = r
+	return r
+}
+
+// notificationSchema is the schema's SessionNotification (the params of
+// session/update), or nil when the file is absent.
+func notificationSchema(t *testing.T) *jsonschema.Resolved {
+	return defSchema(t, "SessionNotification")
 }
 
 // TestSchemaPresent makes a missing schema visible (the payload checks

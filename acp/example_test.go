@@ -137,7 +137,9 @@ func (a *exampleAgent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (ac
 		presenter.Forget(callID) // no result will follow
 		return acpsdk.PromptResponse{}, err
 	}
-	res := a.tools.Execute(ctx, tool.Call{Name: "bash", Args: args, Session: s.owner})
+	// The command policy asks the user with session/request_permission.
+	asker := acp.NewAsker(a.conn, req.SessionId, callID)
+	res := a.tools.Execute(ctx, tool.Call{Name: "bash", Args: args, Session: s.owner, Asker: asker})
 	result := presenter.Result("bash", callID, args, res)
 	record(acp.Entry{Name: "bash", CallID: callID, Args: string(args), Result: acp.StoreResult(res)})
 	if err := a.conn.SessionUpdate(send, result); err != nil {
@@ -188,10 +190,15 @@ func (a *exampleAgent) SetSessionMode(context.Context, acpsdk.SetSessionModeRequ
 	return acpsdk.SetSessionModeResponse{}, errUnsupported
 }
 
-// serveExampleAgent composes dsh's bash tool (host.Standard) and serves the agent over
-// in/out until in closes; then every session's processes are ended.
+// serveExampleAgent composes dsh's bash tool (host.Standard) and serves the
+// agent over in/out until in closes; then every session's processes are
+// ended. Its policy asks before any touch.
 func serveExampleAgent(in io.Reader, out io.Writer) error {
-	st, err := host.Standard(config.File{Tools: []string{config.ToolBash}})
+	no := false
+	st, err := host.Standard(config.File{
+		Tools:       []string{config.ToolBash},
+		Permissions: &config.Permissions{Ask: []string{"touch *"}, ClaudeSettings: &no},
+	})
 	if err != nil {
 		return err
 	}

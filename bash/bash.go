@@ -1,6 +1,7 @@
 // Package bash is the executor seam: the types every executor speaks and the
-// [Executor] interface that the local executor implements today and that
-// sandboxed and remote executors will implement later.
+// [Executor] interface that the local executor (bash/local) and the SSH
+// executor (bash/ssh) implement, and that a sandboxed one will implement
+// later.
 //
 // The seam knows nothing of tools, tasks, sessions or models. A caller builds a
 // [Request] from what it trusts, turns it into a [Spec] with
@@ -21,6 +22,11 @@
 // file was written and closed without error. See
 // package [github.com/dsh-go/dsh/bash/capture] for the collector and
 // [github.com/dsh-go/dsh/bash/local] for the local executor.
+//
+// An executor whose spill files are not files of this machine implements
+// [SpillRemover] as well, so that whoever reported a path can delete the
+// file. An executor that can lose a background process without knowing how
+// it ended (its connection dropped) says so in [State.Err].
 package bash
 
 import (
@@ -182,6 +188,10 @@ type State struct {
 	ExitCode *int
 	// Signal names the signal that ended the process, if one did.
 	Signal string
+	// Err, when set, says the executor lost the process before it could
+	// learn how it ended ("ssh: connection to build1 lost"): Status is
+	// then StatusKilled, and ExitCode and Signal are unset.
+	Err error
 }
 
 // Process is the handle of a background command.
@@ -204,6 +214,17 @@ type Process interface {
 	// SpillPaths names the spill files of the streams that have one, without
 	// consuming anything (for cleanup of output nobody read).
 	SpillPaths() (stdout, stderr string)
+}
+
+// SpillRemover is implemented by an executor whose spill files are not
+// files of this machine (the SSH executor writes them on the remote
+// host). Whoever reported spill paths deletes them through it; without it,
+// a spill path is a local file.
+type SpillRemover interface {
+	// RemoveSpills deletes spill files the executor reported, best effort:
+	// a file already gone, or one that cannot be reached, is logged, not
+	// returned.
+	RemoveSpills(paths ...string)
 }
 
 // ReadResult is one consuming read of a background process.

@@ -8,7 +8,8 @@
 //	}
 //	st, err := host.Standard(f.WithDefaults())
 //
-// [File] holds the whole file: the executor, its section [Local], the tool
+// [File] holds the whole file: the executor, its sections [Local] and [SSH]
+// (the latter only with executor ssh, and then with a host), the tool
 // plugins to load, and the sections [Bash] and [Tasks]. Every package that
 // is configured takes its section from here, so one walker decides what a
 // file may say, and its errors name keys the way the user wrote them: the
@@ -23,7 +24,7 @@
 // local.keepHeadBytes, where 0 is a value of its own (the tail only): in Go
 // it is a pointer, and nil is its default.
 //
-// [Local.Validate] and [Tasks.Validate] name keys relative to their
+// [Local.Validate], [SSH.Validate] and [Tasks.Validate] name keys relative to their
 // section ("graceMs must be a positive finite number"), for a Go caller who
 // built the section by hand; the local executor and the task tools put
 // their names in front ("bash-local: graceMs must be …", docs/spec.md

@@ -8,23 +8,26 @@ import (
 // The executors and tool plugins a file can name.
 const (
 	ExecutorLocal = "local"
+	ExecutorSSH   = "ssh"
 
 	ToolBash  = "bash"
 	ToolTasks = "tasks"
 )
 
 var (
-	executors = []string{ExecutorLocal}
+	executors = []string{ExecutorLocal, ExecutorSSH}
 	toolNames = []string{ToolBash, ToolTasks}
 )
 
 // File is the whole configuration file (docs/config.md). Its zero value is
 // the default configuration; [File.WithDefaults] spells the defaults out.
 type File struct {
-	// Executor names the executor: "local", the only one (default).
+	// Executor names the executor: "local" (default) or "ssh".
 	Executor string `yaml:"executor,omitempty"`
 	// Local is the local executor's section.
 	Local Local `yaml:"local,omitempty"`
+	// SSH is the SSH executor's section; set only with executor ssh.
+	SSH SSH `yaml:"ssh,omitempty"`
 	// Tools lists the tool plugins to load, "bash" and "tasks", in the
 	// order given. nil means both; an empty list loads none.
 	Tools []string `yaml:"tools"`
@@ -32,6 +35,8 @@ type File struct {
 	Bash Bash `yaml:"bash,omitempty"`
 	// Tasks is the section of the task runtime and the task tools.
 	Tasks Tasks `yaml:"tasks,omitempty"`
+	// Permissions is the command policy; nil: none (every call runs).
+	Permissions *Permissions `yaml:"permissions,omitempty"`
 }
 
 // Bash is the bash tool's section.
@@ -71,8 +76,9 @@ func (f File) Has(tool string) bool {
 
 // WithDefaults returns f with every default spelled out: the executor, the
 // tool list, background runs (on exactly when the task tools are loaded,
-// unless set), and each section's own defaults. Call it on a File that
-// passed [File.Validate].
+// unless set), and each section's own defaults (the ssh section's only
+// with executor ssh: without it the section must stay empty). Call it on a
+// File that passed [File.Validate].
 func (f File) WithDefaults() File {
 	if f.Executor == "" {
 		f.Executor = ExecutorLocal
@@ -85,7 +91,14 @@ func (f File) WithDefaults() File {
 		f.Bash.EnableRunInBackground = &bg
 	}
 	f.Local = f.Local.WithDefaults()
+	if f.Executor == ExecutorSSH {
+		f.SSH = f.SSH.WithDefaults()
+	}
 	f.Tasks = f.Tasks.WithDefaults()
+	if f.Permissions != nil {
+		p := f.Permissions.WithDefaults()
+		f.Permissions = &p
+	}
 	return f
 }
 
@@ -104,19 +117,44 @@ func (f File) validate(lines map[string]int) error {
 			return err
 		}
 	}
-	for _, s := range []struct {
+	type section struct {
 		name string
 		err  error
-	}{{"local", f.Local.Validate()}, {"tasks", f.Tasks.Validate()}} {
+	}
+	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"tasks", f.Tasks.Validate()}}
+	if f.Permissions != nil {
+		sections = append(sections, section{"permissions", f.Permissions.Validate()})
+	}
+	for _, s := range sections {
 		var e *Error
 		if errors.As(s.err, &e) {
 			return e.within(s.name, lines)
 		}
 	}
+	if err := f.checkExecutor(lines); err != nil {
+		return err
+	}
 	if bg := f.Bash.EnableRunInBackground; bg != nil && *bg && f.Has(ToolBash) && !f.Has(ToolTasks) {
 		// The model could start tasks it can neither read nor stop.
 		const key = "bash.enableRunInBackground"
 		return keyErr(key, lines[key], "needs the task tools: add %q to tools", ToolTasks)
+	}
+	return nil
+}
+
+// checkExecutor checks that the ssh section and the executor agree: with
+// executor ssh the section must name a host; without it the section must
+// be empty, since commands would silently run on this machine.
+func (f File) checkExecutor(lines map[string]int) error {
+	switch {
+	case f.Executor == ExecutorSSH && f.SSH.Host == "":
+		line := lines["ssh"]
+		if line == 0 {
+			line = lines["executor"]
+		}
+		return keyErr("ssh.host", line, "must be set with executor: ssh")
+	case f.Executor != ExecutorSSH && !f.SSH.isZero():
+		return keyProblem("ssh", lines["ssh"], "the executor is local: set executor: ssh to run commands over SSH")
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dsh-go/dsh/policy"
 )
 
 // Parse decodes data, a whole configuration file, strictly and returns it
@@ -162,6 +164,7 @@ func (f *File) decoder() decoder {
 	return mapping(
 		field{"executor", str(&f.Executor)},
 		field{"local", f.Local.decoder()},
+		field{"ssh", f.SSH.decoder()},
 		field{"tools", toolList(&f.Tools)},
 		field{"bash", mapping(
 			field{"enableRunInBackground", optBool(&f.Bash.EnableRunInBackground)},
@@ -171,7 +174,58 @@ func (f *File) decoder() decoder {
 			field{"waitTimeoutMs", number(&f.Tasks.WaitTimeoutMs)},
 			field{"maxWaitTimeoutMs", number(&f.Tasks.MaxWaitTimeoutMs)},
 		)},
+		field{"permissions", present(&f.Permissions, (*Permissions).decoder)},
 	)
+}
+
+// decoder is the schema of the permissions section.
+func (c *Permissions) decoder() decoder {
+	fields := []field{
+		{"default", str(&c.Default)},
+		{"readOnly", optBool(&c.ReadOnly)},
+		{"askFallback", str(&c.AskFallback)},
+		{"askTimeoutMs", number(&c.AskTimeoutMs)},
+		{"claudeSettings", optBool(&c.ClaudeSettings)},
+		{"trustProjectAllow", boolean(&c.TrustProjectAllow)},
+	}
+	for _, l := range c.lists() {
+		fields = append(fields, field{l.key, rules(l.rules, l.kind)})
+	}
+	return mapping(fields...)
+}
+
+// present decodes an optional section whose presence means something: the
+// section is allocated when its key is there and not null.
+func present[T any](dst **T, schema func(*T) decoder) decoder {
+	return func(p *parser, n *yaml.Node, path string) error {
+		v := new(T)
+		if err := schema(v)(p, n, path); err != nil {
+			return err
+		}
+		*dst = v
+		return nil
+	}
+}
+
+// rules decodes a list of policy rules of one kind, each checked with its
+// line.
+func rules(dst *[]string, kind policy.Kind) decoder {
+	return func(p *parser, n *yaml.Node, path string) error {
+		items, err := stringItems(n, path)
+		if err != nil {
+			return err
+		}
+		key := path[strings.LastIndexByte(path, '.')+1:]
+		for i, text := range items {
+			line := follow(n.Content[i]).Line
+			p.lines[itemKey(path, i)] = line
+			if e := checkRule(key, i, text, kind, line); e != nil {
+				return e.within(strings.TrimSuffix(path, "."+key), nil)
+			}
+		}
+		*dst = items
+		return nil
+	}
 }
 
 // decoder is the schema of the local section.
@@ -456,7 +510,10 @@ func toolList(dst *[]string) decoder {
 	}
 }
 
-func toolKey(i int) string { return fmt.Sprintf("tools[%d]", i) }
+func toolKey(i int) string { return itemKey("tools", i) }
+
+// itemKey is the path of item i of the list at key: "tools[1]".
+func itemKey(key string, i int) string { return fmt.Sprintf("%s[%d]", key, i) }
 
 // envSet decodes env.set: a map of non-null scalars.
 func envSet(dst *map[string]string) decoder {

@@ -435,8 +435,8 @@ func TestParseFileErrors(t *testing.T) {
 		{"unknown anchor", "local:\n  cwd: /\ntools: *nope\n", "not valid YAML: unknown anchor 'nope' referenced (line 3)"},
 		{"control character", "local:\n  cwd: \"a\"\x01\n", "not valid YAML: control characters are not allowed (line 2)"},
 		{"invalid UTF-8", "local:\n\n  cwd: \"\xff\"\n", "not valid YAML: invalid leading UTF-8 octet (line 3)"},
-		{"executor", "executor: docker\n", `executor: "docker" is not one of "local" (line 1)`},
-		{"executor near miss", "executor: locale\n", `executor: "locale" is not one of "local" (line 1); did you mean "local"?`},
+		{"executor", "executor: docker\n", `executor: "docker" is not one of "local" or "ssh" (line 1)`},
+		{"executor near miss", "executor: locale\n", `executor: "locale" is not one of "local" or "ssh" (line 1); did you mean "local"?`},
 		{"executor type", "executor: [local]\n", "executor must be a string (line 1)"},
 		{"local graceMs", "local:\n  graceMs: -1\n", "local.graceMs must be a positive finite number (line 2)"},
 		{"local zero", "local: {timeoutMs: 0}\n", "local.timeoutMs must be a positive finite number (line 1)"},
@@ -533,6 +533,9 @@ func FuzzParse(f *testing.F) {
 		"local: {keepHeadBytes: 15, maxOutputBytes: 0x10}\n",
 		"local: {sandbox: {mode: workspace-write, protect: [], hide: [~/.ssh], writableRoots: [/w], allowUnsandboxed: false}}\n",
 		"local: {sandbox: {mode: read-only, backend: landlock, network: true, allowSockets: [], helper: /h}}\n",
+		"executor: ssh\nssh: {host: dev@build1:2222, port: 22, keepaliveMs: 1000, maxConnections: 2, env: {set: {A: 1}}}\n",
+		"executor: ssh\nssh: {host: '[::1]', keepHeadBytes: 0, identityFile: ~/.ssh/id, knownHosts: /kh, cwd: /w, spillDir: /s}\n",
+		"ssh: {host: h}\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -568,6 +571,9 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("WithDefaults: local.keepHeadBytes = %v with maxOutputBytes %v", h, d.Local.MaxOutputBytes)
 		}
 		roundTripLocal(t, c.Local)
+		if d.Executor == ExecutorSSH {
+			checkSSHDefaults(t, d.SSH)
+		}
 		if d.Local.TimeoutMs > d.Local.MaxTimeoutMs {
 			t.Errorf("WithDefaults: timeoutMs %v > maxTimeoutMs %v", d.Local.TimeoutMs, d.Local.MaxTimeoutMs)
 		}

@@ -19,18 +19,18 @@ const (
 // containments are the values of Local.Containment.
 var containments = []string{ContainAuto, ContainCgroup, ContainMarker}
 
-// numeric lists the numeric keys of c in the order of the docs/spec.md
-// table, which is the order Validate reports them in.
-func (c *Local) numeric() []struct {
+// numKey is one numeric key of a section: its name, where its value
+// lives and its default.
+type numKey struct {
 	key string
 	v   *float64
 	def float64
-} {
-	return []struct {
-		key string
-		v   *float64
-		def float64
-	}{
+}
+
+// numeric lists the numeric keys of c in the order of the docs/spec.md
+// table, which is the order Validate reports them in.
+func (c *Local) numeric() []numKey {
+	return []numKey{
 		{"timeoutMs", &c.TimeoutMs, DefaultTimeoutMs},
 		{"maxTimeoutMs", &c.MaxTimeoutMs, DefaultMaxTimeoutMs},
 		{"maxOutputBytes", &c.MaxOutputBytes, DefaultMaxOutputBytes},
@@ -56,12 +56,10 @@ func (c *Local) numeric() []struct {
 // nothing and silently leave a credential in place. Then the containment,
 // last the sandbox ([Sandbox.Validate]).
 func (c Local) Validate() error {
-	for _, n := range c.numeric() {
-		if v := *n.v; v != 0 && !PositiveFinite(v) {
-			return errPositive(n.key, 0)
-		}
+	if err := checkNumbers(c.numeric()); err != nil {
+		return err
 	}
-	if err := c.checkKeepHead(); err != nil {
+	if err := checkKeepHead(c.KeepHeadBytes, c.MaxOutputBytes); err != nil {
 		return err
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Env.Set)) {
@@ -85,19 +83,42 @@ func (c Local) Validate() error {
 	return c.Sandbox.Validate()
 }
 
-// checkKeepHead checks keepHeadBytes against its own rule and against
-// maxOutputBytes. The bytes are compared as the executor uses them, rounded
-// up to whole bytes: a head of 100.5 bytes is 101, as large as a
-// maxOutputBytes of 101.
-func (c Local) checkKeepHead() error {
-	if c.KeepHeadBytes == nil {
+// checkNumbers checks numeric keys in order: 0 means unset and is valid;
+// a negative, NaN or infinite number fails.
+func checkNumbers(keys []numKey) error {
+	for _, n := range keys {
+		if v := *n.v; v != 0 && !PositiveFinite(v) {
+			return errPositive(n.key, 0)
+		}
+	}
+	return nil
+}
+
+// defaultNumbers sets every numeric key that is 0 to its default.
+func defaultNumbers(keys []numKey) {
+	for _, n := range keys {
+		if *n.v == 0 {
+			*n.v = n.def
+		}
+	}
+}
+
+// checkKeepHead checks keepHeadBytes, when set, against its own rule and
+// against maxOutput (0: its default). The bytes are compared as the
+// executor uses them, rounded up to whole bytes: a head of 100.5 bytes is
+// 101, as large as a maxOutputBytes of 101.
+func checkKeepHead(keep *float64, maxOutput float64) error {
+	if keep == nil {
 		return nil
 	}
-	v := *c.KeepHeadBytes
+	v := *keep
 	if !NonNegativeFinite(v) {
 		return errNonNegative("keepHeadBytes", 0)
 	}
-	if Bytes(v) >= Bytes(c.maxOutputBytes()) {
+	if maxOutput == 0 {
+		maxOutput = DefaultMaxOutputBytes
+	}
+	if Bytes(v) >= Bytes(maxOutput) {
 		e := keyErr("keepHeadBytes", 0, "must be smaller than")
 		e.other = "maxOutputBytes"
 		return e
@@ -105,12 +126,14 @@ func (c Local) checkKeepHead() error {
 	return nil
 }
 
-// maxOutputBytes is MaxOutputBytes with its default applied.
-func (c Local) maxOutputBytes() float64 {
-	if c.MaxOutputBytes == 0 {
-		return DefaultMaxOutputBytes
+// defaultKeepHead is a nil keepHeadBytes set to a quarter of maxOutput
+// (whose default is applied), rounded down to a whole byte.
+func defaultKeepHead(keep *float64, maxOutput float64) *float64 {
+	if keep != nil {
+		return keep
 	}
-	return c.MaxOutputBytes
+	head := float64(Bytes(maxOutput) / 4)
+	return &head
 }
 
 // checkSet checks one entry of the env.set at key.
@@ -141,16 +164,9 @@ func checkPattern(key, p string, line int) *Error {
 // KeepHeadBytes, are shared with c, not copied. Call it on a config that
 // passed [Local.Validate].
 func (c Local) WithDefaults() Local {
-	for _, n := range c.numeric() {
-		if *n.v == 0 {
-			*n.v = n.def
-		}
-	}
+	defaultNumbers(c.numeric())
 	c.TimeoutMs = min(c.TimeoutMs, c.MaxTimeoutMs)
-	if c.KeepHeadBytes == nil {
-		head := float64(Bytes(c.MaxOutputBytes) / 4)
-		c.KeepHeadBytes = &head
-	}
+	c.KeepHeadBytes = defaultKeepHead(c.KeepHeadBytes, c.MaxOutputBytes)
 	c.Sandbox = c.Sandbox.WithDefaults()
 	return c
 }

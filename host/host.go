@@ -48,6 +48,7 @@ import (
 	"sync"
 
 	"github.com/dsh-go/dsh/internal/safe"
+	"github.com/dsh-go/dsh/permissions"
 )
 
 type loaded struct {
@@ -73,8 +74,9 @@ type Host struct {
 type Option func(*options)
 
 type options struct {
-	log  *slog.Logger
-	hide []string
+	log         *slog.Logger
+	hide        []string
+	permissions permissions.Options
 }
 
 // WithHidden hides paths from sandboxed commands besides the configured
@@ -88,6 +90,13 @@ func WithHidden(paths ...string) Option {
 // registry (contained panics) and the command policy log. Sessions are the
 // front end's: give them the logger with session.WithLogger.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithPermissions sets where [Standard]'s command policy looks for Claude
+// Code settings and the user's home (tests point them at a directory of
+// their own). Its Logger and DefaultCwd are Standard's.
+func WithPermissions(o permissions.Options) Option {
+	return func(opts *options) { opts.permissions = o }
+}
 
 func newOptions(opts []Option) options {
 	var o options

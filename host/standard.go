@@ -6,7 +6,9 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local"
+	"github.com/dsh-go/dsh/bash/ssh"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/permissions"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -21,10 +23,17 @@ import (
 type Stack struct {
 	Tools  *tool.Registry
 	Prompt *prompt.Registry
-	// Local is the local executor.
+	// Executor runs the commands: Local or SSH, as the config's executor
+	// says.
+	Executor bash.Executor
+	// Local is the local executor; nil with executor ssh.
 	Local *local.Executor
+	// SSH is the SSH executor; nil with executor local.
+	SSH *ssh.Executor
 	// Tasks is the task runtime; nil without the task tools.
 	Tasks *tasks.Service
+	// Gate applies the command policy; nil without a permissions section.
+	Gate *permissions.Gate
 
 	host *Host
 }
@@ -49,18 +58,27 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	exec, err := local.New(cfg.Local, local.WithLogger(o.log), local.WithHidden(o.hide...))
-	if err != nil {
-		return nil, err
-	}
 	s := &Stack{
 		Tools:  tool.NewRegistry(tool.WithLogger(o.log)),
 		Prompt: prompt.NewRegistry(),
-		Local:  exec,
-		host:   New(opts...),
 	}
+	if err := s.newExecutor(cfg, o); err != nil {
+		return nil, err
+	}
+	s.host = New(opts...)
 	if cfg.Has(config.ToolTasks) {
 		s.Tasks = tasks.New(tasks.Config{MaxRunningPerSession: cfg.Tasks.MaxRunningPerSession, Logger: o.log})
+	}
+	if cfg.Permissions != nil {
+		po := o.permissions
+		po.Logger, po.DefaultCwd = o.log, cfg.Local.Cwd
+		if cfg.Executor == config.ExecutorSSH {
+			// A session's cwd is on the remote host: PROJECT comes only
+			// from CLAUDE_PROJECT_DIR (docs/spec.md §13).
+			po.DefaultCwd, po.RemoteSessions = cfg.SSH.Cwd, true
+		}
+		s.Gate = permissions.New(*cfg.Permissions, po)
+		s.Tools.UsePre(s.Gate.Middleware())
 	}
 	if err := s.compose(cfg); err != nil {
 		_ = s.Close()
@@ -69,13 +87,31 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	return s, nil
 }
 
+// newExecutor makes the executor cfg names.
+func (s *Stack) newExecutor(cfg config.File, o options) error {
+	if cfg.Executor == config.ExecutorSSH {
+		e, err := ssh.New(cfg.SSH, ssh.WithLogger(o.log))
+		if err != nil {
+			return err
+		}
+		s.SSH, s.Executor = e, e
+		return nil
+	}
+	e, err := local.New(cfg.Local, local.WithLogger(o.log), local.WithHidden(o.hide...))
+	if err != nil {
+		return err
+	}
+	s.Local, s.Executor = e, e
+	return nil
+}
+
 // compose provides the services, then loads the plugins in the order the
 // config names them: each applies as it loads.
 func (s *Stack) compose(cfg config.File) error {
 	errs := []error{
 		Provide(s.host, Tools, s.Tools),
 		Provide(s.host, Prompt, s.Prompt),
-		Provide(s.host, Executor, bash.Executor(s.Local)),
+		Provide(s.host, Executor, s.Executor),
 	}
 	if s.Tasks != nil {
 		errs = append(errs, Provide(s.host, Tasks, s.Tasks))
@@ -107,5 +143,5 @@ func (s *Stack) Close() error {
 	if s.Tasks != nil {
 		s.Tasks.Close()
 	}
-	return s.Local.Close()
+	return s.Executor.Close()
 }

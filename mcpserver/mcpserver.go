@@ -17,7 +17,9 @@
 // first tool call. Its cwd is the server's --workdir, else the first
 // file:// root the client offers (if it supports roots; when that root is
 // no directory on this machine, the fallback is used), else DefaultCwd
-// (dsh sets the config's local.cwd), else the server's cwd. Clients on
+// (dsh sets the config's local.cwd), else the server's cwd. With Remote
+// (executor ssh) the roots and the server's cwd are left out: Workdir, else
+// DefaultCwd (ssh.cwd), else the remote user's home. Clients on
 // protocol 2026-07-28 or later are asked for their roots
 // with a multi round-trip input request (SEP-2322: the first call's result
 // asks for the roots, the client repeats the call with them); older clients
@@ -61,8 +63,13 @@ type Options struct {
 	// DefaultCwd is the cwd of a session that gets no root from its
 	// client; "" means the server's cwd.
 	DefaultCwd string
-	Version    string
-	Logger     *slog.Logger
+	// Remote says that commands run on another machine (executor ssh,
+	// docs/spec.md §13): the client's roots and the server's cwd name
+	// nothing there, so a session's cwd is Workdir, else DefaultCwd, else
+	// "" (the executor's default: the remote user's home).
+	Remote  bool
+	Version string
+	Logger  *slog.Logger
 	// OnIdle, when set, is called after a session's owner ended and no
 	// other owner is left (dsh serve returns freed memory to the system
 	// then).
@@ -80,6 +87,7 @@ type Server struct {
 	closed   bool
 	watchers sync.WaitGroup
 	nextID   uint64
+	stateKey []byte // signs the request states of suspended calls
 }
 
 // New returns a Server exposing every tool registered in opts.Tools now.
@@ -88,7 +96,7 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session)}
+	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session), stateKey: newStateKey()}
 	instructions := ""
 	if opts.Prompt != nil {
 		instructions = opts.Prompt.Text()
@@ -154,7 +162,10 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 				}
 			})
 		}
-		res := s.opts.Tools.Execute(ctx, tool.Call{Name: name, Args: req.Params.Arguments, Session: owner})
+		res := s.opts.Tools.Execute(ctx, tool.Call{Name: name, Args: req.Params.Arguments, Session: owner, Asker: s.asker(req.Session, req.Params)})
+		if res.Question != nil {
+			return s.suspended(req.Session, req.Params, res.Question), nil
+		}
 		return s.result(res, owner), nil
 	}
 }

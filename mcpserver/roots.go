@@ -22,11 +22,14 @@ func askRoots() *mcp.CallToolResult {
 
 // cwd picks a session's cwd: --workdir, else the client's first file://
 // root if it is a directory on this machine, else DefaultCwd, else the
-// server's cwd. ask reports that the roots must first be
-// asked for with an input request.
+// server's cwd; with Remote, --workdir, else DefaultCwd, else "". ask
+// reports that the roots must first be asked for with an input request.
 func (s *Server) cwd(ctx context.Context, ss *mcp.ServerSession, params *mcp.CallToolParamsRaw) (cwd string, ask bool) {
 	if s.opts.Workdir != "" {
 		return s.opts.Workdir, false
+	}
+	if s.opts.Remote {
+		return s.opts.DefaultCwd, false
 	}
 	wd := s.opts.DefaultCwd
 	if wd == "" {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/stacktest"
 	"github.com/dsh-go/dsh/mcpserver"
 )
 
@@ -54,5 +56,35 @@ func TestSessionCwd(t *testing.T) {
 		if got := pwd(newServerWith(t, mcpserver.Options{DefaultCwd: workdir}), version); got != workdir+"\n" {
 			t.Errorf("protocol %q, DefaultCwd and no roots: %q, want %s", version, got, workdir)
 		}
+		// Commands on another machine (executor ssh): the roots name
+		// nothing there; DefaultCwd (ssh.cwd) is next after --workdir.
+		if got := pwd(newServerWith(t, mcpserver.Options{Remote: true, DefaultCwd: workdir}), version, root); got != workdir+"\n" {
+			t.Errorf("protocol %q, remote with roots: %q, want DefaultCwd %s", version, got, workdir)
+		}
+	}
+}
+
+// TestRemoteSessionCwdIsTheExecutorsDefault: with Remote and neither
+// --workdir nor DefaultCwd, a session has no cwd of its own, so commands
+// run where the executor starts them (for the SSH executor the remote
+// user's home; here the stack's executor's cwd), whatever the roots.
+func TestRemoteSessionCwdIsTheExecutorsDefault(t *testing.T) {
+	execCwd := t.TempDir()
+	st := stacktest.Must(t, config.Local{GraceMs: 300, Cwd: execCwd})
+	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Version: "test", Remote: true})
+	t.Cleanup(s.Close)
+	ct, sst := mcp.NewInMemoryTransports()
+	if _, err := s.MCP().Connect(context.Background(), sst, nil); err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file://" + t.TempDir(), Name: "project"})
+	cs, err := client.Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := texts(call(t, cs, "bash", map[string]any{"command": "pwd", "description": "print the directory"}))[0]; got != execCwd+"\n" {
+		t.Fatalf("pwd %q, want the executor's default %s", got, execCwd)
 	}
 }

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -145,11 +146,15 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	case err != nil:
 		res = errorResult(err, CodePanic)
 	case decision.Verdict == Deny:
-		res = ErrorResult(CodeDenied, decision.reasonOr(fmt.Sprintf("tool %q was denied", call.Name)))
+		res = ErrorResult(cmp.Or(decision.Code, CodeDenied), decision.reasonOr(fmt.Sprintf("tool %q was denied", call.Name)))
 	case decision.Verdict == Ask:
 		res = ErrorResult(CodeApprovalRequired, decision.reasonOr(fmt.Sprintf("tool %q requires approval (not yet supported)", call.Name)))
 	case decision.Verdict == Allow:
 		res = r.runTool(ctx, def, call)
+	case decision.Verdict == Suspend && decision.Question != nil:
+		// Nothing ran and nothing was decided yet: post-execute has
+		// nothing to see.
+		return Result{Question: decision.Question}
 	default: // a verdict this registry does not know: fail closed
 		res = ErrorResult(CodeDenied, fmt.Sprintf("tool %q was denied: unknown verdict %d", call.Name, decision.Verdict))
 	}

@@ -91,6 +91,9 @@ type Call struct {
 	Args json.RawMessage
 	// Session is the calling owner, or nil.
 	Session *session.Session
+	// Asker asks the call's user for an approval; nil when nobody can be
+	// asked.
+	Asker Asker
 }
 
 // Decode unmarshals the call's arguments into v. Execute functions call it
@@ -129,6 +132,9 @@ type Result struct {
 	// finish notices). Front ends send them as text blocks after Content;
 	// presenters see only Content, so a note never breaks a terminal card.
 	Notes []string
+	// Question, when set, suspends the call: nothing ran, and the front
+	// end asks it and repeats the call with the answer (see ErrSuspend).
+	Question *Question
 }
 
 // TextResult is a successful result of one text block.

@@ -235,6 +235,8 @@ func TestDecisions(t *testing.T) {
 		{"allow short-circuits", Decision{Verdict: Allow}, "ok", ""},
 		{"unknown verdict fails closed", Decision{Verdict: 7}, `Error: tool "t" was denied: unknown verdict 7`, CodeDenied},
 		{"the zero decision fails closed", Decision{}, `Error: tool "t" was denied`, CodeDenied},
+		{"deny with a code", Decision{Verdict: Deny, Reason: "no", Code: "DECLINED"}, "Error: no", "DECLINED"},
+		{"suspend without a question fails closed", Decision{Verdict: Suspend}, `Error: tool "t" was denied: unknown verdict 3`, CodeDenied},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRegistry(t, Definition{Name: "t", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, Call) (Result, error) {
@@ -247,6 +249,26 @@ func TestDecisions(t *testing.T) {
 				t.Fatalf("got %+v", res)
 			}
 		})
+	}
+}
+
+// TestSuspend: a Suspend runs neither the tool nor post-execute; the result
+// carries the question for the front end.
+func TestSuspend(t *testing.T) {
+	executed, post := false, false
+	r := newRegistry(t, Definition{Name: "t", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, Call) (Result, error) {
+		executed = true
+		return TextResult("ok"), nil
+	}})
+	q := &Question{Message: "Run this command?", Reason: "why"}
+	r.UsePre(func(context.Context, Call, PreNext) Decision { return Decision{Verdict: Suspend, Question: q} })
+	r.UsePost(func(ctx context.Context, call Call, res Result, next PostNext) PostDecision {
+		post = true
+		return next(ctx, call, res)
+	})
+	res := r.Execute(context.Background(), Call{Name: "t"})
+	if res.Question != q || res.IsError || len(res.Content) != 0 || executed || post {
+		t.Fatalf("result %+v, executed %v, post-execute %v", res, executed, post)
 	}
 }
 

@@ -16,16 +16,25 @@ const (
 	Deny Verdict = iota
 	// Allow runs the tool.
 	Allow
-	// Ask needs a person's approval, which no front end offers yet: the
-	// call is refused with the reason, or with
-	// `tool "<name>" requires approval (not yet supported)`.
+	// Ask needs a person's approval that the middleware did not obtain
+	// itself (a middleware that asks does so through Call.Asker and
+	// returns what the answer means): the call is refused with the
+	// reason, or with `tool "<name>" requires approval (not yet
+	// supported)`.
 	Ask
+	// Suspend ends the call without running it: the front end asks
+	// Question and repeats the call (see ErrSuspend).
+	Suspend
 )
 
 // Decision is what the pre-execute waterfall decided.
 type Decision struct {
 	Verdict Verdict
 	Reason  string
+	// Code classifies a Deny's error result; "" means CodeDenied.
+	Code string
+	// Question is what a Suspend asks.
+	Question *Question
 }
 
 func (d Decision) reasonOr(fallback string) string {

@@ -54,7 +54,14 @@ type File interface {
 	Name() string
 }
 
-// Spiller creates spill files. *SpillDir is the real one.
+// Remover is implemented by a File that is not a file of this machine (a
+// remote spill file): a file the collector withholds is removed through
+// it rather than by its name with os.Remove.
+type Remover interface {
+	Remove() error
+}
+
+// Spiller creates spill files. *SpillDir is the local one.
 type Spiller interface {
 	Create(stream string) (File, error)
 }
@@ -235,9 +242,8 @@ func (c *Collector) spillWrite(p []byte) {
 func (c *Collector) failSpill(err error) {
 	c.spillErr = err
 	if c.spill != nil {
-		name := c.spill.Name()
 		_ = c.spill.Close()
-		removeFile(name)
+		discard(c.spill)
 		c.spill = nil
 	}
 	c.mu.Lock()
@@ -440,7 +446,7 @@ func (c *Collector) Close() Result {
 		c.spill = nil
 		if err := f.Close(); err != nil {
 			c.spillErr = fmt.Errorf("spill file: close: %w", err)
-			removeFile(f.Name())
+			discard(f)
 			c.mu.Lock()
 			c.path = ""
 			c.mu.Unlock()

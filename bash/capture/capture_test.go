@@ -363,6 +363,44 @@ func TestSpillFailuresWithholdThePath(t *testing.T) {
 	}
 }
 
+// elsewhereFile is a spill file "on another machine": its name is no
+// local path, and removing it goes through Remove.
+type elsewhereFile struct {
+	failClose bool
+	removed   *[]string
+}
+
+func (elsewhereFile) Write(p []byte) (int, error) { return len(p), nil }
+func (f elsewhereFile) Name() string              { return "/nonexistent/remote-stdout.log" }
+func (f elsewhereFile) Remove() error             { *f.removed = append(*f.removed, f.Name()); return nil }
+func (f elsewhereFile) Close() error {
+	if f.failClose {
+		return syscall.EIO
+	}
+	return nil
+}
+
+type elsewhereSpiller struct{ f elsewhereFile }
+
+func (s elsewhereSpiller) Create(string) (File, error) { return s.f, nil }
+
+// TestWithheldRemoteFileIsRemovedThroughItself: a File that is a Remover
+// is removed through Remove when it is withheld, not by its name.
+func TestWithheldRemoteFileIsRemovedThroughItself(t *testing.T) {
+	var removed []string
+	c := New(Options{Stream: "stdout", MaxBytes: 3, MaxSpillBytes: 10, Spill: elsewhereSpiller{elsewhereFile{failClose: true, removed: &removed}}})
+	write(t, c, "abcdef")
+	if r := c.Close(); r.SpillPath != "" || len(removed) != 1 || removed[0] != "/nonexistent/remote-stdout.log" {
+		t.Fatalf("got %+v, removed %q", r, removed)
+	}
+	removed = nil
+	c = New(Options{Stream: "stdout", MaxBytes: 3, MaxSpillBytes: 10, Spill: elsewhereSpiller{elsewhereFile{removed: &removed}}})
+	write(t, c, "abcdef")
+	if r := c.Close(); r.SpillPath != "/nonexistent/remote-stdout.log" || len(removed) != 0 {
+		t.Fatalf("a good file: got %+v, removed %q", r, removed)
+	}
+}
+
 func TestWithoutSpillerTruncatesWithNoPath(t *testing.T) {
 	c := New(Options{Stream: "stdout", MaxBytes: 3, MaxSpillBytes: 10})
 	write(t, c, "abcdef")

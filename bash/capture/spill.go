@@ -204,4 +204,12 @@ func ours(path string) bool {
 	return !ok || int(st.Uid) == os.Getuid()
 }
 
-func removeFile(name string) { _ = os.Remove(name) }
+// discard removes a spill file that is withheld: through the file itself
+// when it is not a file of this machine, else by its name.
+func discard(f File) {
+	if r, ok := f.(Remover); ok {
+		_ = r.Remove()
+		return
+	}
+	_ = os.Remove(f.Name())
+}

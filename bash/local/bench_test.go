@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
-	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/executortest"
 )
 
 // The benchmarks of the executor issue. Run them with
@@ -79,7 +78,7 @@ func BenchmarkThroughput(b *testing.B) {
 		b.Run(fmt.Sprintf("Run/%dMiB", n>>20), func(b *testing.B) {
 			e := benchExecutor(b, config.Local{})
 			spec, _ := e.Resolve(bash.Request{Command: fmt.Sprintf("head -c %d /dev/zero", n)})
-			heap := startHeapSampler()
+			heap := executortest.StartHeapSampler()
 			for b.Loop() {
 				r, err := e.Run(context.Background(), spec)
 				if err != nil || r.Stdout.TotalBytes != n {
@@ -90,7 +89,7 @@ func BenchmarkThroughput(b *testing.B) {
 				b.StartTimer()
 			}
 			b.SetBytes(n)
-			heap.report(b)
+			heap.Report(b)
 		})
 	}
 }
@@ -103,7 +102,7 @@ func BenchmarkBackground200(b *testing.B) {
 	const procs, size = 200, 10 << 20
 	e := benchExecutor(b, config.Local{})
 	spec, _ := e.Resolve(bash.Request{Command: fmt.Sprintf("head -c %d /dev/zero", size)})
-	heap := startHeapSampler()
+	heap := executortest.StartHeapSampler()
 	for b.Loop() {
 		var wg sync.WaitGroup
 		for range procs {
@@ -128,7 +127,7 @@ func BenchmarkBackground200(b *testing.B) {
 		}
 		wg.Wait()
 	}
-	heap.report(b)
+	heap.Report(b)
 }
 
 func benchExecutor(b *testing.B, cfg config.Local) *Executor {
@@ -140,50 +139,4 @@ func benchExecutor(b *testing.B, cfg config.Local) *Executor {
 	}
 	b.Cleanup(func() { _ = e.Close() })
 	return e
-}
-
-// heapSampler records the peak of the heap (objects in use, garbage not
-// yet collected included) and of the live heap (as of the last GC) above
-// their values at start, sampled every millisecond.
-type heapSampler struct {
-	stop       chan struct{}
-	done       chan struct{}
-	start      uint64
-	peak, live uint64
-}
-
-func startHeapSampler() *heapSampler {
-	runtime.GC()
-	s := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
-	metrics.Read(samples)
-	s.start = samples[0].Value.Uint64()
-	startLive := samples[1].Value.Uint64()
-	go func() {
-		defer close(s.done)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(samples)
-			if v := samples[0].Value.Uint64(); v > s.start {
-				s.peak = max(s.peak, v-s.start)
-			}
-			if v := samples[1].Value.Uint64(); v > startLive {
-				s.live = max(s.live, v-startLive)
-			}
-			select {
-			case <-s.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return s
-}
-
-func (s *heapSampler) report(b *testing.B) {
-	close(s.stop)
-	<-s.done
-	b.ReportMetric(float64(s.peak)/(1<<20), "peak-heap-MiB")
-	b.ReportMetric(float64(s.live)/(1<<20), "peak-live-MiB")
 }

@@ -1,20 +1,15 @@
 package local
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/executortest"
 	"github.com/dsh-go/dsh/internal/proctest"
 )
 
@@ -61,141 +56,52 @@ func newExecutor(t *testing.T, cfg config.Local) *Executor {
 	return e
 }
 
-// run resolves and runs command with an optional timeout.
+// runCmd resolves and runs command with an optional timeout.
 func runCmd(t *testing.T, e *Executor, command string, timeoutMs float64) bash.Result {
 	t.Helper()
-	req := bash.Request{Command: command}
-	if timeoutMs > 0 {
-		req.TimeoutMs = &timeoutMs
-	}
-	spec, err := e.Resolve(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := e.Run(context.Background(), spec)
-	if err != nil {
-		t.Fatalf("Run(%q): %v", command, err)
-	}
-	return res
+	return executortest.RunCmd(t, e, command, timeoutMs)
 }
 
 func start(t *testing.T, e *Executor, command string) bash.Process {
 	t.Helper()
-	spec, err := e.Resolve(bash.Request{Command: command})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := e.Start(spec)
-	if err != nil {
-		t.Fatalf("Start(%q): %v", command, err)
-	}
-	return p
+	return executortest.Start(t, e, command)
 }
 
 func wait(t *testing.T, p bash.Process) {
 	t.Helper()
-	select {
-	case <-p.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%q did not finish", p.Command())
-	}
+	executortest.Wait(t, p)
 }
 
-func exitCode(r bash.Result) string {
-	if r.ExitCode == nil {
-		return "signal " + r.Signal
-	}
-	return strconv.Itoa(*r.ExitCode)
-}
+func exitCode(r bash.Result) string { return executortest.ExitCode(r) }
 
 // killOnCleanup makes sure a process the test deliberately lets escape is
 // ended.
-func killOnCleanup(t *testing.T, pidFile string) {
-	t.Cleanup(func() {
-		if pid, err := proctest.PidInFile(pidFile); err == nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
-}
-
-// readyFifo makes a FIFO a command writes to when it reaches a point
-// (`echo > fifo`), and returns its path and a function that blocks until
-// that write happened: an event, not a guessed sleep.
-func readyFifo(t *testing.T) (string, func()) {
-	t.Helper()
-	path := tempFile(t, "ready")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path, func() {
-		t.Helper()
-		got := make(chan error, 1)
-		go func() {
-			f, err := os.Open(path) // blocks until the command opens it to write
-			if err == nil {
-				_, err = io.ReadAll(f)
-				f.Close()
-			}
-			got <- err
-		}()
-		select {
-		case err := <-got:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-time.After(10 * time.Second):
-			// Unblock the reader so it does not outlive the test.
-			if f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				f.Close()
-			}
-			<-got
-			t.Fatalf("the command never reached %s", path)
-		}
-	}
-}
-
-// gateFifo makes a FIFO a command waits on (`read x < fifo`), and returns
-// its path and a function that lets the command go on.
-func gateFifo(t *testing.T) (string, func()) {
-	t.Helper()
-	path := tempFile(t, "gate")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path, func() {
-		t.Helper()
-		if err := os.WriteFile(path, []byte("go\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// readUntil reads p until the reads add up to want, failing at once on a
-// read that does not extend toward it. The bytes a command wrote reach the
-// collector through a goroutine, so a command's signal that it wrote them
-// does not mean they can be read yet.
-func readUntil(t *testing.T, p bash.Process, want string) bash.ReadResult {
-	t.Helper()
-	var got string
-	var last bash.ReadResult
-	proctest.Eventually(t, proctest.Wait, func() error {
-		r := p.Read()
-		got += r.Delta
-		if r.Delta != "" {
-			last = r
-		}
-		last.Lossy = last.Lossy || r.Lossy
-		if !strings.HasPrefix(want, got) {
-			t.Fatalf("reads gave %q, want %q", got, want)
-		}
-		if got != want {
-			return fmt.Errorf("reads gave %q, want %q", got, want)
-		}
-		return nil
-	})
-	return last
-}
+func killOnCleanup(t *testing.T, pidFile string) { executortest.KillOnCleanup(t, pidFile) }
 
 func tempFile(t *testing.T, name string) string {
 	return filepath.Join(t.TempDir(), name)
+}
+
+// TestContract runs the executor contract (docs/spec.md §1) that every
+// executor shares against the local executor.
+func TestContract(t *testing.T) {
+	executortest.Run(t, executortest.Harness{
+		Name: Name,
+		New: func(t *testing.T, l executortest.Limits) (bash.Executor, string) {
+			cfg := testConfig(t)
+			cfg.Cwd, cfg.TimeoutMs, cfg.MaxTimeoutMs = l.Cwd, l.TimeoutMs, l.MaxTimeoutMs
+			cfg.MaxOutputBytes, cfg.KeepHeadBytes, cfg.MaxSpillBytes = l.MaxOutputBytes, l.KeepHeadBytes, l.MaxSpillBytes
+			if l.GraceMs != 0 {
+				cfg.GraceMs = l.GraceMs
+			}
+			if l.SpillDir != "" {
+				cfg.SpillDir = l.SpillDir
+			}
+			return newExecutor(t, cfg), cfg.SpillDir
+		},
+		Dir: func(t *testing.T) string { return t.TempDir() },
+		WorkdirError: func(dir, problem string) string {
+			return fmt.Sprintf("%s: workdir %q %s", Name, dir, problem)
+		},
+	})
 }

@@ -269,15 +269,10 @@ func sweepSpillDirs(log *slog.Logger, base string) {
 
 // Resolve applies the executor's defaults and caps to r.
 func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
-	ms := e.timeoutMs
-	if r.TimeoutMs != nil {
-		v := *r.TimeoutMs
-		if !config.PositiveFinite(v) { // NaN, zero, negative (-Inf too) or +Inf
-			return bash.Spec{}, errors.New(Name + ": request.timeoutMs must be a positive finite number")
-		}
-		ms = config.WholeMillis(v)
+	ms, err := bash.ResolveTimeout(Name, r.TimeoutMs, e.timeoutMs, e.maxTimeoutMs)
+	if err != nil {
+		return bash.Spec{}, err
 	}
-	ms = min(ms, e.maxTimeoutMs)
 	wd := r.Workdir
 	if wd == "" {
 		wd = e.cwd
@@ -307,7 +302,7 @@ var errTimedOut = errors.New("timed out")
 // Run runs spec in the foreground. See [bash.Executor].
 func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error) {
 	if ctx.Err() != nil {
-		return bash.Result{}, abortedBeforeSpawn(ctx)
+		return bash.Result{}, bash.AbortedBeforeSpawn(ctx)
 	}
 	if spec.TimeoutMs <= 0 {
 		return bash.Result{}, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
@@ -348,17 +343,9 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error)
 		Aborted:   aborted,
 		TimeoutMs: spec.TimeoutMs,
 		Duration:  r.ended.Sub(r.started),
-		Stdout:    output(r.outRes),
-		Stderr:    output(r.errRes),
+		Stdout:    bash.OutputOf(r.outRes),
+		Stderr:    bash.OutputOf(r.errRes),
 	}, nil
-}
-
-func abortedBeforeSpawn(ctx context.Context) error {
-	cause := context.Cause(ctx)
-	if cause == nil || cause == context.Canceled {
-		return errors.New("aborted before spawn: aborted")
-	}
-	return fmt.Errorf("aborted before spawn: %w", cause)
 }
 
 // Start runs spec in the background. See [bash.Executor].

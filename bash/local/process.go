@@ -2,7 +2,6 @@ package local
 
 import (
 	"github.com/dsh-go/dsh/bash"
-	"github.com/dsh-go/dsh/bash/capture"
 )
 
 // process is the handle of a background run.
@@ -47,18 +46,9 @@ func (p *process) Kill() bool {
 	}
 }
 
-// Read consumes new output of both streams. Each stream is read after its
-// collector's own bookkeeping, so a character is never split and loss is
-// reported by the stream that lost.
+// Read consumes new output of both streams (bash.ReadCollectors).
 func (p *process) Read() bash.ReadResult {
-	out, outLossy := p.run.stdout.ReadNew()
-	errOut, errLossy := p.run.stderr.ReadNew()
-	return bash.ReadResult{
-		Delta:       bash.JoinStreams(capture.Text(out), capture.Text(errOut)),
-		Lossy:       outLossy || errLossy,
-		StdoutSpill: p.run.stdout.SpillPath(),
-		StderrSpill: p.run.stderr.SpillPath(),
-	}
+	return bash.ReadCollectors(p.run.stdout, p.run.stderr)
 }
 
 func (p *process) SpillPaths() (stdout, stderr string) {

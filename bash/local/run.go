@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
 )
 
@@ -361,17 +360,4 @@ func signalName(sig syscall.Signal) string {
 		return name
 	}
 	return "SIG" + sig.String()
-}
-
-func output(c capture.Result) bash.Output {
-	return bash.Output{
-		Text:         c.Text,
-		Head:         c.Head,
-		OmittedBytes: c.OmittedBytes,
-		Truncated:    c.Truncated,
-		SpillPath:    c.SpillPath,
-		SpillCapped:  c.SpillCapped,
-		SpillBytes:   c.SpillBytes,
-		TotalBytes:   c.TotalBytes,
-	}
 }

@@ -1,39 +1,48 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dsh-go/dsh/bash/local"
+	"github.com/dsh-go/dsh/bash/ssh"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/permissions"
 )
 
-// newDoctorCmd reports what dsh would run with here: its version, the
-// shell, the containment the executor chose (a cgroup per command, or the
-// marker fallback and why), so a user can see whether a daemon a command
-// starts can escape, and the sandbox: off, or its backend and version,
-// mode, network (shared per session or not), what it does differently and
-// the hidden paths that exist. A sandbox that cannot be enforced is exit
-// 2, as for dsh mcp, serve and run.
+// doctorTimeout bounds dsh doctor's checks of a remote host.
+const doctorTimeout = 30 * time.Second
+
+// newDoctorCmd reports what dsh would run with: its version, and for the
+// local executor the shell and the containment it chose (a cgroup per
+// command, or the marker fallback and why), so a user can see whether a
+// daemon a command starts can escape, and the sandbox: off, or its backend
+// and version, mode, network (shared per session or not), what it does
+// differently and the hidden paths that exist; for the SSH executor the
+// host, the login, the remote programs and the round trips; then where the
+// command policy's rules come from. A sandbox that cannot be enforced is
+// exit 2, as for dsh mcp, serve and run.
 func newDoctorCmd(s streams) *cobra.Command {
-	return configCommand("doctor", "Report the shell and the process containment dsh uses on this machine", s, func(cfg config.File, log *slog.Logger) error {
-		e, err := local.New(cfg.Local, local.WithLogger(log))
-		if err != nil {
-			return stackError(err)
-		}
-		defer e.Close()
-		shell := cfg.Local.Shell
-		if shell == "" {
-			shell = "bash"
-		}
-		path, _ := exec.LookPath(shell) // setup checked it
+	return configCommand("doctor", "Report the executor dsh uses: the shell, process containment and sandbox here, or the remote host over SSH", s, func(cfg config.File, log *slog.Logger) error {
 		v, g := buildVersion()
-		fmt.Fprintf(s.out, "version: dsh %s %s\nshell: %s\ncontainment: %s\n", v, g, path, e.Containment())
-		fmt.Fprint(s.out, sandboxText(e))
+		fmt.Fprintf(s.out, "version: dsh %s %s\n", v, g)
+		var err error
+		if cfg.Executor == config.ExecutorSSH {
+			err = doctorSSH(cfg.SSH, log, s.out)
+		} else {
+			err = doctorLocal(cfg.Local, log, s.out)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.out, "permissions: %s\n", permissionsLine(cfg, log))
 		return nil
 	})
 }
@@ -51,4 +60,96 @@ func sandboxText(e *local.Executor) string {
 		b.WriteString("  " + line + "\n")
 	}
 	return b.String()
+}
+
+// doctorLocal prints the shell, the containment the local executor chose
+// and its sandbox.
+func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) error {
+	e, err := local.New(cfg, local.WithLogger(log))
+	if err != nil {
+		return stackError(err)
+	}
+	defer e.Close()
+	shell := cfg.Shell
+	if shell == "" {
+		shell = "bash"
+	}
+	path, _ := exec.LookPath(shell) // setup checked it
+	fmt.Fprintf(out, "shell: %s\ncontainment: %s\n", path, e.Containment())
+	fmt.Fprint(out, sandboxText(e))
+	return nil
+}
+
+// permissionsLine says where the command policy's rules come from for a
+// session in dsh's cwd (local.cwd when set): each source with its rule
+// count and what was left out of it.
+func permissionsLine(cfg config.File, log *slog.Logger) string {
+	if cfg.Permissions == nil {
+		return "none (no permissions section: every command runs)"
+	}
+	gate := permissions.New(*cfg.Permissions, permissions.Options{DefaultCwd: cfg.Local.Cwd, Logger: log})
+	var parts []string
+	for _, src := range gate.Sources(nil) {
+		p := fmt.Sprintf("%s (%s", src.Name, plural(src.Rules, "rule"))
+		if src.Note != "" {
+			p += "; " + src.Note
+		}
+		parts = append(parts, p+")")
+	}
+	return fmt.Sprintf("default %s; rules from %s", cfg.Permissions.Default, strings.Join(parts, ", "))
+}
+
+// plural is "1 rule", "2 rules".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// doctorSSH connects as a command would and prints what it found; a host
+// that cannot be reached or lacks a program dsh needs is a failure.
+func doctorSSH(cfg config.SSH, log *slog.Logger, out io.Writer) error {
+	e, err := ssh.New(cfg, ssh.WithLogger(log))
+	if err != nil {
+		return failure("doctor: %v", err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), doctorTimeout)
+	defer cancel()
+	fmt.Fprintf(out, "executor: ssh\n")
+	r, err := e.Check(ctx)
+	if err != nil {
+		return failure("doctor: %v", err)
+	}
+	var progs []string
+	for _, p := range []string{"sh", "bash", "setsid", "cat", "mkdir", "rm"} {
+		if path := r.Programs[p]; path != "" {
+			progs = append(progs, p+" "+path)
+		}
+	}
+	fmt.Fprintf(out, "host: %s\nuser: %s\nkey: %s\nhost key: %s\nremote bash: %s\nremote programs: %s\n",
+		r.Host, r.User, r.Key, r.HostKey, orNone(r.BashVersion), strings.Join(progs, ", "))
+	fmt.Fprintf(out, "round trip: %s (keep-alive), %s (true through the wrapper)\n", millis(r.RoundTrip), millis(r.Call))
+	if len(r.Missing) > 0 {
+		fmt.Fprintf(out, "missing: %s\n", strings.Join(r.Missing, ", "))
+		return failure("doctor: %s lacks %s: dsh needs sh, bash and setsid there, and cat, mkdir and rm for spill files", e.Host(), strings.Join(r.Missing, ", "))
+	}
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// millis prints d in milliseconds with one decimal ("6.1 ms"); "-" for a
+// round trip that was not measured.
+func millis(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
 }

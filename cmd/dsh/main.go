@@ -7,18 +7,21 @@
 //	dsh run   [--config FILE] [--workdir DIR] [--timeout D] [--background] -- COMMAND...
 //	dsh tools [--config FILE]                                  tool schemas and the prompt
 //	dsh version
-//	dsh doctor [--config FILE]                                 shell and process containment in use
+//	dsh doctor [--config FILE]                                 the executor (shell and containment, or the SSH host), rule sources
+//	dsh policy check [--config FILE] [--workdir DIR] [--json] -- COMMAND
+//	                                                           what the command policy decides, part by part
 //
 // Every front end runs calls through the same pipeline: the tool registry
-// (validation, waterfalls), the bash tool, the local executor, and the task
-// runtime for background runs (docs/spec.md §6.1).
+// (validation, waterfalls), the bash tool, the executor (local, or SSH with
+// `executor: ssh`), and the task runtime for background runs (docs/spec.md
+// §6.1, §13).
 //
 // # Config file
 //
 // --config names a YAML file; without one the defaults apply. Every key is
 // optional, and an unknown key is refused by name:
 //
-//	executor: local          # the executor to load; "local" is the only one
+//	executor: local          # the executor to load: local, or ssh (an ssh: section, docs/config.md)
 //	local:                   # the local executor (docs/spec.md §2.1)
 //	  cwd: /srv/project
 //	  timeoutMs: 120000
@@ -103,16 +106,39 @@
 //
 // # dsh doctor
 //
-// Prints three lines: the version, the shell's path, and the containment
-// the executor uses here ("cgroup v2, one cgroup per command under …", or
-// "marker: …" with the reason no cgroup could be made). Making the executor
-// also runs its start-up sweep of processes left by a dsh that died.
+// Prints the version, the shell's path, the containment the executor uses
+// here ("cgroup v2, one cgroup per command under …", or "marker: …" with
+// the reason no cgroup could be made), the sandbox ("sandbox: off", or
+// "sandbox:" and one indented line per fact: backend and version, mode,
+// network, what it does differently, docs/spec.md §11), and where the
+// command policy's rules come from (docs/spec.md §9.6). Making the executor
+// also runs its start-up sweep of processes left by a dsh that died. A
+// configured sandbox that cannot be enforced here is exit 2.
+//
+// With executor ssh it connects as a command would and prints, after the
+// version: the executor, host and port, user, login key (type,
+// fingerprint, identity file or agent), the host key, the remote bash's
+// version, the remote programs dsh runs (sh, bash, setsid; cat, mkdir, rm
+// for spill files) and the round trips of a keep-alive and of `true`
+// through the wrapper. A host it cannot reach or log in to, or one that
+// lacks a program, exits 1; a known_hosts file that cannot be read is a
+// usage error.
+//
+// # dsh policy check
+//
+// Prints what the command policy decides for COMMAND in a session whose cwd
+// is --workdir (else local.cwd, else dsh's cwd), without running it or
+// asking anyone: the decision alone on the first line, then one line per
+// part with its decision and what decided it; --json prints one object.
 //
 // # dsh mcp, dsh serve
 //
 // Both serve the tools through package mcpserver: every MCP session is one
 // owner whose cwd is --workdir, else the client's first file:// root, else
-// dsh's cwd; the prompt is the server's instructions.
+// dsh's cwd; the prompt is the server's instructions. With executor ssh the
+// roots and dsh's cwd name nothing on the remote host: the cwd is
+// --workdir (a remote path, taken as given), else ssh.cwd, else the remote
+// user's home.
 //
 // dsh mcp serves one session on stdin/stdout until stdin reaches EOF or dsh
 // gets SIGINT/SIGTERM; either way the session ends (its tasks are killed and
@@ -153,6 +179,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
+	"github.com/dsh-go/dsh/bash/ssh"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
 	"github.com/spf13/cobra"
@@ -268,7 +295,7 @@ func newRoot(s streams) *cobra.Command {
 		}
 		return usageError("%v", err)
 	})
-	root.AddCommand(newRunCmd(s), newToolsCmd(s), newVersionCmd(s), newDoctorCmd(s))
+	root.AddCommand(newRunCmd(s), newToolsCmd(s), newVersionCmd(s), newDoctorCmd(s), newPolicyCmd(s))
 	for _, mk := range extraCommands {
 		root.AddCommand(mk(s))
 	}
@@ -292,11 +319,23 @@ func closeStack(st *host.Stack, log *slog.Logger) {
 }
 
 // setup loads the config and resolves --workdir (made absolute; it must be
-// an existing directory). Its errors are usage errors.
+// an existing directory). With executor ssh --workdir names a directory of
+// the remote host and is taken as given. Its errors are usage errors.
 func setup(configPath, workdir string) (config.File, string, error) {
 	cfg, err := loadConfig(configPath)
 	if err != nil {
 		return config.File{}, "", usageError("%v", err)
+	}
+	if cfg.Executor == config.ExecutorSSH {
+		// What the executor checks when it is made (known_hosts, the
+		// host's form) is a usage error too. Directories are the remote
+		// host's: the executor checks them there, per command.
+		e, err := ssh.New(cfg.SSH, ssh.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			return config.File{}, "", usageError("%v", err)
+		}
+		_ = e.Close()
+		return cfg, workdir, nil
 	}
 	// What the executor would only find out at the first command.
 	if cfg.Local.Cwd != "" {
@@ -319,6 +358,15 @@ func setup(configPath, workdir string) (config.File, string, error) {
 		return config.File{}, "", err
 	}
 	return cfg, abs, nil
+}
+
+// defaultCwd is the cwd of a session without --workdir: the executor's
+// configured cwd (local.cwd or ssh.cwd), or "" for its own default.
+func defaultCwd(cfg config.File) string {
+	if cfg.Executor == config.ExecutorSSH {
+		return cfg.SSH.Cwd
+	}
+	return cfg.Local.Cwd
 }
 
 // checkDir returns dir made absolute, or a usage error naming what when it

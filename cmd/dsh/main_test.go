@@ -121,9 +121,9 @@ func TestDoctor(t *testing.T) {
 	t.Parallel()
 	got := dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: marker}\n"))
 	lines := strings.Split(got.stdout, "\n")
-	if got.code != 0 || len(lines) != 5 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
+	if got.code != 0 || len(lines) != 6 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
 		lines[2] != "containment: marker: the DSH_RUN_ID variable and the parent chain (chosen by the config)" ||
-		lines[3] != "sandbox: off" {
+		lines[3] != "sandbox: off" || lines[4] != "permissions: none (no permissions section: every command runs)" {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
 	got = dsh(t, nil, "doctor")
@@ -136,6 +136,19 @@ func TestDoctor(t *testing.T) {
 		t.Logf("SKIP-REASON: no sandbox backend here: %s", got.stderr)
 	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  network: off;") {
 		t.Errorf("doctor with a sandbox: %+v", got)
+	}
+	perm := writeFile(t, "dsh.yaml", "permissions: {default: ask, deny: [\"rm -rf *\"]}\n")
+	home := t.TempDir()
+	claude := writeFile(t, "settings.json", `{"permissions":{"deny":["Bash(curl *)","Read(x)"]}}`)
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(claude, filepath.Join(home, ".claude", "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	got = dsh(t, []string{"HOME=" + home, "CLAUDE_PROJECT_DIR=" + t.TempDir()}, "doctor", "--config", perm)
+	if want := "permissions: default ask; rules from dsh config (1 rule), " + filepath.Join(home, ".claude", "settings.json") + " (1 rule)\n"; got.code != 0 || !strings.HasSuffix(got.stdout, want) {
+		t.Errorf("doctor with permissions: %+v\nwant the last line %q", got, want)
 	}
 	if got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: vm}\n")); got.code != 2 {
 		t.Errorf("doctor with a bad containment: %+v", got)

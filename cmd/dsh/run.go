@@ -52,7 +52,7 @@ func newRunCmd(s streams) *cobra.Command {
 	// Everything after the first argument is the command's, flags included.
 	fl.SetInterspersed(false)
 	fl.StringVar(&f.config, "config", "", "config file (YAML)")
-	fl.StringVar(&f.workdir, "workdir", "", "working directory of the command (default: the config's local.cwd, else the current directory)")
+	fl.StringVar(&f.workdir, "workdir", "", "working directory of the command (default: the config's local.cwd, else the current directory; with executor ssh: ssh.cwd, else the remote home)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "timeout of the command, a Go duration such as 100ms or 2m (default: the config's local.timeoutMs)")
 	fl.BoolVar(&f.background, "background", false, "start the command as a background task and wait for it with task_output")
 	return cmd
@@ -67,9 +67,11 @@ func runCommand(f runFlags, command string, s streams) error {
 		return usageError("run: the config loads no bash tool (tools: %v)", cfg.Tools)
 	}
 	if workdir == "" {
-		workdir = cfg.Local.Cwd
+		workdir = defaultCwd(cfg)
 	}
-	if workdir == "" {
+	if workdir == "" && cfg.Executor != config.ExecutorSSH {
+		// Over SSH no cwd is the remote user's home, the executor's
+		// default; here it is dsh's own.
 		if workdir, err = os.Getwd(); err != nil {
 			return failure("run: %v", err)
 		}
@@ -94,7 +96,7 @@ func runCommand(f runFlags, command string, s streams) error {
 	if f.background {
 		args["run_in_background"] = true
 	}
-	r := &runner{tools: st.Tools, sess: sess, out: s.out}
+	r := &runner{tools: st.Tools, sess: sess, out: s.out, asker: terminalAsker(s.err)}
 	res := r.call(ctx, bashtool.Name, args)
 	r.print(res)
 	if res.IsError {
@@ -119,6 +121,7 @@ type runner struct {
 	tools *tool.Registry
 	sess  *session.Session
 	out   io.Writer
+	asker tool.Asker // nil: nobody can be asked
 
 	printed bool // a result was printed
 }
@@ -128,7 +131,7 @@ func (r *runner) call(ctx context.Context, name string, args map[string]any) too
 	if err != nil {
 		return tool.ErrorResult(tool.CodeFailed, err.Error())
 	}
-	return r.tools.Execute(ctx, tool.Call{Name: name, Args: raw, Session: r.sess})
+	return r.tools.Execute(ctx, tool.Call{Name: name, Args: raw, Session: r.sess, Asker: r.asker})
 }
 
 // print writes the result's blocks exactly as the model reads them, joined

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/mcpserver"
 )
@@ -184,7 +185,7 @@ func startFrontEnd(configPath, workdir string, s streams, opts ...host.Option) (
 		fe.stop()
 		return nil, stackError(err)
 	}
-	fe.srv = mcpserver.New(serverOptions(fe.stack, wd, cfg.Local.Cwd, fe.log))
+	fe.srv = mcpserver.New(serverOptions(fe.stack, wd, cfg, fe.log))
 	return fe, nil
 }
 
@@ -239,9 +240,13 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func serverOptions(st *host.Stack, workdir, defaultCwd string, log *slog.Logger) mcpserver.Options {
+func serverOptions(st *host.Stack, workdir string, cfg config.File, log *slog.Logger) mcpserver.Options {
 	v, _ := buildVersion()
 	// When the last session is gone, give the memory the sessions used back
 	// to the system (otherwise the runtime keeps it for minutes).
-	return mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: workdir, DefaultCwd: defaultCwd, Version: v, Logger: log, OnIdle: debug.FreeOSMemory}
+	return mcpserver.Options{
+		Tools: st.Tools, Prompt: st.Prompt, Workdir: workdir, DefaultCwd: defaultCwd(cfg),
+		Remote:  cfg.Executor == config.ExecutorSSH,
+		Version: v, Logger: log, OnIdle: debug.FreeOSMemory,
+	}
 }

@@ -40,7 +40,9 @@ package bashtool
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +162,11 @@ func New(exec bash.Executor, runtime Runtime, cfg config.Bash, opts ...Option) *
 		runtime = func() *tasks.Service { return nil }
 	}
 	t := &Tool{exec: exec, runtime: runtime, cfg: cfg}
+	t.spills.remove = removeFiles
+	if r, ok := exec.(bash.SpillRemover); ok {
+		// Spill files on another machine (the SSH executor's).
+		t.spills.remove = r.RemoveSpills
+	}
 	for _, o := range opts {
 		o(t)
 	}
@@ -227,7 +234,7 @@ func request(a args, s *session.Session) (bash.Request, error) {
 	if strings.TrimSpace(a.Description) == "" {
 		return bash.Request{}, invalid(invalidBlank("description"))
 	}
-	req := bash.Request{Command: a.Command, Workdir: workdir(a.Workdir, s)}
+	req := bash.Request{Command: a.Command, Workdir: Workdir(a.Workdir, s)}
 	if s != nil {
 		req.Owner = s // never a nil *Session inside the interface
 	}
@@ -243,8 +250,9 @@ func request(a args, s *session.Session) (bash.Request, error) {
 
 func invalid(msg string) error { return &tool.Error{Code: tool.CodeInvalidArgs, Message: msg} }
 
-// workdir resolves the model's workdir against the session (docs/spec.md §3.3).
-func workdir(wd string, s *session.Session) string {
+// Workdir resolves the model's workdir against the session (docs/spec.md
+// §3.3); "" when neither gives one, for the executor's default.
+func Workdir(wd string, s *session.Session) string {
 	cwd := ""
 	if s != nil {
 		cwd = s.Cwd()
@@ -272,15 +280,14 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 	res, err := t.exec.Run(ctx, spec)
 	if err != nil {
 		if ctx.Err() != nil {
-			return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errAborted}
+			return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 		}
 		return tool.Result{}, err
 	}
 	if res.Aborted {
 		// The model never sees these paths: nobody else would delete them.
-		removeFile(res.Stdout.SpillPath)
-		removeFile(res.Stderr.SpillPath)
-		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errAborted}
+		t.spills.removeAll(res.Stdout.SpillPath, res.Stderr.SpillPath)
+		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 	}
 	t.spills.track(s, res.Stdout.SpillPath, res.Stderr.SpillPath)
 	out := tool.TextResult(render(res, t.hint(req, res.ExitCode, res.Signal, res.Stdout, res.Stderr)))
@@ -297,7 +304,7 @@ func (t *Tool) background(ctx context.Context, s *session.Session, req bash.Requ
 		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errNoRuntime}
 	}
 	if ctx.Err() != nil {
-		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errAborted}
+		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 	}
 	spec, err := t.exec.Resolve(req)
 	if err != nil {
@@ -410,8 +417,25 @@ func structured(r bash.Result) Structured {
 // runtime's hook has killed and awaited the session's tasks before their
 // files are deleted.
 type spillTracker struct {
+	// remove deletes spill files: os.Remove, or the executor's
+	// bash.SpillRemover.
+	remove func(paths ...string)
+
 	mu       sync.Mutex
 	sessions map[*session.Session]*sessionSpills
+}
+
+// removeAll deletes the non-empty paths among paths.
+func (st *spillTracker) removeAll(paths ...string) {
+	var files []string
+	for _, p := range paths {
+		if p != "" {
+			files = append(files, p)
+		}
+	}
+	if len(files) > 0 {
+		st.remove(files...)
+	}
 }
 
 type sessionSpills struct {
@@ -458,9 +482,7 @@ func (st *spillTracker) track(s *session.Session, paths ...string) {
 		}
 	}
 	st.mu.Unlock()
-	for _, p := range late {
-		removeFile(p)
-	}
+	st.removeAll(late...)
 }
 
 // release deletes a session's spill files and forgets the session.
@@ -472,7 +494,5 @@ func (st *spillTracker) release(s *session.Session) {
 	}
 	delete(st.sessions, s)
 	st.mu.Unlock()
-	for p := range files {
-		removeFile(p)
-	}
+	st.removeAll(slices.Sorted(maps.Keys(files))...)
 }

@@ -482,6 +482,52 @@ func TestSessionEndDeletesItsSpillFiles(t *testing.T) {
 	}
 }
 
+// remoteSpills is an executor whose spill files are not this machine's
+// (bash.SpillRemover): it records what it is asked to remove.
+type remoteSpills struct {
+	bash.Executor
+	mu      sync.Mutex
+	removed []string
+}
+
+func (r *remoteSpills) RemoveSpills(paths ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.removed = append(r.removed, paths...)
+}
+
+// TestSpillsGoThroughTheExecutorsRemover: with an executor whose spill
+// files live elsewhere (the SSH executor's), the paths of an ended session
+// and of an aborted call go to its RemoveSpills, never to os.Remove.
+func TestSpillsGoThroughTheExecutorsRemover(t *testing.T) {
+	e, err := local.New(config.Local{GraceMs: 200, SpillDir: t.TempDir(), MaxOutputBytes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	rs := &remoteSpills{Executor: e}
+	reg := tool.NewRegistry()
+	if err := reg.Register(bashtool.New(rs, nil, config.Bash{}).Definition()); err != nil {
+		t.Fatal(err)
+	}
+	s := session.New("s", "")
+	res := reg.Execute(context.Background(), tool.Call{Name: "bash", Args: json.RawMessage(`{"command": "seq 1 100", "description": "count"}`), Session: s})
+	st, _ := res.Structured.(bashtool.Structured)
+	if st.Stdout == nil || st.Stdout.SpillPath == "" {
+		t.Fatalf("no spill: %+v", res)
+	}
+	s.End()
+	rs.mu.Lock()
+	removed := slices.Clone(rs.removed)
+	rs.mu.Unlock()
+	if !slices.Equal(removed, []string{st.Stdout.SpillPath}) {
+		t.Fatalf("RemoveSpills got %q, want the session's spill file", removed)
+	}
+	if _, err := os.Stat(st.Stdout.SpillPath); err != nil {
+		t.Fatalf("the tool removed the file itself: %v", err)
+	}
+}
+
 func TestPresenters(t *testing.T) {
 	f := newFixture(t, config.Bash{}, nil, nil)
 	present := func(args string) *tool.View {

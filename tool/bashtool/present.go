@@ -64,4 +64,9 @@ func presentResult(args map[string]any, res tool.Result) *tool.View {
 	}}
 }
 
-func removeFile(path string) { _ = os.Remove(path) }
+// removeFiles deletes local spill files; one already gone is no error.
+func removeFiles(paths ...string) {
+	for _, p := range paths {
+		_ = os.Remove(p)
+	}
+}

@@ -9,12 +9,15 @@ import (
 	"github.com/dsh-go/dsh/tasks"
 )
 
+// Aborted is the text of a call its caller cancelled (exact, docs/spec.md
+// §3.4), also when the cancellation came while the user was being asked.
+const Aborted = "command aborted"
+
 // The model-facing strings of docs/spec.md §3.4–§3.5 (§3.4a included), each
 // in one place.
 const (
 	noOutput        = "(no output)"
 	unavailablePath = "(unavailable)"
-	errAborted      = "command aborted"
 	errDisabled     = "run_in_background is disabled for this deployment (enableRunInBackground: false)"
 	errNoRuntime    = "background tasks unavailable: load the task runtime and the task tools"
 	killedNoSignal  = "killed before exit"
@@ -159,6 +162,10 @@ func readText(r bash.ReadResult) string {
 // even when the process's own exit raced the kill.
 func outcome(st bash.State) tasks.Outcome {
 	switch {
+	case st.Err != nil:
+		// The executor lost the process (a dropped connection): how it
+		// ended is unknown, which is a failure, not a kill.
+		return tasks.Outcome{Status: tasks.Failed, Err: st.Err}
 	case st.Status == bash.StatusKilled && st.Signal != "":
 		return tasks.Outcome{Status: tasks.Killed, Detail: "signal: " + st.Signal, Exit: tasks.Exit{Signal: st.Signal}}
 	case st.Status == bash.StatusKilled:

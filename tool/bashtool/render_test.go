@@ -1,10 +1,12 @@
 package bashtool
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/tasks"
@@ -97,6 +99,8 @@ func TestReadText(t *testing.T) {
 	}
 }
 
+var errLost = errors.New("ssh: connection to build1 lost")
+
 func TestOutcome(t *testing.T) {
 	zero, three := 0, 3
 	for _, tc := range []struct {
@@ -112,8 +116,12 @@ func TestOutcome(t *testing.T) {
 		// The exit raced the kill: the facts, like the detail, name no code.
 		{bash.State{Status: bash.StatusKilled, ExitCode: &zero},
 			tasks.Outcome{Status: tasks.Killed, Detail: "killed before exit"}},
+		// The executor lost the process (its connection dropped): failed,
+		// with the executor's reason.
+		{bash.State{Status: bash.StatusKilled, Err: errLost},
+			tasks.Outcome{Status: tasks.Failed, Err: errLost}},
 	} {
-		if diff := cmp.Diff(tc.want, outcome(tc.st)); diff != "" {
+		if diff := cmp.Diff(tc.want, outcome(tc.st), cmpopts.EquateErrors()); diff != "" {
 			t.Errorf("%+v (-want +got):\n%s", tc.st, diff)
 		}
 	}

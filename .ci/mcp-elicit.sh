@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Drives dsh's command policy and its asks with the official TypeScript MCP
+# client SDK (issue 12): installs @modelcontextprotocol/sdk from npm into
+# .ci/node (gitignored), then runs .ci/mcp-elicit.mjs against `dsh mcp` over
+# stdio and against `dsh serve` over streamable HTTP, with a config of rules.
+# Usage: bash .ci/mcp-elicit.sh PATH/TO/dsh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if (($# != 1)) || [[ ! -x "$1" ]]; then
+  echo "usage: $0 PATH/TO/dsh (a built, executable dsh binary)" >&2
+  exit 2
+fi
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+
+# 1.32.x supports elicitation (form mode) and runs on Node 20.
+SDK_VERSION=1.32.2
+prefix=.ci/node
+
+tmp=$(mktemp -d)
+server_pid=
+cleanup() {
+  local rc=$?
+  if [[ -n "$server_pid" ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+command -v node >/dev/null || { echo "node is required (Node 20 or later)" >&2; exit 1; }
+command -v npm >/dev/null || { echo "npm is required" >&2; exit 1; }
+
+echo "== MCP elicitation: install @modelcontextprotocol/sdk@$SDK_VERSION"
+installed=$(node -p "require('./$prefix/node_modules/@modelcontextprotocol/sdk/package.json').version" 2>/dev/null || true)
+if [[ "$installed" != "$SDK_VERSION" ]]; then
+  npm install --no-audit --no-fund --save-exact --prefix "$prefix" "@modelcontextprotocol/sdk@$SDK_VERSION"
+fi
+
+# The rules of .ci/mcp-elicit.mjs. claudeSettings: false keeps this
+# machine's Claude Code settings, if any, out of the test.
+cat >"$tmp/dsh.yaml" <<'YAML'
+permissions:
+  default: ask
+  allow: ["echo *"]
+  ask: ["git push *"]
+  deny: ["rm -rf *"]
+  claudeSettings: false
+YAML
+
+failed=0
+mkdir -p "$tmp/stdio"
+echo "== MCP elicitation over stdio ($bin mcp)"
+node .ci/mcp-elicit.mjs stdio "$bin" "$tmp/dsh.yaml" "$tmp/stdio" || failed=1
+
+port=$(node -e '
+  const s = require("net").createServer();
+  s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });
+')
+url="http://127.0.0.1:$port/mcp"
+mkdir -p "$tmp/http"
+echo "== MCP elicitation over streamable HTTP ($bin serve at $url)"
+"$bin" serve --addr "127.0.0.1:$port" --no-auth --config "$tmp/dsh.yaml" --workdir "$tmp/http" >"$tmp/serve.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 100); do
+  node -e 'fetch(process.argv[1]).then(() => process.exit(0), () => process.exit(1))' "$url" 2>/dev/null && break
+  sleep 0.1
+done
+node .ci/mcp-elicit.mjs http "$url" "$tmp/http" || { failed=1; sed 's/^/      /' "$tmp/serve.log" | tail -20; }
+
+if ((failed)); then
+  echo "== MCP elicitation: FAILED"
+  exit 1
+fi
+echo "== MCP elicitation: all passed"

@@ -1,0 +1,69 @@
+package bash
+
+// Helpers every executor shares, so that the seam's exact texts and the
+// way collectors become Outputs live in one place.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/config"
+)
+
+// ResolveTimeout is the effective timeout of a request (docs/spec.md §1):
+// given, which must be finite and > 0 and is rounded up to a whole
+// millisecond, else def; at most max. The error is prefixed by name, the
+// executor's ("bash-local: request.timeoutMs must be …").
+func ResolveTimeout(name string, given *float64, def, max int64) (int64, error) {
+	ms := def
+	if given != nil {
+		v := *given
+		if !config.PositiveFinite(v) { // NaN, zero, negative (-Inf too) or +Inf
+			return 0, errors.New(name + ": request.timeoutMs must be a positive finite number")
+		}
+		ms = config.WholeMillis(v)
+	}
+	return min(ms, max), nil
+}
+
+// AbortedBeforeSpawn is the error of a Run whose context ended before
+// anything was spawned (docs/spec.md §1, exact): "aborted before spawn:
+// <cause>", or "aborted before spawn: aborted" for a plain cancellation.
+func AbortedBeforeSpawn(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if cause == nil || cause == context.Canceled {
+		return errors.New("aborted before spawn: aborted")
+	}
+	return fmt.Errorf("aborted before spawn: %w", cause)
+}
+
+// OutputOf is the Output of a closed collector.
+func OutputOf(c capture.Result) Output {
+	return Output{
+		Text:         c.Text,
+		Head:         c.Head,
+		OmittedBytes: c.OmittedBytes,
+		Truncated:    c.Truncated,
+		SpillPath:    c.SpillPath,
+		SpillCapped:  c.SpillCapped,
+		SpillBytes:   c.SpillBytes,
+		TotalBytes:   c.TotalBytes,
+	}
+}
+
+// ReadCollectors is the consuming Read of a background process whose
+// streams two collectors hold. Each stream is read after its collector's
+// own bookkeeping, so a character is never split and loss is reported by
+// the stream that lost.
+func ReadCollectors(stdout, stderr *capture.Collector) ReadResult {
+	out, outLossy := stdout.ReadNew()
+	errOut, errLossy := stderr.ReadNew()
+	return ReadResult{
+		Delta:       JoinStreams(capture.Text(out), capture.Text(errOut)),
+		Lossy:       outLossy || errLossy,
+		StdoutSpill: stdout.SpillPath(),
+		StderrSpill: stderr.SpillPath(),
+	}
+}

@@ -1,0 +1,59 @@
+package ssh
+
+import (
+	"github.com/dsh-go/dsh/bash"
+)
+
+// process is the handle of a background run.
+type process struct{ run *run }
+
+var _ bash.Process = (*process)(nil)
+
+func (p *process) Command() string       { return p.run.command }
+func (p *process) Done() <-chan struct{} { return p.run.done }
+
+// State: running until done, unless killed. Killed at once on Kill (or the
+// executor's Close); also when a signal ended the process, even one it sent
+// itself; killed with Err when its connection was lost before it ended.
+func (p *process) State() bash.State {
+	killed := p.run.killRequested()
+	select {
+	case <-p.run.done:
+	default:
+		if killed {
+			return bash.State{Status: bash.StatusKilled}
+		}
+		return bash.State{Status: bash.StatusRunning}
+	}
+	p.run.mu.Lock()
+	defer p.run.mu.Unlock()
+	if err := p.run.err; err != nil {
+		return bash.State{Status: bash.StatusKilled, Err: err}
+	}
+	code, sig := p.run.status.exitInfo()
+	st := bash.State{Status: bash.StatusCompleted, ExitCode: code, Signal: sig}
+	if killed || sig != "" {
+		st.Status = bash.StatusKilled
+	}
+	return st
+}
+
+// Kill marks the process killed and sends the kill frame, once, and only
+// while it runs.
+func (p *process) Kill() bool {
+	select {
+	case <-p.run.done:
+		return false
+	default:
+		return p.run.kill()
+	}
+}
+
+// Read consumes new output of both streams, as the local executor's does.
+func (p *process) Read() bash.ReadResult {
+	return bash.ReadCollectors(p.run.stdout, p.run.stderr)
+}
+
+func (p *process) SpillPaths() (stdout, stderr string) {
+	return p.run.stdout.SpillPath(), p.run.stderr.SpillPath()
+}

@@ -1,0 +1,193 @@
+package permissions
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/policy"
+	"github.com/dsh-go/dsh/session"
+)
+
+// Options are what a Gate needs besides its config section. Zero values
+// take the defaults.
+type Options struct {
+	// Home is the user's home: ~/.claude/settings.json, and ~ in rules and
+	// commands. Default: os.UserHomeDir.
+	Home string
+	// ManagedDir holds managed-settings.json and managed-settings.d.
+	// Default /etc/claude-code.
+	ManagedDir string
+	// ProjectDir is PROJECT (docs/spec.md §9.5). Default:
+	// CLAUDE_PROJECT_DIR of dsh's environment, else each session's cwd.
+	ProjectDir string
+	// DefaultCwd is where a call of a session without a cwd runs (the
+	// executor's default), for the question's "in …". Default: dsh's cwd.
+	DefaultCwd string
+	// RemoteSessions: the sessions' cwds are on another machine (the SSH
+	// executor), so PROJECT is ProjectDir alone; without it no project
+	// file is read.
+	RemoteSessions bool
+	Logger         *slog.Logger
+}
+
+// Gate applies the command policy to bash calls (docs/spec.md §9): it
+// holds the rules of dsh's config, reads the Claude Code settings of each
+// session once, when the session's first bash call comes, and keeps the
+// rules a user remembered for the rest of a session.
+type Gate struct {
+	cfg        config.Permissions
+	own        []policy.Rule
+	home       string
+	managedDir string
+	projectDir string
+	defaultCwd string
+	remote     bool
+	log        *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[*session.Session]*sessionState
+}
+
+// New returns the gate of cfg, a section that passed validation (a rule
+// that does not parse is left out).
+func New(cfg config.Permissions, opts Options) *Gate {
+	g := &Gate{
+		cfg:        cfg.WithDefaults(),
+		home:       opts.Home,
+		managedDir: opts.ManagedDir,
+		projectDir: opts.ProjectDir,
+		defaultCwd: opts.DefaultCwd,
+		remote:     opts.RemoteSessions,
+		log:        opts.Logger,
+		sessions:   make(map[*session.Session]*sessionState),
+	}
+	g.own = g.cfg.Rules("dsh config")
+	if g.home == "" {
+		g.home, _ = os.UserHomeDir()
+	}
+	if g.projectDir == "" {
+		g.projectDir = os.Getenv("CLAUDE_PROJECT_DIR")
+	}
+	if g.managedDir == "" {
+		g.managedDir = "/etc/claude-code"
+	}
+	if g.defaultCwd == "" && g.remote {
+		g.defaultCwd = "~" // the remote user's home
+	}
+	if g.defaultCwd == "" {
+		g.defaultCwd, _ = os.Getwd()
+	}
+	if g.log == nil {
+		g.log = slog.Default()
+	}
+	return g
+}
+
+// sessionState is what a gate keeps for one session.
+type sessionState struct {
+	sources []Source
+	// managed names a malformed managed settings file: every call is
+	// denied.
+	managed string
+	// asking holds the one ask a session shows at a time.
+	asking chan struct{}
+
+	mu     sync.Mutex
+	policy *policy.Policy // the rules read at the start, and those remembered
+}
+
+func (st *sessionState) current() *policy.Policy {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.policy
+}
+
+// remember adds allow rules for the rest of the session.
+func (st *sessionState) remember(rules []policy.Rule) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.policy = st.policy.With(rules...)
+}
+
+// state returns s's state, made (and its settings files read) on first
+// use; nil s is the state of calls without a session.
+func (g *Gate) state(s *session.Session) *sessionState {
+	g.mu.Lock()
+	st, ok := g.sessions[s]
+	g.mu.Unlock()
+	if ok {
+		return st
+	}
+	st = g.load(s)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if won, ok := g.sessions[s]; ok {
+		return won // a concurrent first call read the files too
+	}
+	g.sessions[s] = st
+	if s != nil {
+		s.OnEnd(func() {
+			g.mu.Lock()
+			delete(g.sessions, s)
+			g.mu.Unlock()
+		})
+	}
+	return st
+}
+
+// load reads the rules a session starts with: dsh's own, then those of the
+// Claude Code settings files.
+func (g *Gate) load(s *session.Session) *sessionState {
+	st := &sessionState{asking: make(chan struct{}, 1)}
+	rules := append([]policy.Rule(nil), g.own...)
+	st.sources = []Source{{Name: "dsh config", Rules: len(g.own)}}
+	if *g.cfg.ClaudeSettings {
+		for _, f := range g.claudeFiles(g.project(s)) {
+			r, src, err := g.readClaude(f, g.cfg.TrustProjectAllow)
+			if src == nil {
+				continue
+			}
+			st.sources = append(st.sources, *src)
+			if err != nil && st.managed == "" {
+				st.managed = f.path
+			}
+			rules = append(rules, r...)
+		}
+	}
+	st.policy = policy.New(policy.Config{
+		Default:  policy.Decision(g.cfg.Default),
+		ReadOnly: *g.cfg.ReadOnly,
+		Home:     g.home,
+	}, rules)
+	return st
+}
+
+// project is PROJECT for s: the configured project dir, else s's cwd
+// (none when that cwd is on another machine).
+func (g *Gate) project(s *session.Session) string {
+	if g.projectDir != "" || g.remote {
+		return g.projectDir
+	}
+	if s != nil && s.Cwd() != "" {
+		return s.Cwd()
+	}
+	return g.defaultCwd
+}
+
+// Sources lists where s's rules came from (files that do not exist are
+// not listed).
+func (g *Gate) Sources(s *session.Session) []Source { return g.state(s).sources }
+
+// Check decides command as a bash call of s would be decided, without
+// asking anyone (`dsh policy check`). Its error is a malformed managed
+// settings file, which denies every call of the session.
+func (g *Gate) Check(s *session.Session, command string) (policy.Result, error) {
+	st := g.state(s)
+	if st.managed != "" {
+		return policy.Result{}, errors.New(errManaged(st.managed))
+	}
+	return st.current().Check(command), nil
+}

@@ -1,0 +1,157 @@
+package permissions
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/policy"
+	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tool/bashtool"
+)
+
+// Error codes of the gate's error results (the texts are exact).
+const (
+	CodeDeclined  = "DECLINED"
+	CodeDismissed = "DISMISSED"
+	CodeNoAsker   = "APPROVAL_UNAVAILABLE"
+)
+
+// Middleware is the gate as a pre-execute middleware of the registry. It
+// decides bash calls (foreground and background alike) and lets every
+// other tool through.
+func (g *Gate) Middleware() tool.PreExecute {
+	return func(ctx context.Context, call tool.Call, next tool.PreNext) tool.Decision {
+		if call.Name != bashtool.Name {
+			return next(ctx, call)
+		}
+		var args struct {
+			Command string `json:"command"`
+			Workdir string `json:"workdir"`
+		}
+		if err := call.Decode(&args); err != nil {
+			return tool.Decision{Verdict: tool.Deny, Reason: err.Error()} // the registry validated: cannot happen
+		}
+		st := g.state(call.Session)
+		if st.managed != "" {
+			return tool.Decision{Verdict: tool.Deny, Reason: errManaged(st.managed)}
+		}
+		c := check{g: g, st: st, call: call, command: args.Command, workdir: args.Workdir}
+		return c.decide(ctx, next)
+	}
+}
+
+// check is one bash call on its way through the gate.
+type check struct {
+	g       *Gate
+	st      *sessionState
+	call    tool.Call
+	command string
+	workdir string
+}
+
+// decide applies the policy, asking when it says ask.
+func (c check) decide(ctx context.Context, next tool.PreNext) tool.Decision {
+	res := c.st.current().Check(c.command)
+	switch res.Decision {
+	case policy.Allow:
+		return next(ctx, c.call)
+	case policy.Ask:
+		return c.ask(ctx, next)
+	default:
+		return tool.Decision{Verdict: tool.Deny, Reason: res.DenyText()}
+	}
+}
+
+// ask puts the question to the user, one ask per session at a time. The
+// policy is consulted again once this call's turn comes: a rule remembered
+// while it waited may decide it.
+func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
+	select {
+	case c.st.asking <- struct{}{}:
+	case <-ctx.Done():
+		return aborted()
+	}
+	res := c.st.current().Check(c.command)
+	if res.Decision != policy.Ask {
+		<-c.st.asking
+		return c.decide(ctx, next)
+	}
+	q := question(c.command, c.resolvedWorkdir(), res)
+	answer, err := c.askUser(ctx, q)
+	if err == nil && answer.Choice == tool.Accepted && answer.Remember && len(res.Remember) > 0 {
+		// Before the next question of the session is decided.
+		c.st.remember(rememberRules(res.Remember))
+	}
+	<-c.st.asking
+	switch {
+	case errors.Is(err, tool.ErrSuspend):
+		return tool.Decision{Verdict: tool.Suspend, Question: &q}
+	case errors.Is(err, tool.ErrCannotAsk):
+		return c.fallback(ctx, next, q.Reason)
+	case ctx.Err() != nil:
+		return aborted()
+	case err != nil:
+		c.g.log.Warn("permissions: asking the user failed", "err", err)
+		return dismissed()
+	}
+	switch answer.Choice {
+	case tool.Accepted:
+		return next(ctx, c.call)
+	case tool.Declined:
+		return tool.Decision{Verdict: tool.Deny, Code: CodeDeclined, Reason: textDeclined}
+	default:
+		return dismissed()
+	}
+}
+
+// askUser asks through the call's asker, for at most askTimeoutMs.
+func (c check) askUser(ctx context.Context, q tool.Question) (tool.Answer, error) {
+	if c.call.Asker == nil {
+		return tool.Answer{}, tool.ErrCannotAsk
+	}
+	actx, cancel := context.WithTimeout(ctx, config.Millis(c.g.cfg.AskTimeoutMs))
+	defer cancel()
+	answer, err := c.call.Asker.Ask(actx, q)
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		return tool.Answer{Choice: tool.Dismissed}, nil // askTimeoutMs passed
+	}
+	return answer, err
+}
+
+// fallback is askFallback: nobody can be asked.
+func (c check) fallback(ctx context.Context, next tool.PreNext, reason string) tool.Decision {
+	if c.g.cfg.AskFallback == string(policy.Allow) {
+		return next(ctx, c.call)
+	}
+	return tool.Decision{Verdict: tool.Deny, Code: CodeNoAsker, Reason: textNoAsker(reason)}
+}
+
+// resolvedWorkdir is where the command would run.
+func (c check) resolvedWorkdir() string {
+	if wd := bashtool.Workdir(c.workdir, c.call.Session); wd != "" {
+		return wd
+	}
+	return c.g.defaultCwd
+}
+
+// rememberRules parses the suggested rules a user accepted to remember.
+func rememberRules(texts []string) []policy.Rule {
+	var out []policy.Rule
+	for _, t := range texts {
+		if r, err := policy.ParseRule(policy.KindAllow, t, sourceRemembered); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+const sourceRemembered = "remembered in this session"
+
+func aborted() tool.Decision {
+	return tool.Decision{Verdict: tool.Deny, Code: tool.CodeFailed, Reason: bashtool.Aborted}
+}
+
+func dismissed() tool.Decision {
+	return tool.Decision{Verdict: tool.Deny, Code: CodeDismissed, Reason: textDismissed}
+}

@@ -1,0 +1,426 @@
+package permissions_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/proctest"
+	"github.com/dsh-go/dsh/permissions"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
+)
+
+func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
+
+// env is a user's machine for one test: a home, a managed settings
+// directory and a project, each empty until a test writes settings there.
+type env struct {
+	home, managed, project string
+}
+
+func newEnv(t *testing.T) env {
+	dir := t.TempDir()
+	e := env{home: filepath.Join(dir, "home"), managed: filepath.Join(dir, "etc"), project: filepath.Join(dir, "project")}
+	for _, d := range []string{e.home, e.managed, e.project} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// settings writes a Claude Code settings file with these rule lists.
+func settings(t *testing.T, path string, allow, ask, deny []string) {
+	t.Helper()
+	var s struct {
+		Permissions map[string][]string `json:"permissions"`
+	}
+	s.Permissions = map[string][]string{"allow": allow, "ask": ask, "deny": deny}
+	data, _ := json.Marshal(s)
+	writeFile(t, path, string(data))
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stack builds the whole stack with perm as its permissions section, its
+// Claude Code files in e.
+func (e env) stack(t *testing.T, perm config.Permissions) *host.Stack {
+	t.Helper()
+	cfg := config.File{Permissions: &perm}
+	cfg.Local.Env.Set = proctest.Set()
+	cfg.Local.SpillDir = t.TempDir()
+	cfg.Local.GraceMs = 200
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: e.home, ManagedDir: e.managed, ProjectDir: e.project}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// asker answers every question with answer, recording them.
+type asker struct {
+	mu     sync.Mutex
+	asked  []tool.Question
+	answer func(ctx context.Context, q tool.Question) (tool.Answer, error)
+}
+
+func (a *asker) Ask(ctx context.Context, q tool.Question) (tool.Answer, error) {
+	a.mu.Lock()
+	a.asked = append(a.asked, q)
+	a.mu.Unlock()
+	return a.answer(ctx, q)
+}
+
+func (a *asker) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.asked)
+}
+
+func answering(c tool.Choice, remember bool) *asker {
+	return &asker{answer: func(context.Context, tool.Question) (tool.Answer, error) {
+		return tool.Answer{Choice: c, Remember: remember}, nil
+	}}
+}
+
+// run runs command as a bash call of s, asking a (nil: nobody to ask).
+func run(ctx context.Context, st *host.Stack, s *session.Session, a tool.Asker, command string) tool.Result {
+	args, _ := json.Marshal(map[string]any{"command": command, "description": "test"})
+	call := tool.Call{Name: "bash", Args: args, Session: s}
+	if a != nil {
+		call.Asker = a
+	}
+	return st.Tools.Execute(ctx, call)
+}
+
+func newSession(t *testing.T, cwd string) *session.Session {
+	s := session.New(t.Name(), cwd)
+	t.Cleanup(s.End)
+	return s
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func TestDecisions(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", Allow: []string{"touch allowed*"}, Deny: []string{"rm -rf *"}, ClaudeSettings: new(false)})
+	s := newSession(t, e.project)
+	a := answering(tool.Declined, false)
+
+	if res := run(t.Context(), st, s, a, "touch allowed"); res.IsError || !exists(filepath.Join(e.project, "allowed")) {
+		t.Errorf("allowed: %+v", res)
+	}
+	res := run(t.Context(), st, s, a, "touch denied && rm -rf /nonexistent")
+	if want := "Error: denied by policy: `rm -rf /nonexistent` matches deny rule \"rm -rf *\""; res.Text() != want || res.Code != tool.CodeDenied {
+		t.Errorf("denied: %q (%s), want %q", res.Text(), res.Code, want)
+	}
+	if exists(filepath.Join(e.project, "denied")) {
+		t.Error("a denied command ran")
+	}
+	if a.count() != 0 {
+		t.Errorf("allow and deny asked %d times", a.count())
+	}
+	// Another tool is not the policy's.
+	if res := st.Tools.Execute(t.Context(), tool.Call{Name: "task_list", Session: s}); res.IsError {
+		t.Errorf("task_list: %+v", res)
+	}
+}
+
+func TestNoPermissionsSectionNoGate(t *testing.T) {
+	st, err := host.Standard(config.File{Tools: []string{"bash"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if st.Gate != nil {
+		t.Error("a stack without a permissions section has a gate")
+	}
+}
+
+func TestAskOutcomes(t *testing.T) {
+	e := newEnv(t)
+	perm := config.Permissions{Default: "ask", ClaudeSettings: new(false)}
+	st := e.stack(t, perm)
+	for _, tc := range []struct {
+		name   string
+		asker  tool.Asker
+		runs   bool
+		text   string
+		code   string
+		before func(context.CancelFunc)
+	}{
+		{name: "accepted", asker: answering(tool.Accepted, false), runs: true, text: "(no output)"},
+		{name: "declined", asker: answering(tool.Declined, false), text: "Error: the user declined to run this command", code: permissions.CodeDeclined},
+		{name: "dismissed", asker: answering(tool.Dismissed, false), text: "Error: the user dismissed the approval request; the command did not run", code: permissions.CodeDismissed},
+		{name: "failed", asker: &asker{answer: func(context.Context, tool.Question) (tool.Answer, error) {
+			return tool.Answer{}, errors.New("broken pipe")
+		}},
+			text: "Error: the user dismissed the approval request; the command did not run", code: permissions.CodeDismissed},
+		{name: "nobody", asker: nil, text: "Error: this command needs the user's approval (no rule allows `touch nobody`), and this client cannot ask for it. Ask the user to run it, or to allow it in dsh's permissions config.", code: permissions.CodeNoAsker},
+		{name: "cannot", asker: &asker{answer: func(context.Context, tool.Question) (tool.Answer, error) { return tool.Answer{}, tool.ErrCannotAsk }},
+			text: "Error: this command needs the user's approval (no rule allows `touch cannot`), and this client cannot ask for it. Ask the user to run it, or to allow it in dsh's permissions config.", code: permissions.CodeNoAsker},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSession(t, e.project)
+			res := run(t.Context(), st, s, tc.asker, "touch "+tc.name)
+			if res.Text() != tc.text || res.Code != tc.code || exists(filepath.Join(e.project, tc.name)) != tc.runs {
+				t.Errorf("got %q (%s), ran %v; want %q (%s), ran %v", res.Text(), res.Code, exists(filepath.Join(e.project, tc.name)), tc.text, tc.code, tc.runs)
+			}
+			if a, ok := tc.asker.(*asker); ok {
+				want := "Run this command?\n\ntouch " + tc.name + "\n\nin " + e.project + "\n\nno rule allows `touch " + tc.name + "`"
+				if len(a.asked) != 1 || a.asked[0].Message != want {
+					t.Errorf("questions %+v, want one: %q", a.asked, want)
+				}
+			}
+		})
+	}
+}
+
+func TestAskFallbackAllow(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", AskFallback: "allow", ClaudeSettings: new(false)})
+	if res := run(t.Context(), st, newSession(t, e.project), nil, "touch fell-back"); res.IsError || !exists(filepath.Join(e.project, "fell-back")) {
+		t.Errorf("askFallback allow: %+v", res)
+	}
+}
+
+// TestAskTimeout: an unanswered question is dismissed after askTimeoutMs.
+func TestAskTimeout(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", AskTimeoutMs: 100, ClaudeSettings: new(false)})
+	silent := &asker{answer: func(ctx context.Context, _ tool.Question) (tool.Answer, error) {
+		<-ctx.Done()
+		return tool.Answer{}, ctx.Err()
+	}}
+	start := time.Now()
+	res := run(t.Context(), st, newSession(t, e.project), silent, "touch late")
+	if res.Text() != "Error: the user dismissed the approval request; the command did not run" || exists(filepath.Join(e.project, "late")) {
+		t.Errorf("timed out ask: %q", res.Text())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the ask took %v", d)
+	}
+}
+
+// TestAskAborted: a call cancelled while the user is asked is aborted.
+func TestAskAborted(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", ClaudeSettings: new(false)})
+	ctx, cancel := context.WithCancel(t.Context())
+	blocked := &asker{answer: func(ctx context.Context, _ tool.Question) (tool.Answer, error) {
+		cancel()
+		<-ctx.Done()
+		return tool.Answer{}, ctx.Err()
+	}}
+	res := run(ctx, st, newSession(t, e.project), blocked, "touch aborted")
+	if res.Text() != "Error: command aborted" || exists(filepath.Join(e.project, "aborted")) {
+		t.Errorf("aborted ask: %q", res.Text())
+	}
+}
+
+func TestSuspend(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", ClaudeSettings: new(false)})
+	later := &asker{answer: func(context.Context, tool.Question) (tool.Answer, error) { return tool.Answer{}, tool.ErrSuspend }}
+	res := run(t.Context(), st, newSession(t, e.project), later, "touch suspended")
+	if res.Question == nil || res.IsError || exists(filepath.Join(e.project, "suspended")) {
+		t.Fatalf("suspended: %+v", res)
+	}
+	if res.Question.Reason != "no rule allows `touch suspended`" || strings.Join(res.Question.Remember, ",") != "touch suspended *" {
+		t.Errorf("question %+v", res.Question)
+	}
+}
+
+// TestRemember: accepting with remember allows that kind of command for the
+// rest of the session, not for another session, and not past an ask rule.
+func TestRemember(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", Ask: []string{"git push *"}, ClaudeSettings: new(false)})
+	s := newSession(t, e.project)
+	a := answering(tool.Accepted, true)
+	run(t.Context(), st, s, a, "touch one")
+	if len(a.asked) != 1 || strings.Join(a.asked[0].Remember, ",") != "touch one *" || a.asked[0].RememberTitle() != "Allow `touch one *` for the rest of this session" {
+		t.Fatalf("questions %+v", a.asked)
+	}
+	if res := run(t.Context(), st, s, a, "touch one two"); res.IsError || a.count() != 1 || !exists(filepath.Join(e.project, "two")) {
+		t.Errorf("remembered: %+v, %d questions", res, a.count())
+	}
+	run(t.Context(), st, s, a, "git push origin main")
+	if a.count() != 2 || a.asked[1].Remember != nil {
+		t.Errorf("an ask rule: %+v", a.asked)
+	}
+	other := answering(tool.Declined, false)
+	if res := run(t.Context(), st, newSession(t, e.project), other, "touch one three"); !res.IsError || other.count() != 1 {
+		t.Errorf("another session: %+v, %d questions", res, other.count())
+	}
+}
+
+// TestOneAskAtATime: a second ask of the session waits for the first, and
+// is decided again after a remember: it is not asked.
+func TestOneAskAtATime(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", ClaudeSettings: new(false)})
+	s := newSession(t, e.project)
+	release := make(chan struct{})
+	var concurrent, most atomic.Int32
+	a := &asker{answer: func(ctx context.Context, _ tool.Question) (tool.Answer, error) {
+		n := concurrent.Add(1)
+		defer concurrent.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		<-release
+		return tool.Answer{Choice: tool.Accepted, Remember: true}, nil
+	}}
+	var wg sync.WaitGroup
+	results := make([]tool.Result, 2)
+	for i := range results {
+		wg.Go(func() { results[i] = run(t.Context(), st, s, a, "touch both "+string(rune('a'+i))) })
+	}
+	proctest.Eventually(t, proctest.Wait, func() error {
+		if a.count() != 1 {
+			return errors.New("the first question was not asked")
+		}
+		return nil
+	})
+	close(release)
+	wg.Wait()
+	if a.count() != 1 || most.Load() != 1 {
+		t.Errorf("%d questions, %d at once; want 1, 1", a.count(), most.Load())
+	}
+	for i, res := range results {
+		if res.IsError {
+			t.Errorf("call %d: %+v", i, res)
+		}
+	}
+}
+
+func TestQuestionCutsALongCommand(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", ClaudeSettings: new(false)})
+	a := answering(tool.Declined, false)
+	long := "touch " + strings.Repeat("é", 3000)
+	run(t.Context(), st, newSession(t, e.project), a, long)
+	shown := string([]rune(long)[:2000]) + "…"
+	if len(a.asked) != 1 || !strings.HasPrefix(a.asked[0].Message, "Run this command?\n\n"+shown+"\n\nin ") {
+		t.Errorf("the question does not show the command's first 2000 code points")
+	}
+}
+
+func TestClaudeSettings(t *testing.T) {
+	e := newEnv(t)
+	settings(t, filepath.Join(e.home, ".claude", "settings.json"), nil, nil, []string{"Bash(touch user-denied*)", "Read(./secrets)"})
+	settings(t, filepath.Join(e.project, ".claude", "settings.json"), []string{"Bash(touch project-allowed*)"}, nil, []string{"Bash(touch project-denied*)"})
+	settings(t, filepath.Join(e.project, ".claude", "settings.local.json"), nil, []string{"Bash(touch local-asked*)"}, nil)
+	settings(t, filepath.Join(e.managed, "managed-settings.d", "10-team.json"), nil, nil, []string{"Bash(touch managed-denied:*)"})
+
+	for _, trust := range []bool{false, true} {
+		st := e.stack(t, config.Permissions{Default: "allow", TrustProjectAllow: trust, Ask: []string{"touch project-allowed*"}})
+		s := newSession(t, e.project)
+		for cmd, want := range map[string]string{
+			"touch user-denied":    "Error: denied by policy: `touch user-denied` matches deny rule \"touch user-denied*\"",
+			"touch project-denied": "Error: denied by policy: `touch project-denied` matches deny rule \"touch project-denied*\"",
+			"touch managed-denied": "Error: denied by policy: `touch managed-denied` matches deny rule \"touch managed-denied:*\"",
+			"touch local-asked":    "Error: the user declined to run this command",
+		} {
+			if res := run(t.Context(), st, s, answering(tool.Declined, false), cmd); res.Text() != want {
+				t.Errorf("%s: %q, want %q", cmd, res.Text(), want)
+			}
+		}
+		// dsh's own ask rule beats a project's allow; the project's allow
+		// counts only when trusted, and then only against the default.
+		if res, _ := st.Gate.Check(s, "touch project-allowed"); res.Reason() != "`touch project-allowed` matches ask rule \"touch project-allowed*\"" {
+			t.Errorf("trust %v: %q", trust, res.Reason())
+		}
+		var names []string
+		for _, src := range st.Gate.Sources(s) {
+			names = append(names, filepath.Base(src.Name)+":"+src.Note)
+		}
+		if len(names) != 5 {
+			t.Errorf("sources %q", names)
+		}
+	}
+}
+
+func TestProjectAllowNeedsTrust(t *testing.T) {
+	e := newEnv(t)
+	settings(t, filepath.Join(e.project, ".claude", "settings.local.json"), []string{"Bash(touch trusted*)"}, nil, nil)
+	for trust, want := range map[bool]bool{false: false, true: true} {
+		st := e.stack(t, config.Permissions{Default: "deny", TrustProjectAllow: trust})
+		s := newSession(t, e.project)
+		res := run(t.Context(), st, s, nil, "touch trusted")
+		if ran := !res.IsError; ran != want {
+			t.Errorf("trustProjectAllow %v: %q", trust, res.Text())
+		}
+		src := st.Gate.Sources(s)
+		if last := src[len(src)-1]; !trust && last.Note != "allow rules ignored (trustProjectAllow: false)" {
+			t.Errorf("source %+v", last)
+		}
+	}
+}
+
+// TestSettingsReadAtSessionStart: a command that rewrites the settings does
+// not change its own session's policy; a new session reads the new file.
+func TestSettingsReadAtSessionStart(t *testing.T) {
+	e := newEnv(t)
+	local := filepath.Join(e.project, ".claude", "settings.local.json")
+	settings(t, local, nil, nil, []string{"Bash(touch x*)"})
+	st := e.stack(t, config.Permissions{Default: "allow"})
+	s := newSession(t, e.project)
+	rewrite := `printf '{"permissions":{"deny":[]}}' > .claude/settings.local.json`
+	if res := run(t.Context(), st, s, nil, rewrite); res.IsError {
+		t.Fatalf("rewrite: %+v", res)
+	}
+	if res := run(t.Context(), st, s, nil, "touch x1"); !res.IsError {
+		t.Error("the session's policy changed when its settings file did")
+	}
+	if res := run(t.Context(), st, newSession(t, e.project), nil, "touch x2"); res.IsError {
+		t.Errorf("a new session kept the old rules: %q", res.Text())
+	}
+}
+
+func TestMalformedSettings(t *testing.T) {
+	e := newEnv(t)
+	writeFile(t, filepath.Join(e.home, ".claude", "settings.json"), "{not json")
+	settings(t, filepath.Join(e.project, ".claude", "settings.json"), nil, nil, []string{"Bash(touch \"unbalanced)", "Bash(touch bad*)"})
+	st := e.stack(t, config.Permissions{Default: "allow"})
+	s := newSession(t, e.project)
+	if res := run(t.Context(), st, s, nil, "touch fine"); res.IsError {
+		t.Errorf("a malformed user file or entry broke the session: %q", res.Text())
+	}
+	if res := run(t.Context(), st, s, nil, "touch bad"); !res.IsError {
+		t.Error("the file's usable entry was dropped with the unusable one")
+	}
+
+	managed := filepath.Join(e.managed, "managed-settings.json")
+	writeFile(t, managed, "[")
+	st = e.stack(t, config.Permissions{Default: "allow"})
+	res := run(t.Context(), st, newSession(t, e.project), nil, "true")
+	if want := "Error: denied by policy: managed settings file " + managed + " is malformed"; res.Text() != want {
+		t.Errorf("malformed managed file: %q, want %q", res.Text(), want)
+	}
+}

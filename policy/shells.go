@@ -1,0 +1,372 @@
+package policy
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// bashLike shells run `-c SCRIPT` in a language the policy parses
+// (docs/spec.md §9.3 "Shells"); otherShells run one it does not.
+var (
+	bashLike    = []string{"bash", "sh", "dash", "zsh", "ksh", "ash", "mksh", "posh", "yash", "rbash"}
+	otherShells = []string{"fish", "csh", "tcsh", "pwsh", "nu", "elvish", "xonsh"}
+)
+
+func isBashLike(name string) bool { return slices.Contains(bashLike, name) }
+
+// shellInfo are the options with which a shell prints and runs nothing.
+var shellInfo = []string{"--version", "--help", "-version", "-help", "-v", "-V", "-h"}
+
+// shellOptions are the option letters bash takes when invoked, and
+// shellLong its long options (true: takes the next word).
+const shellOptions = "abcefhiklmnoprstuvxBCDEHOPT"
+
+var shellLong = map[string]bool{
+	"--debug": false, "--debugger": false, "--dump-po-strings": false, "--dump-strings": false,
+	"--help": false, "--login": false, "--noediting": false, "--noprofile": false, "--norc": false,
+	"--posix": false, "--pretty-print": false, "--restricted": false, "--verbose": false,
+	"--version": false, "--init-file": true, "--rcfile": true,
+}
+
+// shellStep reads a bash-like shell: -c (alone or in a cluster, -ec) runs
+// the script that follows the options; -i, -l and --login read rc files;
+// with no script operand the shell reads one from stdin; a script file is
+// an ordinary command unless it is stdin or a descriptor in disguise. An
+// option bash does not know is not understood: shells differ there, and a
+// script taken for an option (`bash -c '+x…'`) must not go unread.
+func shellStep(c *checker, u *unit, args []arg) step {
+	login, cflag, stdin, info := u.asLogin, false, false, false
+	i := 1
+loop:
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a.dyn {
+			return step{opaque: reasonDynamicScript}
+		}
+		t := a.text
+		switch {
+		case t == "--" || t == "-":
+			i++
+			break loop
+		case strings.HasPrefix(t, "--"):
+			takesArg, ok := shellLong[t]
+			if !ok {
+				return step{opaque: reasonOption}
+			}
+			login = login || t == "--login"
+			info = info || slices.Contains(shellInfo, t)
+			if takesArg {
+				i++
+			}
+		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
+			for _, ch := range t[1:] {
+				switch {
+				case !strings.ContainsRune(shellOptions, ch):
+					return step{opaque: reasonOption}
+				case ch == 'c':
+					cflag = true
+				case ch == 'i' || ch == 'l':
+					login = true
+				case ch == 's':
+					stdin = true
+				case ch == 'o' || ch == 'O':
+					i++
+				}
+			}
+		default:
+			break loop
+		}
+	}
+	switch {
+	case login:
+		return step{opaque: reasonLogin}
+	case cflag:
+		return scriptArg(c, args, i, true)
+	case info && i >= len(args):
+		return step{}
+	case (stdin || i >= len(args)) && u.stdin != nil:
+		c.skipHeredoc(u.stdin.redir)
+		return step{scripts: []string{u.stdin.text}, transparent: true}
+	case stdin || i >= len(args):
+		return step{opaque: reasonNoScript}
+	}
+	return scriptFile(args[i])
+}
+
+// procFD matches /proc/PID/fd/N, another name for a descriptor.
+var procFD = regexp.MustCompile(`^/proc/[^/]+/fd/`)
+
+// stdinPath reports whether a file operand is stdin or a descriptor.
+func stdinPath(p string) bool {
+	return p == "-" || p == "/dev/stdin" || strings.HasPrefix(p, "/dev/fd/") || procFD.MatchString(p)
+}
+
+// scriptFile is the step of a shell given a script file: an ordinary
+// command, unless the file is dynamic (a process substitution among them)
+// or stdin.
+func scriptFile(a arg) step {
+	switch {
+	case a.dyn:
+		return step{opaque: reasonDynamicScript}
+	case stdinPath(a.text):
+		return step{opaque: reasonStdinScript}
+	}
+	return step{}
+}
+
+// otherShellStep reads fish, csh, pwsh and the like: only a script file
+// (or a version or help option) can be checked; -c and every other way of
+// running code are opaque.
+func otherShellStep(_ *checker, _ *unit, args []arg) step {
+	if len(args) == 1 {
+		return step{opaque: reasonNoScript}
+	}
+	a := args[1]
+	switch {
+	case a.dyn:
+		return step{opaque: reasonDynamicScript}
+	case strings.HasPrefix(a.text, "-") && a.text != "-":
+		for _, x := range args[1:] {
+			if x.dyn || !slices.Contains(shellInfo, x.text) {
+				return step{opaque: reasonOtherShell}
+			}
+		}
+		return step{}
+	}
+	return scriptFile(a)
+}
+
+// evalStep reads eval ARGS…: their static text, joined, is a script.
+func evalStep(c *checker, _ *unit, args []arg) step {
+	rest := dashDash(args[1:])
+	if len(rest) == 0 {
+		return step{}
+	}
+	st := joinedScript(c, rest, reasonEvalDynamic)
+	st.transparent = true
+	return st
+}
+
+// dashDash drops a leading `--`.
+func dashDash(args []arg) []arg {
+	if len(args) > 0 && !args[0].dyn && args[0].text == "--" {
+		return args[1:]
+	}
+	return args
+}
+
+// commandStep reads command [-p] COMMAND; -v and -V only look it up.
+func commandStep(_ *checker, _ *unit, args []arg) step {
+	o, i, bad := scan(args, &commandOpts, 1)
+	switch {
+	case bad != "":
+		return step{opaque: bad}
+	case o.has("v", "V") || i >= len(args):
+		return step{}
+	}
+	return step{inners: [][]arg{args[i:]}, transparent: true}
+}
+
+// builtinStep reads builtin NAME ARGS.
+func builtinStep(_ *checker, _ *unit, args []arg) step {
+	if len(args) < 2 {
+		return step{}
+	}
+	return step{inners: [][]arg{args[1:]}, transparent: true}
+}
+
+// execStep reads exec [-cl] [-a NAME] COMMAND; -l, or a NAME starting
+// with -, makes a shell it runs a login shell.
+func execStep(_ *checker, u *unit, args []arg) step {
+	o, i, bad := scan(args, &execOpts, 1)
+	switch {
+	case bad != "":
+		return step{opaque: bad}
+	case i >= len(args):
+		return step{}
+	}
+	a, named := o.get("a")
+	u.login = o.has("l") || (named && (a.dyn || strings.HasPrefix(a.text, "-")))
+	return step{inners: [][]arg{args[i:]}, transparent: true}
+}
+
+// trapStep reads trap ARG SIG…: ARG is a script run later, checked like
+// eval (docs/spec.md §9.3 "State for later commands").
+func trapStep(c *checker, _ *unit, args []arg) step {
+	rest := dashDash(args[1:])
+	if len(rest) < 2 {
+		return step{}
+	}
+	first := rest[0]
+	c.skipWord(first)
+	switch {
+	case first.dyn:
+		return step{opaque: statePrefix + "trap"}
+	case first.text == "-" || first.text == "" || strings.HasPrefix(first.text, "-"):
+		return step{}
+	}
+	return step{scripts: []string{first.text}, transparent: true}
+}
+
+// aliasStep reads alias NAME=VALUE…: each VALUE is a script, checked like
+// eval.
+func aliasStep(c *checker, _ *unit, args []arg) step {
+	var scripts []string
+	for _, a := range args[1:] {
+		if a.dyn {
+			c.skipWord(a)
+			return step{opaque: statePrefix + "alias"}
+		}
+		if _, val, ok := strings.Cut(a.text, "="); ok {
+			c.skipWord(a)
+			scripts = append(scripts, val)
+		}
+	}
+	if len(scripts) == 0 {
+		return step{}
+	}
+	return step{scripts: scripts, transparent: true}
+}
+
+// stateStep is a builtin that changes what later commands run, in ways
+// the policy does not follow: always opaque.
+func stateStep(name string) handler {
+	return func(*checker, *unit, []arg) step { return step{opaque: statePrefix + name} }
+}
+
+// hashStep: hash -p PATH NAME makes NAME run PATH.
+func hashStep(_ *checker, _ *unit, args []arg) step {
+	for _, a := range args[1:] {
+		if a.dyn || isOptionWith(a, 'p') {
+			return step{opaque: statePrefix + "hash -p"}
+		}
+	}
+	return step{}
+}
+
+// shoptStep: shopt -s expand_aliases makes aliases run.
+func shoptStep(_ *checker, _ *unit, args []arg) step {
+	set, named := false, false
+	for _, a := range args[1:] {
+		set = set || isOptionWith(a, 's')
+		named = named || a.dyn || a.text == "expand_aliases"
+	}
+	if set && named {
+		return step{opaque: statePrefix + "shopt -s expand_aliases"}
+	}
+	return step{}
+}
+
+// sourceStep reads source FILE: an ordinary command, unless the file
+// cannot be read before it runs.
+func sourceStep(_ *checker, _ *unit, args []arg) step {
+	rest := dashDash(args[1:])
+	switch {
+	case len(rest) == 0:
+		return step{}
+	case rest[0].dyn:
+		return step{opaque: statePrefix + "source of a dynamic file"}
+	case stdinPath(rest[0].text):
+		return step{opaque: statePrefix + "source from stdin or a file descriptor"}
+	}
+	return step{}
+}
+
+// declStep reads a declaration builtin run as a command (`builtin export
+// PATH=x`): the names it assigns.
+func declStep(_ *checker, _ *unit, args []arg) step {
+	var names []string
+	nameref := args[0].text == "nameref"
+	for _, a := range args[1:] {
+		if isOptionWith(a, 'n') && args[0].text != "export" && args[0].text != "readonly" {
+			nameref = true
+		}
+		if !a.dyn && strings.HasPrefix(a.text, "-") {
+			continue
+		}
+		names = append(names, declaredName(a)...)
+		if _, val, ok := strings.Cut(a.text, "="); ok && nameref {
+			names = append(names, refTarget(arg{text: val, dyn: a.dyn}))
+		}
+	}
+	return step{assigns: names}
+}
+
+var (
+	readOpts    = optSpec{flags: "ers", args: "adinNptu"}
+	mapfileOpts = optSpec{flags: "t", args: "dnOsuCc"}
+	printfOpts  = optSpec{args: "v"}
+)
+
+// readStep: read assigns its operands and -a ARRAY.
+func readStep(_ *checker, _ *unit, args []arg) step {
+	o, i, bad := scan(args, &readOpts, 1)
+	if bad != "" {
+		return step{assigns: []string{dynName}}
+	}
+	var names []string
+	if a, ok := o.get("a"); ok {
+		names = append(names, argName(a))
+	}
+	for _, a := range args[i:] {
+		names = append(names, argName(a))
+	}
+	return step{assigns: names}
+}
+
+// mapfileStep: mapfile assigns its array operand.
+func mapfileStep(_ *checker, _ *unit, args []arg) step {
+	_, i, bad := scan(args, &mapfileOpts, 1)
+	switch {
+	case bad != "":
+		return step{assigns: []string{dynName}}
+	case i < len(args):
+		return step{assigns: []string{argName(args[i])}}
+	}
+	return step{}
+}
+
+// printfStep: printf -v NAME assigns NAME.
+func printfStep(_ *checker, _ *unit, args []arg) step {
+	o, _, bad := scan(args, &printfOpts, 1)
+	if bad != "" {
+		return step{}
+	}
+	if v, ok := o.get("v"); ok {
+		return step{assigns: []string{argName(v)}}
+	}
+	return step{}
+}
+
+// getoptsStep: getopts OPTSTRING NAME assigns NAME.
+func getoptsStep(_ *checker, _ *unit, args []arg) step {
+	if len(args) < 3 {
+		return step{}
+	}
+	return step{assigns: []string{argName(args[2])}}
+}
+
+// letStep reads `builtin let EXPR…`: the names its expressions assign.
+func letStep(_ *checker, _ *unit, args []arg) step {
+	var names []string
+	for _, a := range args[1:] {
+		if a.dyn {
+			names = append(names, dynName)
+		} else if m := letAssign.FindStringSubmatch(a.text); m != nil {
+			names = append(names, m[1])
+		}
+	}
+	return step{assigns: names}
+}
+
+// letAssign matches an arithmetic assignment at the start of an expression.
+var letAssign = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^]]*\])?\s*(=|[-+*/%&|^]=|<<=|>>=|\*\*=|\+\+|--)`)
+
+// argName is the name an argument assigns, dynName when dynamic.
+func argName(a arg) string {
+	if a.dyn {
+		return dynName
+	}
+	return a.text
+}

@@ -1,0 +1,525 @@
+package policy
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// maxDepth is how deep shells, evals and quoted code may nest before the
+// rest is opaque (docs/spec.md §9.3 "Shells").
+const maxDepth = 8
+
+// maxArgs bounds the arguments of one simple command after brace
+// expansion; the rest is one dynamic word.
+const maxArgs = 4096
+
+// Why parts are opaque (Part.Opaque).
+const (
+	reasonParse         = "parse error"
+	reasonDynamicName   = "dynamic command name"
+	reasonNoScript      = "shell given no script"
+	reasonEvalDynamic   = "eval of a dynamic argument"
+	reasonDynamicScript = "dynamic script"
+	reasonLogin         = "interactive or login shell"
+	reasonStdinScript   = "script read from stdin or a file descriptor"
+	reasonOtherShell    = "script for a shell other than bash"
+	reasonDepth         = "nesting deeper than 8"
+	reasonOption        = "option not understood"
+	reasonFind          = "dynamic word in find's expression"
+	reasonEnvString     = "env -S string with $ or a backslash"
+	reasonUnsupported   = "unsupported shell construct"
+	statePrefix         = "state change: "
+)
+
+// scope is where the walker is: which source, how deep, and whether in
+// quoted code.
+type scope struct {
+	src    string // the script being walked, for words as written
+	depth  int    // shells, evals and quoted code entered
+	quoted bool   // in quoted code: only deny, ask and opaque parts count (docs/spec.md §9.3 "Quoted code")
+}
+
+// checker walks one command and collects its parts.
+type checker struct {
+	p     *Policy
+	parts []Part
+	skip  map[*syntax.Word]bool // words run as scripts: checked as such, not as quoted code
+	// here-documents run as scripts (`bash <<EOF`): checked as such, not as quoted code
+	skipRedir map[*syntax.Redirect]bool
+}
+
+func newParser() *syntax.Parser { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
+
+// script parses and walks one script; what does not parse is one opaque
+// part holding the whole text.
+func (c *checker) script(sc *scope, text string) {
+	sc.src = hideCR(text)
+	f, err := newParser().Parse(strings.NewReader(sc.src), "")
+	if err != nil {
+		c.opaquePart(sc, []string{text}, reasonParse)
+		return
+	}
+	c.stmts(sc, f.Stmts, false)
+}
+
+// crStandIn replaces carriage returns before parsing. Bash reads a CR as
+// an ordinary character of a word, the parser as a blank, and the parser
+// reads backslash-CR-LF as a line continuation where bash ends the
+// command: `echo x\<CR><LF>rm -rf /` would hide the rm. A character of a
+// private use area is a word character to both.
+const crStandIn = "\uE00D"
+
+func hideCR(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(s, "\r", crStandIn)
+}
+
+// showCR puts the carriage returns back, for words and texts.
+func showCR(s string) string {
+	if !strings.Contains(s, crStandIn) {
+		return s
+	}
+	return strings.ReplaceAll(s, crStandIn, "\r")
+}
+
+// nested walks a script a shell, eval or wrapper runs.
+func (c *checker) nested(sc *scope, text string) {
+	if sc.depth >= maxDepth {
+		c.opaquePart(sc, []string{text}, reasonDepth)
+		return
+	}
+	c.script(&scope{src: text, depth: sc.depth + 1, quoted: sc.quoted}, text)
+}
+
+func (c *checker) stmts(sc *scope, ss []*syntax.Stmt, writes bool) {
+	for _, s := range ss {
+		c.stmt(sc, s, writes)
+	}
+}
+
+// stmt walks one statement. writes says whether a redirection of an
+// enclosing compound command writes a file: it applies to every simple
+// command inside (docs/spec.md §9.3).
+func (c *checker) stmt(sc *scope, s *syntax.Stmt, writes bool) {
+	writes = writes || anyWrite(s.Redirs)
+	switch cmd := s.Cmd.(type) {
+	case nil:
+		c.internalPart(sc, redirWords(sc, s.Redirs), nil, nil, writes)
+	case *syntax.CallExpr:
+		c.call(sc, cmd, s.Redirs, writes)
+	case *syntax.BinaryCmd:
+		c.stmt(sc, cmd.X, writes)
+		c.stmt(sc, cmd.Y, writes)
+	case *syntax.Subshell:
+		c.stmts(sc, cmd.Stmts, writes)
+	case *syntax.Block:
+		c.stmts(sc, cmd.Stmts, writes)
+	case *syntax.IfClause:
+		c.ifClause(sc, cmd, writes)
+	case *syntax.WhileClause:
+		c.stmts(sc, cmd.Cond, writes)
+		c.stmts(sc, cmd.Do, writes)
+	case *syntax.ForClause:
+		c.forClause(sc, cmd, writes)
+	case *syntax.CaseClause:
+		c.looseCode(sc, cmd.Word, writes)
+		for _, it := range cmd.Items {
+			for _, p := range it.Patterns {
+				c.looseCode(sc, p, writes)
+			}
+			c.stmts(sc, it.Stmts, writes)
+		}
+	case *syntax.FuncDecl:
+		c.stmt(sc, cmd.Body, writes)
+	case *syntax.DeclClause:
+		c.decl(sc, cmd, writes)
+	case *syntax.LetClause:
+		c.let(sc, cmd, writes)
+	case *syntax.ArithmCmd, *syntax.TestClause:
+		c.internalPart(sc, []string{source(sc, cmd)}, nil, arithNames(cmd), writes)
+		c.code(sc, cmd)
+	case *syntax.TimeClause:
+		if cmd.Stmt != nil {
+			c.stmt(sc, cmd.Stmt, writes)
+		}
+	case *syntax.CoprocClause:
+		c.stmt(sc, cmd.Stmt, writes)
+	default:
+		c.opaquePart(sc, []string{source(sc, cmd)}, reasonUnsupported)
+	}
+	c.redirCode(sc, s.Redirs)
+}
+
+func (c *checker) ifClause(sc *scope, ic *syntax.IfClause, writes bool) {
+	for ; ic != nil; ic = ic.Else {
+		c.stmts(sc, ic.Cond, writes)
+		c.stmts(sc, ic.Then, writes)
+	}
+}
+
+// forClause walks a loop; a loop variable of the loader list is an
+// assignment like any other (docs/spec.md §9.3 "State for later commands").
+func (c *checker) forClause(sc *scope, fc *syntax.ForClause, writes bool) {
+	switch l := fc.Loop.(type) {
+	case *syntax.WordIter:
+		for _, w := range l.Items {
+			c.looseCode(sc, w, writes)
+		}
+		if l.Name != nil && isLoader(l.Name.Value) {
+			c.internalPart(sc, []string{"for", l.Name.Value}, nil, []string{l.Name.Value}, writes)
+		}
+	case *syntax.CStyleLoop:
+		c.looseCode(sc, l, writes)
+	}
+	c.stmts(sc, fc.Do, writes)
+}
+
+// call walks a simple command: its part (or parts, through wrappers), then
+// the code in its words.
+func (c *checker) call(sc *scope, ce *syntax.CallExpr, redirs []*syntax.Redirect, writes bool) {
+	plain := len(ce.Assigns) == 0 && allPlain(ce.Args)
+	var names []string
+	if !plain {
+		names = append(assignNames(ce.Assigns), arithNames(ce)...)
+	}
+	words := make([]string, len(ce.Assigns))
+	for i, a := range ce.Assigns {
+		words[i] = source(sc, a)
+	}
+	args := c.args(sc, ce.Args)
+	if len(args) == 0 { // no words, or only words that expand to none (`{,}`)
+		for _, w := range ce.Args {
+			words = append(words, source(sc, w))
+		}
+		c.internalPart(sc, words, nil, names, writes)
+	} else {
+		u := &unit{assigned: names, prefix: words, writes: writes, stdin: c.stdinScript(redirs)}
+		c.unwrap(sc, u, args)
+	}
+	if !plain {
+		c.code(sc, ce)
+	}
+}
+
+// allPlain reports whether every word is plain text: then no arithmetic,
+// substitution or quoted code hides in them.
+func allPlain(ws []*syntax.Word) bool {
+	for _, w := range ws {
+		if _, ok := plainWord(w); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// args evaluates a command's words.
+func (c *checker) args(sc *scope, words []*syntax.Word) []arg {
+	var out []arg
+	for _, w := range words {
+		if len(out) >= maxArgs {
+			return append(out, arg{text: source(sc, w), dyn: true, multi: true, word: w})
+		}
+		out = append(out, c.wordArgs(sc, w)...)
+	}
+	return out
+}
+
+// wordArgs evaluates one word into its arguments.
+func (c *checker) wordArgs(sc *scope, w *syntax.Word) []arg {
+	if t, ok := plainWord(w); ok {
+		return []arg{{text: showCR(t), word: w}}
+	}
+	fields, ok := expandWord(w, c.p.cfg.Home)
+	if !ok {
+		return []arg{{text: source(sc, w), dyn: true, multi: true, word: w}}
+	}
+	out := make([]arg, len(fields))
+	for i, f := range fields {
+		out[i] = fieldArg(f, source(sc, w), w)
+	}
+	return out
+}
+
+// plainWord returns the text of a word that needs no expansion: bare
+// text without escapes, braces, ~ or pattern characters, the common case,
+// read without allocating.
+func plainWord(w *syntax.Word) (string, bool) {
+	if len(w.Parts) != 1 {
+		return "", false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	if !ok || l.Value == "" || strings.ContainsAny(l.Value, "\\{~*?[") {
+		return "", false
+	}
+	return l.Value, true
+}
+
+// decl walks a declaration builtin (docs/spec.md §9.3 "Assignments"):
+// allowed unless it assigns a name of the loader list. With -n the value
+// is a name too: a reference to PATH is an assignment to PATH later.
+func (c *checker) decl(sc *scope, d *syntax.DeclClause, writes bool) {
+	variant := d.Variant.Value
+	args := []arg{static(variant)}
+	var names []string
+	nameref := variant == "nameref"
+	for _, a := range d.Args {
+		switch {
+		case a.Naked && a.Name == nil && a.Value != nil:
+			for _, x := range c.wordArgs(sc, a.Value) {
+				args = append(args, x)
+				nameref = nameref || (variant != "export" && variant != "readonly" && isOptionWith(x, 'n'))
+				names = append(names, declaredName(x)...)
+			}
+		case a.Naked && a.Name != nil:
+			args = append(args, static(a.Name.Value))
+		case a.Name != nil:
+			names = append(names, a.Name.Value)
+			v := assignValue(sc, c, a)
+			if nameref {
+				names = append(names, refTarget(v))
+			}
+			args = append(args, arg{text: source(sc, a), dyn: v.dyn})
+		}
+	}
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = a.text
+	}
+	c.internalPart(sc, words, args, append(names, arithNames(d)...), writes)
+	c.code(sc, d)
+}
+
+// let walks `let EXPR…`: allowed unless it assigns a loader name.
+func (c *checker) let(sc *scope, l *syntax.LetClause, writes bool) {
+	args := []arg{static("let")}
+	for _, e := range l.Exprs {
+		args = append(args, static(source(sc, e)))
+	}
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = a.text
+	}
+	c.internalPart(sc, words, args, arithNames(l), writes)
+	c.code(sc, l)
+}
+
+// assignValue evaluates an assignment's value as one argument.
+func assignValue(sc *scope, c *checker, a *syntax.Assign) arg {
+	if a.Array != nil {
+		return arg{text: source(sc, a.Array), dyn: true}
+	}
+	if a.Value == nil {
+		return static("")
+	}
+	args := c.wordArgs(sc, a.Value)
+	if len(args) != 1 {
+		return arg{text: source(sc, a.Value), dyn: true}
+	}
+	return args[0]
+}
+
+// looseCode walks the code in words that belong to no part (a case word, a
+// for list); an arithmetic assignment there to a loader name is a part.
+func (c *checker) looseCode(sc *scope, n syntax.Node, writes bool) {
+	if names := arithNames(n); loaderName(names) != "" {
+		c.internalPart(sc, []string{source(sc, n)}, nil, names, writes)
+	}
+	c.code(sc, n)
+}
+
+// code walks what bash runs inside a node's words: command and process
+// substitutions, and quoted code (docs/spec.md §9.3).
+func (c *checker) code(sc *scope, n syntax.Node) {
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			c.stmts(sc, n.Stmts, false)
+			return false
+		case *syntax.ProcSubst:
+			c.stmts(sc, n.Stmts, false)
+			return false
+		case *syntax.Stmt:
+			return false // walked as a statement of its own
+		case *syntax.Word:
+			if !c.skip[n] {
+				c.quotedCode(sc, wordText(n))
+			}
+		}
+		return true
+	})
+}
+
+// redirCode walks the code in redirection targets and heredoc bodies.
+func (c *checker) redirCode(sc *scope, rs []*syntax.Redirect) {
+	for _, r := range rs {
+		if r.Word != nil {
+			c.code(sc, r.Word)
+		}
+		if r.Hdoc == nil {
+			continue
+		}
+		syntax.Walk(r.Hdoc, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.CmdSubst:
+				c.stmts(sc, n.Stmts, false)
+				return false
+			case *syntax.ParamExp, *syntax.ArithmExp:
+				c.code(sc, n)
+				return false
+			}
+			return true
+		})
+		if !c.skipRedir[r] {
+			c.quotedCode(sc, heredocText(r))
+		}
+	}
+}
+
+// stdinScript returns the text a command reads on stdin when its own last
+// input redirection is a here-document or here-string without expansions,
+// so that `bash <<'EOF'` is checked like `bash -c`; nil otherwise.
+func (c *checker) stdinScript(rs []*syntax.Redirect) *stdinText {
+	var in *stdinText
+	for _, r := range rs {
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.Hdoc, syntax.DashHdoc:
+			in = nil
+			if r.Hdoc != nil && !hasExpansion(r.Hdoc) {
+				in = &stdinText{text: heredocText(r), redir: r}
+			}
+		case syntax.WordHdoc:
+			in = nil
+			if v, ok := staticWord(r.Word); ok {
+				in = &stdinText{text: v + "\n", redir: r}
+			}
+		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn:
+			in = nil
+		}
+	}
+	return in
+}
+
+// stdinText is a script given on stdin, and where.
+type stdinText struct {
+	text  string
+	redir *syntax.Redirect
+}
+
+// hasExpansion reports whether a here-document body expands anything.
+func hasExpansion(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if _, ok := p.(*syntax.Lit); !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// wordText is a word's literal text after quote removal, dynamic pieces
+// left out: what the quoted-code check reads.
+func wordText(w *syntax.Word) string {
+	if len(w.Parts) == 1 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.Contains(l.Value, `\`) {
+			return l.Value
+		}
+	}
+	var f field
+	for _, p := range w.Parts {
+		f = append(f, partSegs(p)...)
+	}
+	return staticText(f)
+}
+
+// heredocText is a heredoc body's literal text: as written when its
+// delimiter is quoted, else with the backslashes bash removes.
+func heredocText(r *syntax.Redirect) string {
+	quotedDelim := r.Word != nil && (len(r.Word.Parts) != 1 || strings.Contains(r.Word.Lit(), `\`) || r.Word.Lit() == "")
+	var b strings.Builder
+	for _, p := range r.Hdoc.Parts {
+		if l, ok := p.(*syntax.Lit); ok {
+			if quotedDelim {
+				b.WriteString(l.Value)
+			} else {
+				b.WriteString(dqUnescape(l.Value, 0))
+			}
+		}
+	}
+	return b.String()
+}
+
+// source returns a node as written in the scope's source.
+func source(sc *scope, n syntax.Node) string {
+	start, end := int(n.Pos().Offset()), int(n.End().Offset())
+	if n.Pos().IsValid() && n.End().IsValid() && 0 <= start && start <= end && end <= len(sc.src) {
+		return showCR(sc.src[start:end])
+	}
+	var b strings.Builder
+	syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, n)
+	return b.String()
+}
+
+// redirWords are the words of a statement made only of redirections.
+func redirWords(sc *scope, rs []*syntax.Redirect) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = source(sc, r)
+	}
+	return out
+}
+
+// anyWrite reports whether a redirection writes a file (docs/spec.md §9.4):
+// not N>&M, >&M, >&-, input redirections, nor anything to /dev/null.
+func anyWrite(rs []*syntax.Redirect) bool {
+	for _, r := range rs {
+		if writesFile(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func writesFile(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn:
+		return false
+	}
+	target, ok := staticWord(r.Word)
+	if !ok {
+		return true
+	}
+	if r.Op == syntax.DplOut && (target == "-" || isDigits(target)) {
+		return false
+	}
+	return target != "/dev/null"
+}
+
+// staticWord returns a word's value when it is one static word.
+func staticWord(w *syntax.Word) (string, bool) {
+	if w == nil {
+		return "", false
+	}
+	fields, ok := expandWord(w, "")
+	if !ok || len(fields) != 1 {
+		return "", false
+	}
+	a := fieldArg(fields[0], "", w)
+	return a.text, !a.dyn
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,77 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Asking the user. A pre-execute middleware that needs a person's approval
+// (the command policy, a hook) asks through the [Asker] the front end put
+// on the call: MCP elicitation, an ACP permission request, a terminal
+// prompt. The middleware decides what the answer means; the front end only
+// asks, so neither knows the other.
+
+// Question is what is put to the user.
+type Question struct {
+	// Message is the whole text shown (for a bash call: the command, where
+	// it runs, and Reason).
+	Message string
+	// Reason says why the approval is needed.
+	Reason string
+	// Remember, when not empty, offers to allow these rules for the rest
+	// of the session (and the front end shows them); empty: not offered.
+	Remember []string
+}
+
+// RememberTitle is the label of the choice that remembers (exact,
+// docs/spec.md §9.6): "Allow `npm test *, git push *` for the rest of this
+// session".
+func (q Question) RememberTitle() string {
+	return "Allow `" + strings.Join(q.Remember, ", ") + "` for the rest of this session"
+}
+
+// Choice is the user's answer.
+type Choice int
+
+const (
+	// Dismissed: the question was cancelled, closed or timed out; the
+	// zero Choice, so an answer never filled in runs nothing.
+	Dismissed Choice = iota
+	// Declined: the user said no.
+	Declined
+	// Accepted: the user said yes.
+	Accepted
+)
+
+// Answer is the user's choice and whether to remember it.
+type Answer struct {
+	Choice Choice
+	// Remember: with Accepted, allow Question.Remember for the rest of the
+	// session.
+	Remember bool
+}
+
+// Asker asks the user. Ask blocks until the user answers, ctx is done
+// (an error, ctx's), or it knows it cannot ask ([ErrCannotAsk]). An asker
+// that cannot block returns [ErrSuspend] (see [Suspend]).
+type Asker interface {
+	Ask(ctx context.Context, q Question) (Answer, error)
+}
+
+// AskerFunc is an Asker of a function.
+type AskerFunc func(ctx context.Context, q Question) (Answer, error)
+
+// Ask calls f.
+func (f AskerFunc) Ask(ctx context.Context, q Question) (Answer, error) { return f(ctx, q) }
+
+var (
+	// ErrCannotAsk: this client cannot ask its user (no elicitation, no
+	// terminal); the middleware applies its fallback.
+	ErrCannotAsk = errors.New("this client cannot ask the user")
+	// ErrSuspend: the front end asks between two requests (MCP's input
+	// requests): the middleware returns a [Suspend] decision carrying the
+	// question, the registry ends the call with Result.Question, and the
+	// front end repeats the call with an Asker that gives the answer.
+	ErrSuspend = errors.New("the question is asked after this call returns")
+)
