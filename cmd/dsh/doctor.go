@@ -82,9 +82,13 @@ func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) error {
 
 // permissionsLine says where the command policy's rules come from for a
 // session in dsh's cwd (local.cwd when set): each source with its rule
-// count and what was left out of it.
+// count and what was left out of it. Without a section, a sandbox that
+// may be left still has the user asked (docs/spec.md §11).
 func permissionsLine(cfg config.File, log *slog.Logger) string {
 	if cfg.Permissions == nil {
+		if sb := cfg.Local.Sandbox; sb.On() && sb.Unsandboxed() {
+			return "none (no permissions section: every command runs; leaving the sandbox asks the user)"
+		}
 		return "none (no permissions section: every command runs)"
 	}
 	gate := permissions.New(*cfg.Permissions, permissions.Options{DefaultCwd: cfg.Local.Cwd, Logger: log})

@@ -134,7 +134,8 @@ func TestDoctor(t *testing.T) {
 	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {sandbox: {mode: read-only}}\n"))
 	if got.code == 2 {
 		t.Logf("SKIP-REASON: no sandbox backend here: %s", got.stderr)
-	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  network: off;") {
+	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  network: off;") ||
+		!strings.HasSuffix(got.stdout, "\npermissions: none (no permissions section: every command runs; leaving the sandbox asks the user)\n") {
 		t.Errorf("doctor with a sandbox: %+v", got)
 	}
 	perm := writeFile(t, "dsh.yaml", "permissions: {default: ask, deny: [\"rm -rf *\"]}\n")

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,8 +83,7 @@ func TestEndToEndSandbox(t *testing.T) {
 		t.Errorf("an ordinary failure got the hint: %q", got)
 	}
 	// Leaving the sandbox needs the user, whom this client cannot ask.
-	want := "Error: this command needs the user's approval (runs outside the sandbox), and this client cannot ask for it. Ask the user to run it, or to allow it in dsh's permissions config."
-	if got := call(map[string]any{"command": "true", "dangerouslyDisableSandbox": true}); got != want {
+	if got, want := call(map[string]any{"command": "true", "dangerouslyDisableSandbox": true}), escapeNoAsker; got != want {
 		t.Errorf("escape without an asker: %q", got)
 	}
 }
@@ -97,9 +99,128 @@ func TestEndToEndSandboxControl(t *testing.T) {
 	}
 }
 
+// escapeNoAsker is the refusal of an escape nobody can be asked about
+// (exact, docs/spec.md §11).
+const escapeNoAsker = "Error: this command needs the user's approval (runs outside the sandbox), and this client cannot ask for it. Ask the user to run it, or to allow it in dsh's permissions config."
+
+// elicitations is an MCP client's record of the questions it was asked:
+// it accepts each, unless the message contains "declined".
+type elicitations struct {
+	mu    sync.Mutex
+	asked []*mcp.ElicitParams
+}
+
+func (e *elicitations) handle(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	e.mu.Lock()
+	e.asked = append(e.asked, req.Params)
+	e.mu.Unlock()
+	if strings.Contains(req.Params.Message, "declined") {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"remember": true}}, nil
+}
+
+func (e *elicitations) list() []*mcp.ElicitParams {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.asked)
+}
+
+// connectAsking starts dsh mcp with cfg in workdir, as a client that
+// answers elicitations with e, on protocol version (""; the newest).
+func connectAsking(t *testing.T, cfg, workdir, version string, e *elicitations) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, &mcp.ClientOptions{ElicitationHandler: e.handle})
+	cmd := exec.Command(dshBin, "mcp", "--config", cfg, "--workdir", workdir)
+	transport := &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}
+	cs, err := client.Connect(t.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestEndToEndSandboxEscape: a model's call with dangerouslyDisableSandbox
+// asks the user through MCP elicitation, on the newest protocol (an input
+// request, the call repeated with the answer) and on 2025-11-25
+// (elicitation/create within the call), with no permissions section: the
+// question byte for byte with no remember; accepted, the command runs
+// outside the sandbox (its write outside the workspace lands, where the
+// same command sandboxed does not); declined, nothing runs.
+func TestEndToEndSandboxEscape(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("protocol "+version, func(t *testing.T) {
+			t.Parallel()
+			workdir, outside := t.TempDir(), t.TempDir()
+			var e elicitations
+			cs := connectAsking(t, sandboxConfig(t, "    mode: workspace-write\n"), workdir, version, &e)
+			call := func(args map[string]any) string {
+				args["description"] = "leave the sandbox"
+				return sdkText(t, sdkCall(t, cs, "bash", args))
+			}
+			control := filepath.Join(outside, "control")
+			if got := call(map[string]any{"command": "echo x > " + control}); !strings.HasSuffix(got, "[exit code: 1]") || exists(control) {
+				t.Fatalf("sandboxed, the write outside the workspace landed, so the test proves nothing: %q", got)
+			}
+			if n := len(e.list()); n != 0 {
+				t.Errorf("a sandboxed call asked %d questions", n)
+			}
+
+			escaped := filepath.Join(outside, "escaped")
+			if got := call(map[string]any{"command": "echo x > " + escaped, "dangerouslyDisableSandbox": true}); got != "(no output)" || !exists(escaped) {
+				t.Errorf("accepted: %q, wrote outside the workspace: %v", got, exists(escaped))
+			}
+			asked := e.list()
+			if len(asked) != 1 {
+				t.Fatalf("%d questions, want 1", len(asked))
+			}
+			want := "Run this command?\n\necho x > " + escaped + "\n\nin " + workdir + ", outside the sandbox\n\nruns outside the sandbox"
+			if asked[0].Message != want {
+				t.Errorf("question %q, want %q", asked[0].Message, want)
+			}
+			if props, _ := asked[0].RequestedSchema.(map[string]any)["properties"].(map[string]any); len(props) != 0 {
+				t.Errorf("remember offered: %v", asked[0].RequestedSchema)
+			}
+
+			declined := filepath.Join(outside, "declined")
+			if got := call(map[string]any{"command": "touch " + declined, "dangerouslyDisableSandbox": true}); got != "Error: the user declined to run this command" || exists(declined) {
+				t.Errorf("declined: %q, ran %v", got, exists(declined))
+			}
+			if n := len(e.list()); n != 2 {
+				t.Errorf("%d questions after the decline, want 2 (nothing remembered)", n)
+			}
+		})
+	}
+}
+
+// TestEndToEndSandboxEscapeNoElicitation: a client that cannot be asked
+// gets the fallback text, even with askFallback: allow, and nothing runs.
+func TestEndToEndSandboxEscapeNoElicitation(t *testing.T) {
+	t.Parallel()
+	cfg := writeFile(t, "dsh.yaml", "local:\n  sandbox:\n    mode: workspace-write\npermissions:\n  askFallback: allow\n  default: ask\n  claudeSettings: false\n")
+	cs := connectSandboxed(t, cfg)
+	target := filepath.Join(t.TempDir(), "escaped")
+	if got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "touch " + target, "description": "d", "dangerouslyDisableSandbox": true})); got != escapeNoAsker || exists(target) {
+		t.Errorf("got %q, ran %v; want %q", got, exists(target), escapeNoAsker)
+	}
+	// askFallback: allow still runs what the policy alone asks about, in
+	// the sandbox.
+	if got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "touch made", "description": "d"})); got != "(no output)" {
+		t.Errorf("askFallback allow: %q", got)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 func TestEndToEndSandboxEscapeDisabled(t *testing.T) {
 	t.Parallel()
-	cs := connectSandboxed(t, sandboxConfig(t, "    mode: read-only\n    allowUnsandboxed: false\n"))
+	var e elicitations
+	cs := connectAsking(t, sandboxConfig(t, "    mode: read-only\n    allowUnsandboxed: false\n"), t.TempDir(), "", &e)
 	tools, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -107,9 +228,10 @@ func TestEndToEndSandboxEscapeDisabled(t *testing.T) {
 	if props, _ := tools.Tools[0].InputSchema.(map[string]any)["properties"].(map[string]any); props["dangerouslyDisableSandbox"] != nil {
 		t.Errorf("dangerouslyDisableSandbox offered with allowUnsandboxed: false")
 	}
-	got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "true", "description": "d", "dangerouslyDisableSandbox": true}))
-	if want := "Error: denied by policy: running outside the sandbox is disabled (allowUnsandboxed: false)"; got != want {
-		t.Errorf("got %q, want %q", got, want)
+	target := filepath.Join(t.TempDir(), "escaped")
+	got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "touch " + target, "description": "d", "dangerouslyDisableSandbox": true}))
+	if want := "Error: denied by policy: running outside the sandbox is disabled (allowUnsandboxed: false)"; got != want || exists(target) || len(e.list()) != 0 {
+		t.Errorf("got %q (ran %v, %d questions), want %q", got, exists(target), len(e.list()), want)
 	}
 	hint := "[sandbox: all writes and network access are blocked]"
 	if got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "touch f", "description": "d"})); !strings.Contains(got, "\n"+hint+"\n[exit code: 1]") {

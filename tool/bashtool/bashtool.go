@@ -215,7 +215,7 @@ func (t *Tool) execute(ctx context.Context, call tool.Call) (tool.Result, error)
 		return tool.Result{}, err
 	}
 	if a.Unsandboxed == true && t.sandbox.On() {
-		if err := t.leaveSandbox(ctx, call, &req); err != nil {
+		if err := t.leaveSandbox(ctx, &req); err != nil {
 			return tool.Result{}, err
 		}
 	}

@@ -13,17 +13,18 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// The exact texts of the escape (docs/spec.md §11).
-const (
-	escapeReason   = "runs outside the sandbox"
-	escapeDisabled = "denied by policy: running outside the sandbox is disabled (allowUnsandboxed: false)"
-)
+// ConsentUnsandboxed is the user's consent to run a call outside the
+// sandbox, which the permissions gate asks for and hands on
+// ([tool.Decision.Consents]); without it the tool runs nothing outside
+// the sandbox.
+const ConsentUnsandboxed = "bash: run outside the sandbox"
 
-// noAsker is the text for an ask nobody can answer (docs/spec.md §11).
-func noAsker(reason string) string {
-	return "this command needs the user's approval (" + reason + "), and this client cannot ask for it. " +
-		"Ask the user to run it, or to allow it in dsh's permissions config."
-}
+// errNoConsent refuses a call that asks to leave the sandbox when nobody
+// asked the user: a stack without the permissions gate (host.Standard
+// installs it with every sandbox), or a middleware before it that allowed
+// the call without asking.
+var errNoConsent = &tool.Error{Code: tool.CodeApprovalRequired,
+	Message: "running outside the sandbox needs the user's approval, and nothing asked for it"}
 
 // sandboxSentence names the sandbox's mode for the description, "" with
 // none.
@@ -108,12 +109,13 @@ func isDone(p bash.Process) bool {
 	}
 }
 
-// leaveSandbox decides a call that asks to run outside the sandbox: with
-// allowUnsandboxed: false it is denied; else it needs the user's consent,
-// and with nobody to ask it is refused, whatever askFallback says.
-func (t *Tool) leaveSandbox(_ context.Context, _ tool.Call, req *bash.Request) error {
-	if !t.sandbox.Unsandboxed() {
-		return &tool.Error{Code: tool.CodeDenied, Message: escapeDisabled}
+// leaveSandbox lets a call that asks to run outside the sandbox do so when
+// the sandbox allows it and the user consented (docs/spec.md §11); the
+// permissions gate has asked and refused with the exact texts before.
+func (t *Tool) leaveSandbox(ctx context.Context, req *bash.Request) error {
+	if !t.sandbox.Unsandboxed() || !tool.Consented(ctx, ConsentUnsandboxed) {
+		return errNoConsent
 	}
-	return &tool.Error{Code: tool.CodeApprovalRequired, Message: noAsker(escapeReason)}
+	req.Unsandboxed = true
+	return nil
 }

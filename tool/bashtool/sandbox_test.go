@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/tool"
@@ -88,49 +90,81 @@ func TestSandboxHintWhen(t *testing.T) {
 }
 
 // TestSandboxSchemaAndEscape: dangerouslyDisableSandbox is offered last
-// while a sandbox allows it; a call that sends it is refused with the
-// exact texts, before anything runs.
+// while a sandbox allows it. The tool runs a call that sends it outside the
+// sandbox only with the user's consent in its context (the permissions
+// gate's, docs/spec.md §11); without one, or with leaving disabled, it
+// runs nothing. Without a sandbox the argument is ignored.
 func TestSandboxSchemaAndEscape(t *testing.T) {
 	bg := config.Bash{}
+	const noConsent = "running outside the sandbox needs the user's approval, and nothing asked for it"
+	consented := consentContext(t)
 	for _, tc := range []struct {
-		sb    config.Sandbox
-		order string
-		err   string
+		name    string
+		sb      config.Sandbox
+		ctx     context.Context
+		order   string
+		err     string
+		outside bool
 	}{
-		{config.Sandbox{}, "command description timeoutMs workdir run_in_background", ""},
-		{sandboxCfg(config.SandboxWorkspaceWrite, false, true), "command description timeoutMs workdir run_in_background dangerouslyDisableSandbox",
-			"this command needs the user's approval (runs outside the sandbox), and this client cannot ask for it. Ask the user to run it, or to allow it in dsh's permissions config."},
-		{sandboxCfg(config.SandboxReadOnly, false, false), "command description timeoutMs workdir run_in_background",
-			"denied by policy: running outside the sandbox is disabled (allowUnsandboxed: false)"},
+		{"no sandbox", config.Sandbox{}, context.Background(), "command description timeoutMs workdir run_in_background", "", false},
+		{"no sandbox, consent", config.Sandbox{}, consented, "command description timeoutMs workdir run_in_background", "", false},
+		{"no consent", sandboxCfg(config.SandboxWorkspaceWrite, false, true), context.Background(),
+			"command description timeoutMs workdir run_in_background dangerouslyDisableSandbox", noConsent, false},
+		{"consent", sandboxCfg(config.SandboxWorkspaceWrite, false, true), consented,
+			"command description timeoutMs workdir run_in_background dangerouslyDisableSandbox", "", true},
+		{"disabled", sandboxCfg(config.SandboxReadOnly, false, false), consented, "command description timeoutMs workdir run_in_background", noConsent, false},
 	} {
 		if got := strings.Join(parameters(bg, tc.sb).PropertyOrder, " "); got != tc.order {
-			t.Errorf("%+v: order %q, want %q", tc.sb, got, tc.order)
+			t.Errorf("%s: order %q, want %q", tc.name, got, tc.order)
 		}
 		exec := &countingExecutor{}
 		tl := New(exec, nil, bg, WithSandbox(tc.sb))
-		_, err := tl.execute(context.Background(), tool.Call{Args: []byte(`{"command":"true","description":"d","dangerouslyDisableSandbox":true}`)})
+		_, err := tl.execute(tc.ctx, tool.Call{Args: []byte(`{"command":"true","description":"d","dangerouslyDisableSandbox":true}`)})
 		var te *tool.Error
 		switch {
-		case tc.err == "" && exec.runs != 1:
-			t.Errorf("%+v: without a sandbox the argument is ignored; ran %d, err %v", tc.sb, exec.runs, err)
-		case tc.err != "" && (!errors.As(err, &te) || te.Message != tc.err || exec.runs != 0):
-			t.Errorf("%+v: err %v, want %q; ran %d", tc.sb, err, tc.err, exec.runs)
+		case tc.err == "" && (err != nil || exec.runs != 1 || exec.unsandboxed != tc.outside):
+			t.Errorf("%s: ran %d (unsandboxed %v, want %v), err %v", tc.name, exec.runs, exec.unsandboxed, tc.outside, err)
+		case tc.err != "" && (!errors.As(err, &te) || te.Message != tc.err || te.Code != tool.CodeApprovalRequired || exec.runs != 0):
+			t.Errorf("%s: err %v, want %q; ran %d", tc.name, err, tc.err, exec.runs)
 		}
 	}
+}
+
+// consentContext is the context the registry gives a call that a
+// middleware allowed with the user's consent to leave the sandbox.
+func consentContext(t *testing.T) context.Context {
+	t.Helper()
+	var ctx context.Context
+	r := tool.NewRegistry()
+	if err := r.Register(tool.Definition{Name: "probe", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(c context.Context, _ tool.Call) (tool.Result, error) {
+		ctx = c
+		return tool.TextResult("ok"), nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	r.UsePre(func(c context.Context, call tool.Call, next tool.PreNext) tool.Decision {
+		d := next(c, call)
+		d.Consents = append(d.Consents, ConsentUnsandboxed)
+		return d
+	})
+	r.Execute(context.Background(), tool.Call{Name: "probe"})
+	return ctx
 }
 
 // countingExecutor counts runs and runs nothing.
 type countingExecutor struct {
 	bash.Executor
-	runs int
+	runs        int
+	unsandboxed bool // the last run's
 }
 
 func (c *countingExecutor) Resolve(r bash.Request) (bash.Spec, error) {
-	return bash.Spec{Command: r.Command, TimeoutMs: 1000}, nil
+	return bash.Spec{Command: r.Command, TimeoutMs: 1000, Unsandboxed: r.Unsandboxed}, nil
 }
 
-func (c *countingExecutor) Run(context.Context, bash.Spec) (bash.Result, error) {
+func (c *countingExecutor) Run(_ context.Context, spec bash.Spec) (bash.Result, error) {
 	c.runs++
+	c.unsandboxed = spec.Unsandboxed
 	zero := 0
 	return bash.Result{ExitCode: &zero}, nil
 }
