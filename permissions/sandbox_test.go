@@ -12,7 +12,6 @@ import (
 	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/permissions"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
@@ -36,24 +35,17 @@ const (
 func (e env) sandboxStack(t *testing.T, perm *config.Permissions, edit func(*config.Sandbox)) *host.Stack {
 	t.Helper()
 	cfg := config.File{Permissions: perm}
-	cfg.Local.Env.Set = proctest.Set()
-	cfg.Local.SpillDir = t.TempDir()
-	cfg.Local.GraceMs = 200
 	cfg.Local.Sandbox = config.Sandbox{Mode: config.SandboxWorkspaceWrite}
 	if edit != nil {
 		edit(&cfg.Local.Sandbox)
 	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: e.home, ManagedDir: e.managed, ProjectDir: e.project}))
+	st, err := e.stackOf(t, cfg)
 	if errors.Is(err, sandbox.ErrUnavailable) {
 		t.Skipf("SKIP-REASON: no sandbox backend runs here: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = st.Close() })
 	return st
 }
 
