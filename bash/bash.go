@@ -81,6 +81,25 @@ type Request struct {
 	// Observe, when set, sees the output as it arrives (for progress
 	// reports); see Spec.Observe.
 	Observe func(stream string, p []byte)
+	// Owner is who the command runs for, usually a session: a sandbox
+	// keeps some things per owner (docs/spec.md §11). nil: the command
+	// is on its own.
+	Owner Owner
+	// Unsandboxed runs the command outside the executor's sandbox. Set
+	// it only with the user's consent (dangerouslyDisableSandbox).
+	Unsandboxed bool
+}
+
+// Owner is what an executor knows of who a command runs for: its id, its
+// working directory (the workspace a sandbox opens for writing) and a way
+// to learn when it ends. [github.com/dsh-go/dsh/session.Session] is one.
+type Owner interface {
+	ID() string
+	// Cwd is the owner's working directory, "" when it has none.
+	Cwd() string
+	// OnEnd registers fn to run once when the owner ends (at once when it
+	// has ended) and returns a func that unregisters it.
+	OnEnd(fn func()) (cancel func())
 }
 
 // Spec is a resolved Request: every default applied, every cap enforced.
@@ -96,6 +115,9 @@ type Spec struct {
 	// collected ("stdout" or "stderr"), on the collecting goroutine: it
 	// must be quick and must not keep p.
 	Observe func(stream string, p []byte)
+	// Owner and Unsandboxed are the Request's.
+	Owner       Owner
+	Unsandboxed bool
 }
 
 // Timeout returns the effective timeout as a duration.

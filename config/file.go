@@ -77,8 +77,8 @@ func (f File) Has(tool string) bool {
 // WithDefaults returns f with every default spelled out: the executor, the
 // tool list, background runs (on exactly when the task tools are loaded,
 // unless set), and each section's own defaults (the ssh section's only
-// with executor ssh: without it the section must stay empty). Call it on a
-// File that passed [File.Validate].
+// with executor ssh, and local.sandbox's only without it: the other must
+// stay empty). Call it on a File that passed [File.Validate].
 func (f File) WithDefaults() File {
 	if f.Executor == "" {
 		f.Executor = ExecutorLocal
@@ -90,9 +90,13 @@ func (f File) WithDefaults() File {
 		bg := f.Has(ToolTasks)
 		f.Bash.EnableRunInBackground = &bg
 	}
+	sandbox := f.Local.Sandbox
 	f.Local = f.Local.WithDefaults()
 	if f.Executor == ExecutorSSH {
 		f.SSH = f.SSH.WithDefaults()
+		// The sandbox is the local executor's: it stays unset, as
+		// Validate requires.
+		f.Local.Sandbox = sandbox
 	}
 	f.Tasks = f.Tasks.WithDefaults()
 	if f.Permissions != nil {
@@ -143,8 +147,11 @@ func (f File) validate(lines map[string]int) error {
 }
 
 // checkExecutor checks that the ssh section and the executor agree: with
-// executor ssh the section must name a host; without it the section must
-// be empty, since commands would silently run on this machine.
+// executor ssh the section must name a host and there must be no
+// local.sandbox section (docs/spec.md §13: it confines local commands
+// only, and a user reading it would believe remote ones confined);
+// without executor ssh the ssh section must be empty, since commands would
+// silently run on this machine.
 func (f File) checkExecutor(lines map[string]int) error {
 	switch {
 	case f.Executor == ExecutorSSH && f.SSH.Host == "":
@@ -153,6 +160,9 @@ func (f File) checkExecutor(lines map[string]int) error {
 			line = lines["executor"]
 		}
 		return keyErr("ssh.host", line, "must be set with executor: ssh")
+	case f.Executor == ExecutorSSH && !f.Local.Sandbox.IsZero():
+		return keyProblem("local.sandbox", lines["local.sandbox"],
+			"the executor is ssh, and the sandbox confines only commands of the local executor: remove the section")
 	case f.Executor != ExecutorSSH && !f.SSH.isZero():
 		return keyProblem("ssh", lines["ssh"], "the executor is local: set executor: ssh to run commands over SSH")
 	}

@@ -36,6 +36,8 @@ type Local struct {
 	// (the default: a cgroup v2 per command where one can be made, else
 	// the marker), "cgroup" (fail when none can be made) or "marker".
 	Containment string `yaml:"containment,omitempty"`
+	// Sandbox confines commands (docs/spec.md §11); off by default.
+	Sandbox Sandbox `yaml:"sandbox,omitempty"`
 }
 
 // Containment modes.

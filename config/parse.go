@@ -242,11 +242,40 @@ func (c *Local) decoder() decoder {
 		{"keepHeadBytes", optNumber(&c.KeepHeadBytes)},
 		{"keepDetached", boolean(&c.KeepDetached)},
 		{"containment", str(&c.Containment)},
+		{"sandbox", c.Sandbox.decoder()},
 	}
 	for _, n := range c.numeric() {
 		fields = append(fields, field{n.key, number(n.v)})
 	}
 	return mapping(fields...)
+}
+
+// decoder is the schema of local.sandbox. Its lists keep an explicit
+// empty list, which for protect and hide means none rather than the
+// default.
+func (s *Sandbox) decoder() decoder {
+	return mapping(
+		field{"mode", str(&s.Mode)},
+		field{"backend", str(&s.Backend)},
+		field{"writableRoots", strList(&s.WritableRoots)},
+		field{"network", boolean(&s.Network)},
+		field{"allowUnsandboxed", optBool(&s.AllowUnsandboxed)},
+		field{"allowSockets", strList(&s.AllowSockets)},
+		field{"protect", strList(&s.Protect)},
+		field{"hide", strList(&s.Hide)},
+		field{"helper", str(&s.Helper)},
+	)
+}
+
+// strList decodes a list of strings, an empty one included.
+func strList(dst *[]string) decoder {
+	return func(_ *parser, n *yaml.Node, path string) error {
+		items, err := stringItems(n, path)
+		if err == nil {
+			*dst = items
+		}
+		return err
+	}
 }
 
 // mapping decodes a mapping with the given keys, refusing any other.

@@ -531,6 +531,8 @@ func FuzzParse(f *testing.F) {
 		"local: {keepHeadBytes: 0}\n",
 		"local: {keepHeadBytes: 99.5, maxOutputBytes: 100}\n",
 		"local: {keepHeadBytes: 15, maxOutputBytes: 0x10}\n",
+		"local: {sandbox: {mode: workspace-write, protect: [], hide: [~/.ssh], writableRoots: [/w], allowUnsandboxed: false}}\n",
+		"local: {sandbox: {mode: read-only, backend: landlock, network: true, allowSockets: [], helper: /h}}\n",
 		"executor: ssh\nssh: {host: dev@build1:2222, port: 22, keepaliveMs: 1000, maxConnections: 2, env: {set: {A: 1}}}\n",
 		"executor: ssh\nssh: {host: '[::1]', keepHeadBytes: 0, identityFile: ~/.ssh/id, knownHosts: /kh, cwd: /w, spillDir: /s}\n",
 		"ssh: {host: h}\n",

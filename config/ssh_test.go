@@ -53,6 +53,10 @@ func TestParseSSHErrors(t *testing.T) {
 			"ssh: the executor is local: set executor: ssh to run commands over SSH (line 1)"},
 		{"section with executor local", "executor: local\nssh: {keepaliveMs: 10}\n",
 			"ssh: the executor is local: set executor: ssh to run commands over SSH (line 2)"},
+		{"sandbox with executor ssh", "executor: ssh\nssh: {host: h}\nlocal:\n  sandbox:\n    mode: workspace-write\n",
+			"local.sandbox: the executor is ssh, and the sandbox confines only commands of the local executor: remove the section (line 4)"},
+		{"sandbox off with executor ssh", "executor: ssh\nssh: {host: h}\nlocal: {sandbox: {mode: off}}\n",
+			"local.sandbox: the executor is ssh, and the sandbox confines only commands of the local executor: remove the section (line 3)"},
 		{"unknown key", "executor: ssh\nssh: {host: h, hostname: h}\n", "ssh.hostname: unknown key (line 2); did you mean ssh.host?"},
 		{"scrub is local only", "executor: ssh\nssh:\n  host: h\n  env: {scrub: [A]}\n", "ssh.env.scrub: the SSH executor forwards nothing of dsh's environment and does not scrub the remote one: only env.set applies (line 4)"},
 		{"port zero", "executor: ssh\nssh: {host: h, port: 0}\n", "ssh.port must be a positive integer (line 2)"},
@@ -154,5 +158,23 @@ func checkSSHDefaults(t *testing.T, c SSH) {
 	}
 	if c.Port < 1 || c.Port > 65535 || c.MaxConnections < 1 || c.TimeoutMs > c.MaxTimeoutMs {
 		t.Errorf("WithDefaults: ssh %+v", c)
+	}
+}
+
+// A File built in Go gets the same refusal of a sandbox with executor ssh
+// (docs/spec.md §13), and an empty sandbox is no section.
+func TestValidateSandboxWithSSH(t *testing.T) {
+	f := File{Executor: ExecutorSSH, SSH: SSH{Host: "h"}, Local: Local{Sandbox: Sandbox{Mode: SandboxReadOnly}}}
+	const want = "local.sandbox: the executor is ssh, and the sandbox confines only commands of the local executor: remove the section"
+	if got := errText(f.Validate()); got != want {
+		t.Errorf("Validate = %q, want %q", got, want)
+	}
+	f.Local.Sandbox = Sandbox{}
+	if err := f.Validate(); err != nil {
+		t.Errorf("without a sandbox: %v", err)
+	}
+	f = File{Local: Local{Sandbox: Sandbox{Mode: SandboxReadOnly}}}
+	if err := f.Validate(); err != nil {
+		t.Errorf("with the local executor: %v", err)
 	}
 }

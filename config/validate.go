@@ -53,7 +53,8 @@ func (c *Local) numeric() []numKey {
 // free of NUL, since neither can reach a process (the spawn would fail for
 // every command); an env.scrub or env.passthrough entry must be a
 // well-formed [path.Match] pattern, because a malformed one would match
-// nothing and silently leave a credential in place. Last the containment.
+// nothing and silently leave a credential in place. Then the containment,
+// last the sandbox ([Sandbox.Validate]).
 func (c Local) Validate() error {
 	if err := checkNumbers(c.numeric()); err != nil {
 		return err
@@ -79,7 +80,7 @@ func (c Local) Validate() error {
 	if c.Containment != "" && !slices.Contains(containments, c.Containment) {
 		return errOneOf("containment", c.Containment, 0, containments)
 	}
-	return nil
+	return c.Sandbox.Validate()
 }
 
 // checkNumbers checks numeric keys in order: 0 means unset and is valid;
@@ -166,5 +167,6 @@ func (c Local) WithDefaults() Local {
 	defaultNumbers(c.numeric())
 	c.TimeoutMs = min(c.TimeoutMs, c.MaxTimeoutMs)
 	c.KeepHeadBytes = defaultKeepHead(c.KeepHeadBytes, c.MaxOutputBytes)
+	c.Sandbox = c.Sandbox.WithDefaults()
 	return c
 }

@@ -207,6 +207,7 @@ func TestWithDefaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := tc.in
 			got := tc.in.WithDefaults()
+			tc.want.Sandbox = Sandbox{}.WithDefaults()
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("WithDefaults() mismatch (-want +got):\n%s", diff)
 			}

@@ -75,7 +75,14 @@ type Option func(*options)
 
 type options struct {
 	log         *slog.Logger
+	hide        []string
 	permissions permissions.Options
+}
+
+// WithHidden hides paths from sandboxed commands besides the configured
+// ones (dsh serve's token file); for [Standard] only.
+func WithHidden(paths ...string) Option {
+	return func(o *options) { o.hide = append(o.hide, paths...) }
 }
 
 // WithLogger sends what the host logs to l instead of slog's default

@@ -32,7 +32,8 @@ type Stack struct {
 	SSH *ssh.Executor
 	// Tasks is the task runtime; nil without the task tools.
 	Tasks *tasks.Service
-	// Gate applies the command policy; nil without a permissions section.
+	// Gate applies the command policy and asks about calls that leave the
+	// sandbox; nil without a permissions section and without a sandbox.
 	Gate *permissions.Gate
 
 	host *Host
@@ -43,7 +44,9 @@ var plugins = map[string]struct {
 	name string
 	make func(config.File) Plugin
 }{
-	config.ToolBash:  {bashtool.PluginName, func(f config.File) Plugin { return BashTool(f.Bash) }},
+	config.ToolBash: {bashtool.PluginName, func(f config.File) Plugin {
+		return BashTool(f.Bash, bashtool.WithSandbox(f.Local.Sandbox))
+	}},
 	config.ToolTasks: {tasktool.PluginName, func(f config.File) Plugin { return TaskTools(f.Tasks) }},
 }
 
@@ -67,15 +70,8 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	if cfg.Has(config.ToolTasks) {
 		s.Tasks = tasks.New(tasks.Config{MaxRunningPerSession: cfg.Tasks.MaxRunningPerSession, Logger: o.log})
 	}
-	if cfg.Permissions != nil {
-		po := o.permissions
-		po.Logger, po.DefaultCwd = o.log, cfg.Local.Cwd
-		if cfg.Executor == config.ExecutorSSH {
-			// A session's cwd is on the remote host: PROJECT comes only
-			// from CLAUDE_PROJECT_DIR (docs/spec.md §13).
-			po.DefaultCwd, po.RemoteSessions = cfg.SSH.Cwd, true
-		}
-		s.Gate = permissions.New(*cfg.Permissions, po)
+	s.Gate = newGate(cfg, o)
+	if s.Gate != nil {
 		s.Tools.UsePre(s.Gate.Middleware())
 	}
 	if err := s.compose(cfg); err != nil {
@@ -83,6 +79,27 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// newGate makes the permissions gate: the command policy of a permissions
+// section, and with a sandbox on the asking about calls that leave it
+// (docs/spec.md §11), which needs the gate even without a section. nil
+// when there is neither: nothing to decide, nothing to pay.
+func newGate(cfg config.File, o options) *permissions.Gate {
+	if cfg.Permissions == nil && !cfg.Local.Sandbox.On() {
+		return nil
+	}
+	po := o.permissions
+	po.Logger, po.DefaultCwd, po.Sandbox = o.log, cfg.Local.Cwd, cfg.Local.Sandbox
+	if cfg.Executor == config.ExecutorSSH {
+		// A session's cwd is on the remote host: PROJECT comes only
+		// from CLAUDE_PROJECT_DIR (docs/spec.md §13).
+		po.DefaultCwd, po.RemoteSessions = cfg.SSH.Cwd, true
+	}
+	if cfg.Permissions == nil {
+		return permissions.NewWithoutPolicy(po)
+	}
+	return permissions.New(*cfg.Permissions, po)
 }
 
 // newExecutor makes the executor cfg names.
@@ -95,7 +112,7 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 		s.SSH, s.Executor = e, e
 		return nil
 	}
-	e, err := local.New(cfg.Local, local.WithLogger(o.log))
+	e, err := local.New(cfg.Local, local.WithLogger(o.log), local.WithHidden(o.hide...))
 	if err != nil {
 		return err
 	}

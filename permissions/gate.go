@@ -30,7 +30,11 @@ type Options struct {
 	// executor), so PROJECT is ProjectDir alone; without it no project
 	// file is read.
 	RemoteSessions bool
-	Logger         *slog.Logger
+	// Sandbox is the local executor's sandbox: with one on, a call that
+	// asks to leave it (dangerouslyDisableSandbox) is decided here
+	// (docs/spec.md §11). The zero value: none.
+	Sandbox config.Sandbox
+	Logger  *slog.Logger
 }
 
 // Gate applies the command policy to bash calls (docs/spec.md §9): it
@@ -38,7 +42,11 @@ type Options struct {
 // session once, when the session's first bash call comes, and keeps the
 // rules a user remembered for the rest of a session.
 type Gate struct {
-	cfg        config.Permissions
+	cfg config.Permissions
+	// noPolicy: the deployment has no permissions section; the gate only
+	// decides calls that leave the sandbox.
+	noPolicy   bool
+	sandbox    config.Sandbox
 	own        []policy.Rule
 	home       string
 	managedDir string
@@ -54,8 +62,26 @@ type Gate struct {
 // New returns the gate of cfg, a section that passed validation (a rule
 // that does not parse is left out).
 func New(cfg config.Permissions, opts Options) *Gate {
+	g := newGate(cfg, opts)
+	g.own = g.cfg.Rules("dsh config")
+	return g
+}
+
+// NewWithoutPolicy returns the gate of a deployment without a permissions
+// section but with a sandbox (opts.Sandbox): there are no rules, no file is
+// read and no command is parsed, so every call runs as without a gate,
+// except one that asks to leave the sandbox, which is asked about as with
+// a policy (askTimeoutMs being its default).
+func NewWithoutPolicy(opts Options) *Gate {
+	g := newGate(config.Permissions{}, opts)
+	g.noPolicy = true
+	return g
+}
+
+func newGate(cfg config.Permissions, opts Options) *Gate {
 	g := &Gate{
 		cfg:        cfg.WithDefaults(),
+		sandbox:    opts.Sandbox.WithDefaults(),
 		home:       opts.Home,
 		managedDir: opts.ManagedDir,
 		projectDir: opts.ProjectDir,
@@ -64,7 +90,6 @@ func New(cfg config.Permissions, opts Options) *Gate {
 		log:        opts.Logger,
 		sessions:   make(map[*session.Session]*sessionState),
 	}
-	g.own = g.cfg.Rules("dsh config")
 	if g.home == "" {
 		g.home, _ = os.UserHomeDir()
 	}
@@ -96,13 +121,19 @@ type sessionState struct {
 	asking chan struct{}
 
 	mu     sync.Mutex
-	policy *policy.Policy // the rules read at the start, and those remembered
+	policy *policy.Policy // the rules read at the start, and those remembered; nil: no policy
 }
 
-func (st *sessionState) current() *policy.Policy {
+// check decides command with the session's current rules; without a
+// policy every command is allowed, unparsed.
+func (st *sessionState) check(command string) policy.Result {
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.policy
+	p := st.policy
+	st.mu.Unlock()
+	if p == nil {
+		return policy.Result{Decision: policy.Allow, Deciding: -1}
+	}
+	return p.Check(command)
 }
 
 // remember adds allow rules for the rest of the session.
@@ -142,6 +173,9 @@ func (g *Gate) state(s *session.Session) *sessionState {
 // Claude Code settings files.
 func (g *Gate) load(s *session.Session) *sessionState {
 	st := &sessionState{asking: make(chan struct{}, 1)}
+	if g.noPolicy {
+		return st
+	}
 	rules := append([]policy.Rule(nil), g.own...)
 	st.sources = []Source{{Name: "dsh config", Rules: len(g.own)}}
 	if *g.cfg.ClaudeSettings {
@@ -189,5 +223,5 @@ func (g *Gate) Check(s *session.Session, command string) (policy.Result, error) 
 	if st.managed != "" {
 		return policy.Result{}, errors.New(errManaged(st.managed))
 	}
-	return st.current().Check(command), nil
+	return st.check(command), nil
 }

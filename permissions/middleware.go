@@ -3,6 +3,7 @@ package permissions
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/policy"
@@ -19,7 +20,12 @@ const (
 
 // Middleware is the gate as a pre-execute middleware of the registry. It
 // decides bash calls (foreground and background alike) and lets every
-// other tool through.
+// other tool through. A call that asks to leave the sandbox
+// (dangerouslyDisableSandbox: true while a sandbox is on, docs/spec.md
+// §11) is refused when the config does not allow it, and otherwise always
+// asked about: the policy's deny still denies, and the user's yes is
+// handed to the bash tool as [bashtool.ConsentUnsandboxed], without which
+// it runs nothing outside the sandbox.
 func (g *Gate) Middleware() tool.PreExecute {
 	return func(ctx context.Context, call tool.Call, next tool.PreNext) tool.Decision {
 		if call.Name != bashtool.Name {
@@ -28,15 +34,25 @@ func (g *Gate) Middleware() tool.PreExecute {
 		var args struct {
 			Command string `json:"command"`
 			Workdir string `json:"workdir"`
+			// Any JSON value: only the boolean true asks to leave (the
+			// property is not in the schema when leaving is disabled).
+			Unsandboxed any `json:"dangerouslyDisableSandbox"`
 		}
 		if err := call.Decode(&args); err != nil {
 			return tool.Decision{Verdict: tool.Deny, Reason: err.Error()} // the registry validated: cannot happen
+		}
+		escape := g.sandbox.On() && args.Unsandboxed == true
+		switch {
+		case escape && !g.sandbox.Unsandboxed():
+			return tool.Decision{Verdict: tool.Deny, Reason: textEscapeDisabled}
+		case g.noPolicy && !escape:
+			return next(ctx, call)
 		}
 		st := g.state(call.Session)
 		if st.managed != "" {
 			return tool.Decision{Verdict: tool.Deny, Reason: errManaged(st.managed)}
 		}
-		c := check{g: g, st: st, call: call, command: args.Command, workdir: args.Workdir}
+		c := check{g: g, st: st, call: call, command: args.Command, workdir: args.Workdir, escape: escape}
 		return c.decide(ctx, next)
 	}
 }
@@ -48,15 +64,19 @@ type check struct {
 	call    tool.Call
 	command string
 	workdir string
+	// escape: the call asks to run outside the sandbox, which the config
+	// allows: it is always asked about.
+	escape bool
 }
 
-// decide applies the policy, asking when it says ask.
+// decide applies the policy, asking when it says ask or the call leaves
+// the sandbox.
 func (c check) decide(ctx context.Context, next tool.PreNext) tool.Decision {
-	res := c.st.current().Check(c.command)
-	switch res.Decision {
-	case policy.Allow:
+	res := c.st.check(c.command)
+	switch {
+	case res.Decision == policy.Allow && !c.escape:
 		return next(ctx, c.call)
-	case policy.Ask:
+	case res.Decision == policy.Allow || res.Decision == policy.Ask:
 		return c.ask(ctx, next)
 	default:
 		return tool.Decision{Verdict: tool.Deny, Reason: res.DenyText()}
@@ -65,23 +85,24 @@ func (c check) decide(ctx context.Context, next tool.PreNext) tool.Decision {
 
 // ask puts the question to the user, one ask per session at a time. The
 // policy is consulted again once this call's turn comes: a rule remembered
-// while it waited may decide it.
+// while it waited may decide it (though not a call that leaves the
+// sandbox, unless it is now denied).
 func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 	select {
 	case c.st.asking <- struct{}{}:
 	case <-ctx.Done():
 		return aborted()
 	}
-	res := c.st.current().Check(c.command)
-	if res.Decision != policy.Ask {
+	res := c.st.check(c.command)
+	if res.Decision != policy.Ask && (res.Decision != policy.Allow || !c.escape) {
 		<-c.st.asking
 		return c.decide(ctx, next)
 	}
-	q := question(c.command, c.resolvedWorkdir(), res)
+	q := question(c.command, c.resolvedWorkdir(), res, c.escape)
 	answer, err := c.askUser(ctx, q)
-	if err == nil && answer.Choice == tool.Accepted && answer.Remember && len(res.Remember) > 0 {
+	if err == nil && answer.Choice == tool.Accepted && answer.Remember && len(q.Remember) > 0 {
 		// Before the next question of the session is decided.
-		c.st.remember(rememberRules(res.Remember))
+		c.st.remember(rememberRules(q.Remember))
 	}
 	<-c.st.asking
 	switch {
@@ -97,12 +118,23 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 	}
 	switch answer.Choice {
 	case tool.Accepted:
-		return next(ctx, c.call)
+		return c.run(ctx, next)
 	case tool.Declined:
 		return tool.Decision{Verdict: tool.Deny, Code: CodeDeclined, Reason: textDeclined}
 	default:
 		return dismissed()
 	}
+}
+
+// run hands the call the user accepted to the rest of the waterfall; one
+// that leaves the sandbox carries the user's consent to the tool when the
+// rest allows it.
+func (c check) run(ctx context.Context, next tool.PreNext) tool.Decision {
+	d := next(ctx, c.call)
+	if c.escape && d.Verdict == tool.Allow {
+		d.Consents = append(slices.Clip(d.Consents), bashtool.ConsentUnsandboxed)
+	}
+	return d
 }
 
 // askUser asks through the call's asker, for at most askTimeoutMs.
@@ -119,9 +151,10 @@ func (c check) askUser(ctx context.Context, q tool.Question) (tool.Answer, error
 	return answer, err
 }
 
-// fallback is askFallback: nobody can be asked.
+// fallback is askFallback: nobody can be asked. A call that leaves the
+// sandbox is refused whatever askFallback says (docs/spec.md §11).
 func (c check) fallback(ctx context.Context, next tool.PreNext, reason string) tool.Decision {
-	if c.g.cfg.AskFallback == string(policy.Allow) {
+	if c.g.cfg.AskFallback == string(policy.Allow) && !c.escape {
 		return next(ctx, c.call)
 	}
 	return tool.Decision{Verdict: tool.Deny, Code: CodeNoAsker, Reason: textNoAsker(reason)}

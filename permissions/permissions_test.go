@@ -64,7 +64,18 @@ func writeFile(t *testing.T, path, content string) {
 // Claude Code files in e.
 func (e env) stack(t *testing.T, perm config.Permissions) *host.Stack {
 	t.Helper()
-	cfg := config.File{Permissions: &perm}
+	st, err := e.stackOf(t, config.File{Permissions: &perm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// stackOf builds the whole stack of cfg for a test: its commands marked as
+// the test's, its Claude Code files in e; host.Standard's error is
+// returned.
+func (e env) stackOf(t *testing.T, cfg config.File) (*host.Stack, error) {
+	t.Helper()
 	cfg.Local.Env.Set = proctest.Set()
 	cfg.Local.SpillDir = t.TempDir()
 	cfg.Local.GraceMs = 200
@@ -73,10 +84,10 @@ func (e env) stack(t *testing.T, perm config.Permissions) *host.Stack {
 	}
 	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: e.home, ManagedDir: e.managed, ProjectDir: e.project}))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	return st
+	return st, nil
 }
 
 // asker answers every question with answer, recording them.

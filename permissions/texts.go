@@ -15,7 +15,17 @@ const (
 	textDismissed = "the user dismissed the approval request; the command did not run"
 )
 
-// textNoAsker is the text when nobody can be asked and askFallback is deny.
+// The texts of a call that asks to leave the sandbox (exact, docs/spec.md
+// §11, §9.6): the reason of its question, what the message adds after the
+// workdir, and the refusal when the config does not allow it.
+const (
+	reasonUnsandboxed  = "runs outside the sandbox"
+	whereUnsandboxed   = ", outside the sandbox"
+	textEscapeDisabled = "denied by policy: running outside the sandbox is disabled (allowUnsandboxed: false)"
+)
+
+// textNoAsker is the text when nobody can be asked and askFallback is deny
+// (or the call leaves the sandbox, whatever askFallback says).
 func textNoAsker(reason string) string {
 	return "this command needs the user's approval (" + reason + "), and this client cannot ask for it. " +
 		"Ask the user to run it, or to allow it in dsh's permissions config."
@@ -25,18 +35,23 @@ func textNoAsker(reason string) string {
 const maxShown = 2000
 
 // question is what the user is asked about a bash call (exact, docs/spec.md
-// §9.6): the command, where it runs, and why.
-func question(command, workdir string, res policy.Result) tool.Question {
+// §9.6): the command, where it runs, and why. A call that leaves the
+// sandbox says so after where it runs, gives that as its reason (the
+// answer covers the policy's own ask too) and offers no remember.
+func question(command, workdir string, res policy.Result, unsandboxed bool) tool.Question {
 	shown := command
 	if r := []rune(command); len(r) > maxShown {
 		shown = string(r[:maxShown]) + "…"
 	}
-	reason := visible(res.Reason())
-	return tool.Question{
-		Message:  "Run this command?\n\n" + visible(shown) + "\n\nin " + visible(workdir) + "\n\n" + reason,
-		Reason:   reason,
-		Remember: res.Remember,
+	q := tool.Question{Reason: reasonUnsandboxed}
+	workdir = visible(workdir)
+	if unsandboxed {
+		workdir += whereUnsandboxed
+	} else {
+		q.Reason, q.Remember = visible(res.Reason()), res.Remember
 	}
+	q.Message = "Run this command?\n\n" + visible(shown) + "\n\nin " + workdir + "\n\n" + q.Reason
+	return q
 }
 
 // visible shows the characters that would let a command look like another

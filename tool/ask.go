@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -75,3 +76,28 @@ var (
 	// front end repeats the call with an Asker that gives the answer.
 	ErrSuspend = errors.New("the question is asked after this call returns")
 )
+
+// Consent. A tool that must not do something without the user's say (the
+// bash tool running a command outside the sandbox, docs/spec.md §11) does
+// not trust that some middleware asked: it looks for the consent the
+// waterfall's decision carried ([Decision.Consents]). A stack where nobody
+// asked, or a middleware that allowed the call without asking, hands it
+// none, so the tool refuses rather than act on a consent never given.
+
+type consentsKey struct{}
+
+// withConsents returns ctx carrying consents (ctx itself when there are
+// none).
+func withConsents(ctx context.Context, consents []string) context.Context {
+	if len(consents) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, consentsKey{}, consents)
+}
+
+// Consented reports whether the pre-execute waterfall allowed the running
+// call with the user's consent to what.
+func Consented(ctx context.Context, what string) bool {
+	c, _ := ctx.Value(consentsKey{}).([]string)
+	return slices.Contains(c, what)
+}

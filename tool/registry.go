@@ -150,7 +150,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	case decision.Verdict == Ask:
 		res = ErrorResult(CodeApprovalRequired, decision.reasonOr(fmt.Sprintf("tool %q requires approval (not yet supported)", call.Name)))
 	case decision.Verdict == Allow:
-		res = r.runTool(ctx, def, call)
+		res = r.runTool(withConsents(ctx, decision.Consents), def, call)
 	case decision.Verdict == Suspend && decision.Question != nil:
 		// Nothing ran and nothing was decided yet: post-execute has
 		// nothing to see.

@@ -13,7 +13,9 @@
 //     `Error: invalid arguments: …` (code INVALID_ARGS);
 //  3. the pre-execute waterfall decides: allow, deny or ask. The first
 //     middleware registered is the outermost; [Registry.UsePreFirst] puts
-//     one before all others. A denied call is not executed;
+//     one before all others. A denied call is not executed; an allowed
+//     one may carry what the user consented to, which the tool reads with
+//     [Consented];
 //  4. the tool executes. An error or a panic becomes an error result
 //     `Error: <message>`; the server never crashes for a tool;
 //  5. the post-execute waterfall sees every result that got this far,

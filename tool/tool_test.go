@@ -272,6 +272,44 @@ func TestSuspend(t *testing.T) {
 	}
 }
 
+// TestConsents: the consents an Allow carries reach the tool through its
+// context; without a middleware that adds one, and with one that denies
+// after adding it, the tool sees none.
+func TestConsents(t *testing.T) {
+	var seen []string
+	r := newRegistry(t, Definition{Name: "t", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(ctx context.Context, _ Call) (Result, error) {
+		for _, c := range []string{"leave", "other"} {
+			if Consented(ctx, c) {
+				seen = append(seen, c)
+			}
+		}
+		return TextResult("ok"), nil
+	}})
+	if res := r.Execute(context.Background(), Call{Name: "t"}); res.IsError || len(seen) != 0 {
+		t.Fatalf("no middleware: %+v, consents %v", res, seen)
+	}
+	// The consent is added to what the rest of the waterfall decided.
+	remove := r.UsePre(func(ctx context.Context, call Call, next PreNext) Decision {
+		d := next(ctx, call)
+		d.Consents = append(d.Consents, "leave")
+		return d
+	})
+	if res := r.Execute(context.Background(), Call{Name: "t"}); res.IsError || !slices.Equal(seen, []string{"leave"}) {
+		t.Fatalf("consented: %+v, consents %v", res, seen)
+	}
+	remove()
+	seen = nil
+	r.UsePre(func(context.Context, Call, PreNext) Decision {
+		return Decision{Verdict: Deny, Reason: "no", Consents: []string{"leave"}}
+	})
+	if res := r.Execute(context.Background(), Call{Name: "t"}); !res.IsError || seen != nil {
+		t.Fatalf("a denial ran the tool: %+v, consents %v", res, seen)
+	}
+	if Consented(context.Background(), "leave") {
+		t.Error("a bare context consents")
+	}
+}
+
 func TestPanickingMiddleware(t *testing.T) {
 	executed := false
 	r := newRegistry(t, Definition{Name: "t", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, Call) (Result, error) {

@@ -35,6 +35,12 @@ type Decision struct {
 	Code string
 	// Question is what a Suspend asks.
 	Question *Question
+	// Consents name what the user consented to on the way, beyond running
+	// the call (a bash call's running outside the sandbox). With Allow the
+	// registry hands them to the tool, which reads them with [Consented];
+	// a middleware that obtained one adds it to the decision next
+	// returned.
+	Consents []string
 }
 
 func (d Decision) reasonOr(fallback string) string {

@@ -53,6 +53,16 @@ func NewSpillDir(base string) *SpillDir {
 	return &SpillDir{base: base, random: rand.Reader}
 }
 
+// SpillDirAt returns a SpillDir whose files go into dir, an existing
+// private directory its caller made and removes (a sandboxed session's).
+func SpillDirAt(dir string) *SpillDir {
+	return &SpillDir{base: filepath.Dir(dir), dir: dir, random: rand.Reader}
+}
+
+// Ensure makes the private directory now, if it was not made yet, and
+// returns it: a sandbox must show it to commands before they spill.
+func (d *SpillDir) Ensure() (string, error) { return d.ensure() }
+
 // Path returns the private directory, or "" before the first spill.
 func (d *SpillDir) Path() string {
 	d.mu.Lock()

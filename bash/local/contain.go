@@ -114,6 +114,12 @@ type container interface {
 	await(deadline time.Time) bool
 	// release frees what the container holds (a cgroup) once it is empty.
 	release()
+	// lateMembers reports whether members may appear after a signal that
+	// missed them: a sandbox's, started by bwrap after the signal was
+	// sent, and that signal sparing bwrap; resignal then sends it to the
+	// members not reached yet.
+	lateMembers() bool
+	resignal()
 }
 
 // commandContainer is a command's processes: its process group, and its
@@ -131,6 +137,10 @@ type commandContainer struct {
 	// 0 before: its pid, and so its pgid, may then be reused, so the
 	// group counts only processes started before.
 	reaped atomic.Uint64
+
+	// spare is a member the SIGTERM spares: a sandbox's bwrap, whose
+	// death would end the whole sandbox before the command's grace.
+	spare int
 
 	// The signal sent last, and to whom: await sends it to members that
 	// appeared since (a command that forks while it is being killed).
@@ -157,8 +167,9 @@ func (cc *commandContainer) signal(sig syscall.Signal) {
 	cc.sent, cc.signalled = sig, make(map[int]bool)
 	// The group at once (atomic for its members), but only without a
 	// cgroup and while the shell is not reaped: a cgroup lists every
-	// member, and a reaped shell's pgid may be reused.
-	if cc.cg == "" && cc.leader > 1 && cc.reaped.Load() == 0 {
+	// member, and a reaped shell's pgid may be reused; and not a SIGTERM
+	// that must spare a member.
+	if cc.cg == "" && cc.leader > 1 && cc.reaped.Load() == 0 && !cc.spares(sig) {
 		_ = syscall.Kill(-cc.leader, sig)
 	}
 	if cc.cg != "" && sig == syscall.SIGKILL && cc.hasKill {
@@ -175,11 +186,28 @@ func (cc *commandContainer) signal(sig syscall.Signal) {
 func (cc *commandContainer) signalNew() {
 	pids, _ := cc.members()
 	for _, pid := range pids {
+		if pid == cc.spare && cc.spares(cc.sent) {
+			continue
+		}
 		if !cc.signalled[pid] {
 			cc.signalled[pid] = true
 			_ = syscall.Kill(pid, cc.sent)
 		}
 	}
+}
+
+func (cc *commandContainer) lateMembers() bool { return cc.spares(cc.sent) }
+
+func (cc *commandContainer) resignal() {
+	if cc.sent != 0 {
+		cc.signalNew()
+	}
+}
+
+// spares reports whether sig spares a member: only SIGTERM does; the
+// SIGKILL ends everything.
+func (cc *commandContainer) spares(sig syscall.Signal) bool {
+	return cc.spare > 0 && sig == syscall.SIGTERM
 }
 
 func (cc *commandContainer) live() bool {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/executortest"
 	"github.com/dsh-go/dsh/internal/proctest"
@@ -18,6 +19,7 @@ import (
 var leakMark = proctest.Name + "=" + proctest.Value
 
 func TestMain(m *testing.M) {
+	sandbox.HelperMain() // the landlock helper of the sandbox tests
 	if os.Getenv(helperEnv) != "" {
 		runHelperProcess()
 		return

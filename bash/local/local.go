@@ -62,6 +62,17 @@
 // of another pid namespace made is never judged: its pid means nothing
 // here.
 //
+// Sandbox (issue 14, docs/spec.md §11): with local.sandbox on, every
+// command is started inside it (package
+// [github.com/dsh-go/dsh/bash/local/sandbox]) unless its spec says
+// Unsandboxed (the user consented). A session's sandboxed commands share a
+// scope (their /tmp, network namespace and spill directory), made at its
+// first sandboxed command; when the session (the spec's Owner) ends, its
+// runs are killed and awaited and the scope goes. The kill sequence's
+// SIGTERM spares bwrap, and reaches the sandbox's processes that appear
+// after it was sent; the exit status is the shell's, as the sandbox's
+// starter reports it.
+//
 // Decisions where the spec is silent:
 //
 //   - A configured spillDir is the base under which the executor makes its
@@ -95,13 +106,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
 )
 
@@ -132,10 +143,15 @@ type Executor struct {
 	contain        *containment
 	keepDetached   bool
 	log            *slog.Logger
+	// sandbox confines commands; nil when its mode is off. commonSpill
+	// holds the spill files of sandboxed commands that have no owner.
+	sandbox     *sandbox.Sandbox
+	commonSpill spillDir
 
 	mu     sync.Mutex
 	closed bool
 	runs   map[*run]struct{}
+	scopes map[bash.Owner]*scopeEntry
 	kept   []container // what foreground commands left running, with keepDetached
 	wg     sync.WaitGroup
 }
@@ -146,7 +162,14 @@ var _ bash.Executor = (*Executor)(nil)
 type Option func(*options)
 
 type options struct {
-	log *slog.Logger
+	log  *slog.Logger
+	hide []string
+}
+
+// WithHidden hides paths from sandboxed commands besides the configured
+// ones (dsh serve's token file): they read as empty.
+func WithHidden(paths ...string) Option {
+	return func(o *options) { o.hide = append(o.hide, paths...) }
 }
 
 // WithLogger sends what the executor logs (what its start-up sweeps did,
@@ -181,8 +204,17 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := fromConfig(cfg, contain, log)
 	sweepSpillDirs(log, cfg.SpillDir)
+	e := fromConfig(cfg, contain, log)
+	if e.sandbox, err = newSandbox(cfg, e, o.hide); err != nil {
+		e.contain.close()
+		_ = e.spill.Remove()
+		return nil, err
+	}
+	if e.sandbox != nil {
+		e.launcher = sandboxLauncher{e.sandbox}
+		e.commonSpill = capture.NewSpillDir(e.sandboxDir())
+	}
 	return e, nil
 }
 
@@ -208,6 +240,7 @@ func fromConfig(cfg config.Local, contain *containment, log *slog.Logger) *Execu
 		keepDetached:   cfg.KeepDetached,
 		log:            log,
 		runs:           make(map[*run]struct{}),
+		scopes:         make(map[bash.Owner]*scopeEntry),
 	}
 }
 
@@ -252,12 +285,14 @@ func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
 		wd = cwd
 	}
 	return bash.Spec{
-		Command:   r.Command,
-		TimeoutMs: ms,
-		Workdir:   wd,
-		Stdin:     r.Stdin,
-		Env:       r.Env,
-		Observe:   r.Observe,
+		Command:     r.Command,
+		TimeoutMs:   ms,
+		Workdir:     wd,
+		Stdin:       r.Stdin,
+		Env:         r.Env,
+		Observe:     r.Observe,
+		Owner:       r.Owner,
+		Unsandboxed: r.Unsandboxed,
 	}, nil
 }
 
@@ -339,6 +374,7 @@ func (e *Executor) Close() error {
 		wg.Go(func() { killContainer(c, e.grace) })
 	}
 	wg.Wait()
+	e.closeScopes()
 	e.contain.close()
 	return e.spill.Remove()
 }
@@ -402,9 +438,13 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 	if err := checkWorkdir(spec.Workdir); err != nil {
 		return nil, err
 	}
-	shell, err := exec.LookPath(e.shell)
+	shell, err := lookShell(e.shell)
 	if err != nil {
-		return nil, fmt.Errorf("%s: shell %q not found: %w", Name, e.shell, err)
+		return nil, err
+	}
+	scope, spill, err := e.sandboxFor(spec)
+	if err != nil {
+		return nil, err
 	}
 
 	// Register before spawning, so Close waits for a spawn in flight;
@@ -416,7 +456,7 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 	}
 	e.wg.Add(1)
 	e.mu.Unlock()
-	r, err := e.launch(spec, shell, foreground)
+	r, err := e.launch(spec, shell, foreground, scope, spill)
 	if err != nil {
 		e.wg.Done()
 		return nil, err
@@ -424,19 +464,25 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 	e.mu.Lock()
 	e.runs[r] = struct{}{}
 	closed := e.closed
+	if scope != nil {
+		scope.runs[r] = struct{}{}
+		closed = closed || scope.ended
+	}
 	e.mu.Unlock()
-	go e.forget(r)
+	go e.forget(r, scope)
 	if closed {
-		// Close came while this spawn was in flight: the run is killed
-		// like every other, and its caller sees that in its result.
+		// Close, or the end of the run's session, came while this spawn
+		// was in flight: the run is killed like every other, and its
+		// caller sees that in its result.
 		r.kill()
 	}
 	return r, nil
 }
 
 // launch runs a command in phases: open the pipes, make its container,
-// spawn the shell, then start the run's goroutines.
-func (e *Executor) launch(spec bash.Spec, shell string, foreground bool) (*run, error) {
+// spawn the shell (in the sandbox, in scope, unless it runs unsandboxed),
+// then start the run's goroutines.
+func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *scopeEntry, spill spillDir) (*run, error) {
 	p, err := openPipes(spec)
 	if err != nil {
 		return nil, err
@@ -447,16 +493,22 @@ func (e *Executor) launch(spec bash.Spec, shell string, foreground bool) (*run, 
 		return nil, err
 	}
 	ls := e.launchSpec(spec, shell, cc, p)
+	if err := e.placeInSandbox(&ls, spec, scope, spill); err != nil {
+		p.closeAll()
+		cc.release()
+		return nil, err
+	}
 	started := time.Now()
-	cmd, err := e.launcher.launch(ls)
+	l, err := e.launcher.launch(ls)
 	closeAll(p.child) // the child has its copies, or there is no child
 	if err != nil {
 		closeAll(p.parent)
 		cc.release()
 		return nil, fmt.Errorf("%s: spawn: %w", Name, err)
 	}
-	cc.leaderStarted(cmd.Process.Pid)
-	r := e.newRun(spec, foreground, started, cmd, cc, p)
+	cc.leaderStarted(l.cmd.Process.Pid)
+	cc.spare = l.spare
+	r := e.newRun(spec, foreground, started, l, cc, p, spill)
 	r.start(cc, p.feeds)
 	return r, nil
 }
@@ -478,8 +530,26 @@ func (e *Executor) launchSpec(spec bash.Spec, shell string, cc *commandContainer
 	}
 }
 
+// placeInSandbox marks ls sandboxed, in scope, unless spec runs
+// unsandboxed or there is no sandbox; its spill directory is made now, so
+// the sandbox can show it.
+func (e *Executor) placeInSandbox(ls *launchSpec, spec bash.Spec, scope *scopeEntry, spill spillDir) error {
+	if e.sandbox == nil || spec.Unsandboxed {
+		return nil
+	}
+	dir, err := ensure(spill)
+	if err != nil {
+		return fmt.Errorf("%s: spill directory: %w", Name, err)
+	}
+	ls.sandboxed, ls.spillDir = true, dir
+	if scope != nil {
+		ls.scope = scope.sc
+	}
+	return nil
+}
+
 // newRun is the run of a command whose shell was just spawned.
-func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, cmd *exec.Cmd, cc *commandContainer, p *pipes) *run {
+func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, l *launched, cc *commandContainer, p *pipes, spill spillDir) *run {
 	var head int64
 	if foreground {
 		head = e.keepHeadBytes
@@ -488,13 +558,15 @@ func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, cm
 		command: spec.Command,
 		grace:   e.grace,
 		started: started,
-		cmd:     cmd,
+		cmd:     l.cmd,
+		status:  l.status,
+		reaped:  l.reaped,
 		grp:     cc,
 		keep:    foreground && e.keepDetached,
 		onKept:  e.keep,
 		log:     e.log,
-		stdout:  e.collector("stdout", head, spec.Observe),
-		stderr:  e.collector("stderr", head, spec.Observe),
+		stdout:  e.collector("stdout", head, spec.Observe, spill),
+		stderr:  e.collector("stderr", head, spec.Observe, spill),
 		outR:    p.outR,
 		errR:    p.errR,
 		exited:  make(chan struct{}),
@@ -503,24 +575,28 @@ func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, cm
 	}
 }
 
-// forget drops a run from the live set once it is done.
-func (e *Executor) forget(r *run) {
+// forget drops a run from the live set, and from its scope's, once it is
+// done.
+func (e *Executor) forget(r *run, scope *scopeEntry) {
 	<-r.done
 	e.mu.Lock()
 	delete(e.runs, r)
+	if scope != nil {
+		delete(scope.runs, r)
+	}
 	e.mu.Unlock()
 	e.wg.Done()
 }
 
 // collector is a stream's collector, keeping head bytes of its start
 // besides the tail.
-func (e *Executor) collector(stream string, head int64, observe func(string, []byte)) *capture.Collector {
+func (e *Executor) collector(stream string, head int64, observe func(string, []byte), spill spillDir) *capture.Collector {
 	opts := capture.Options{
 		Stream:        stream,
 		MaxBytes:      e.maxOutputBytes,
 		HeadBytes:     head,
 		MaxSpillBytes: e.maxSpillBytes,
-		Spill:         e.spill,
+		Spill:         spill,
 	}
 	if observe != nil {
 		opts.Observe = func(p []byte) { observe(stream, p) }

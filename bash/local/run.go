@@ -34,7 +34,11 @@ type run struct {
 	started time.Time
 
 	cmd *exec.Cmd
-	grp container
+	// status and reaped are the launcher's (a sandbox's): the shell's
+	// real wait status, and what to release once it was reaped.
+	status func() (syscall.WaitStatus, bool)
+	reaped func()
+	grp    container
 	// keep: a foreground command under keepDetached, whose processes stay
 	// when it exits by itself; onKept then takes its container.
 	keep   bool
@@ -53,7 +57,7 @@ type run struct {
 
 	killOnce sync.Once
 	mu       sync.Mutex
-	state    *os.ProcessState
+	state    *syscall.WaitStatus // nil until reaped
 	ended    time.Time
 	outRes   capture.Result
 	errRes   capture.Result
@@ -94,13 +98,22 @@ func (r *run) start(cc *commandContainer, feeds []feed) {
 	go r.supervise()
 }
 
-// wait is the waiter: it reaps the shell, records its state and closes
-// exited.
+// wait is the waiter: it reaps the shell, records its wait status (in a
+// sandbox the one its starter reported, when it did) and closes exited.
 func (r *run) wait(cc *commandContainer) {
 	_ = r.cmd.Wait()
 	cc.leaderReaped()
+	ws, _ := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if r.status != nil {
+		if reported, ok := r.status(); ok {
+			ws = reported
+		}
+	}
+	if r.reaped != nil {
+		r.reaped()
+	}
 	r.mu.Lock()
-	r.state = r.cmd.ProcessState
+	r.state = &ws
 	r.mu.Unlock()
 	close(r.exited)
 }
@@ -141,7 +154,16 @@ type killer struct {
 	sigkillTime time.Time
 	started     bool
 	sigkilled   bool
+	// late ticks while the SIGTERM may have missed members that appear
+	// later (a sandbox's processes, which bwrap starts after it was
+	// sent): each tick sends it to the new ones. Until the SIGKILL.
+	late     *time.Ticker
+	lateTick <-chan time.Time
 }
+
+// lateEvery is how often a SIGTERM that spared bwrap looks for the
+// sandbox's processes that it missed.
+const lateEvery = 10 * time.Millisecond
 
 // start sends SIGTERM and sets the SIGKILL graceMs later.
 func (k *killer) start() {
@@ -149,12 +171,24 @@ func (k *killer) start() {
 	k.grp.signal(syscall.SIGTERM)
 	k.sigkillTime = time.Now().Add(k.grace)
 	k.sigkillAt = time.NewTimer(k.grace).C
+	if k.grp.lateMembers() {
+		k.late = time.NewTicker(lateEvery)
+		k.lateTick = k.late.C
+	}
 }
 
 func (k *killer) sigkill() {
 	k.sigkillAt = nil
 	k.sigkilled = true
+	k.stopLate()
 	k.grp.signal(syscall.SIGKILL)
+}
+
+func (k *killer) stopLate() {
+	if k.late != nil {
+		k.late.Stop()
+		k.late, k.lateTick = nil, nil
+	}
 }
 
 // finish awaits the members that outlive the SIGTERM (a TERM-trapping
@@ -162,6 +196,7 @@ func (k *killer) sigkill() {
 // kills and awaits them again, so nothing of the group still runs when
 // done closes.
 func (k *killer) finish() {
+	k.stopLate()
 	if k.started && !k.sigkilled && !k.grp.await(k.sigkillTime) {
 		k.sigkill()
 	}
@@ -181,6 +216,8 @@ func (r *run) awaitLeader(k *killer) {
 			k.start()
 		case <-k.sigkillAt:
 			k.sigkill()
+		case <-k.lateTick:
+			k.grp.resignal()
 		}
 	}
 }
@@ -227,6 +264,8 @@ func (r *run) drain(k *killer, exitedAt time.Time) {
 			}
 		case <-k.sigkillAt:
 			k.sigkill()
+		case <-k.lateTick:
+			k.grp.resignal()
 		}
 	}
 }
@@ -304,15 +343,15 @@ func (r *run) feed(w *os.File, data []byte) {
 }
 
 // exitInfo returns the exit code (nil for a signal death) and the signal
-// name from a reaped process state.
-func exitInfo(st *os.ProcessState) (*int, string) {
-	if st == nil {
+// name from a reaped process's wait status.
+func exitInfo(ws *syscall.WaitStatus) (*int, string) {
+	if ws == nil {
 		return nil, ""
 	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws.Signaled() {
 		return nil, signalName(ws.Signal())
 	}
-	code := st.ExitCode()
+	code := ws.ExitStatus()
 	return &code, ""
 }
 

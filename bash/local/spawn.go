@@ -1,17 +1,33 @@
 package local
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
+
+	"github.com/dsh-go/dsh/bash/local/sandbox"
 )
 
-// launcher is the spawn step. A sandboxing executor will wrap it (to start
-// the shell inside a sandbox) and a remote one will replace it; everything
-// around it (pipes, collection, the kill sequence) stays as it is.
+// launcher is the spawn step. The sandbox has its own (sandbox.go), a
+// remote executor would replace it; everything around it (pipes,
+// collection, the kill sequence) stays as it is.
 type launcher interface {
-	launch(l launchSpec) (*exec.Cmd, error)
+	launch(l launchSpec) (*launched, error)
+}
+
+// launched is a spawned shell, as the run needs it.
+type launched struct {
+	cmd *exec.Cmd
+	// spare is a pid the kill sequence's SIGTERM spares (a sandbox's
+	// bwrap), 0 for none.
+	spare int
+	// status, when set, gives the shell's real wait status once cmd was
+	// reaped (false: use cmd's own).
+	status func() (syscall.WaitStatus, bool)
+	// reaped, when set, is called once cmd was reaped.
+	reaped func()
 }
 
 // launchSpec is everything the spawn step needs. The files are the child's
@@ -28,6 +44,11 @@ type launchSpec struct {
 	// cgroupFD, when not negative, is the cgroup the shell starts in
 	// (clone3 CLONE_INTO_CGROUP: it is inside before it runs anything).
 	cgroupFD int
+	// sandboxed: the command runs in the executor's sandbox, in scope
+	// (nil: on its own), showing its spill files in spillDir.
+	sandboxed bool
+	scope     *sandbox.Scope
+	spillDir  string
 }
 
 // maxArgCommand is the longest command passed as an argument. Linux refuses
@@ -44,21 +65,38 @@ const maxArgCommand = 64 << 10
 // commands before a syntax error still run.
 const pipeScript = `eval "$(< /dev/fd/3)" 3<&-`
 
+// shellArgs is the shell's argv: `bash -c command`, or the script that
+// reads a long command from fd 3.
+func shellArgs(l launchSpec) []string {
+	script := l.command
+	if l.script != nil {
+		script = pipeScript
+	}
+	return []string{filepath.Base(l.shell), "-c", script}
+}
+
+// lookShell finds the shell in PATH.
+func lookShell(shell string) (string, error) {
+	path, err := exec.LookPath(shell)
+	if err != nil {
+		return "", fmt.Errorf("%s: shell %q not found: %w", Name, shell, err)
+	}
+	return path, nil
+}
+
 // shellLauncher starts `bash -c command` as the leader of a new session and
 // process group, with no controlling terminal, in its cgroup when it has
 // one, and asks the kernel to SIGKILL it if this process dies.
 type shellLauncher struct{}
 
-func (shellLauncher) launch(l launchSpec) (*exec.Cmd, error) {
-	script := l.command
+func (shellLauncher) launch(l launchSpec) (*launched, error) {
 	var extra []*os.File
 	if l.script != nil {
-		script = pipeScript
 		extra = []*os.File{l.script}
 	}
 	cmd := &exec.Cmd{
 		Path:       l.shell,
-		Args:       []string{filepath.Base(l.shell), "-c", script},
+		Args:       shellArgs(l),
 		Dir:        l.dir,
 		Env:        l.env,
 		Stdout:     l.stdout,
@@ -79,5 +117,5 @@ func (shellLauncher) launch(l launchSpec) (*exec.Cmd, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	return cmd, nil
+	return &launched{cmd: cmd}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -37,20 +38,7 @@ func BenchmarkStdioRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	args := map[string]any{"command": "true", "description": "do nothing"}
-	var bare, call time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		if err := exec.Command("bash", "-c", "true").Run(); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: args})
-		if err != nil || res.IsError {
-			b.Fatal(err, res)
-		}
-		bare, call = bare+t1.Sub(t0), call+time.Since(t1)
-	}
+	bare, call := timePair(b, []string{"bash", "-c", "true"}, cs)
 	b.ReportMetric(float64(bare.Microseconds())/float64(b.N)/1000, "bare-ms/op")
 	b.ReportMetric(float64(call.Microseconds())/float64(b.N)/1000, "dsh-ms/op")
 	b.ReportMetric(float64(call)/float64(bare), "dsh/bare")
@@ -164,4 +152,63 @@ func rss(b *testing.B, pid int) (total, anon int) {
 		b.Fatal("no VmRSS/RssAnon in /proc/<pid>/status")
 	}
 	return total, anon
+}
+
+// BenchmarkStdioSandboxed calls bash `true` through `dsh mcp` over stdio
+// with a workspace-write sandbox (docs/spec.md §11) and, alternating, runs
+// a bare minimal `bwrap … bash -c true` from the client: the ratio is
+// reported (the executor's own budget, 1.3×, is checked in bash/local).
+//
+//	go test -run '^$' -bench StdioSandboxed -count 6 ./cmd/dsh/
+func BenchmarkStdioSandboxed(b *testing.B) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		b.Run(backend, func(b *testing.B) {
+			cfg := filepath.Join(b.TempDir(), "dsh.yaml")
+			if err := os.WriteFile(cfg, []byte("local:\n  sandbox:\n    mode: workspace-write\n    backend: "+backend+"\n"), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			transport := &mcp.CommandTransport{Command: exec.Command(dshBin, "mcp", "--config", cfg, "--workdir", b.TempDir())}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(b.Context(), transport, nil)
+			if err != nil {
+				b.Skipf("SKIP-REASON: dsh mcp with a %s sandbox did not start: %v", backend, err)
+			}
+			defer cs.Close()
+			bare := exec.Command("bwrap", "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc",
+				"--unshare-net", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+				"--tmpfs", "/tmp", "--", "bash", "-c", "true").Args
+			if backend == "landlock" {
+				bare = []string{"bash", "-c", "true"} // landlock: the unsandboxed spawn
+			}
+			callTrue(b, cs) // the session's scope, made once
+			tb, tc := timePair(b, bare, cs)
+			b.ReportMetric(float64(tb.Microseconds())/float64(b.N)/1000, "bare-ms/op")
+			b.ReportMetric(float64(tc.Microseconds())/float64(b.N)/1000, "dsh-ms/op")
+			b.ReportMetric(float64(tc)/float64(tb), "dsh/bare")
+		})
+	}
+}
+
+// callTrue calls bash `true` through cs.
+func callTrue(b *testing.B, cs *mcp.ClientSession) {
+	args := map[string]any{"command": "true", "description": "do nothing"}
+	res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: args})
+	if err != nil || res.IsError {
+		b.Fatal(err, res)
+	}
+}
+
+// timePair runs, alternately, the bare command from the client and bash
+// `true` through cs, so the machine's drift hits both alike, and returns
+// the time each took in all.
+func timePair(b *testing.B, bare []string, cs *mcp.ClientSession) (tb, tc time.Duration) {
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command(bare[0], bare[1:]...).Run(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		callTrue(b, cs)
+		tb, tc = tb+t1.Sub(t0), tc+time.Since(t1)
+	}
+	return tb, tc
 }

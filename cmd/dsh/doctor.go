@@ -23,11 +23,14 @@ const doctorTimeout = 30 * time.Second
 // newDoctorCmd reports what dsh would run with: its version, and for the
 // local executor the shell and the containment it chose (a cgroup per
 // command, or the marker fallback and why), so a user can see whether a
-// daemon a command starts can escape; for the SSH executor the host, the
-// login, the remote programs and the round trips; then where the command
-// policy's rules come from.
+// daemon a command starts can escape, and the sandbox: off, or its backend
+// and version, mode, network (shared per session or not), what it does
+// differently and the hidden paths that exist; for the SSH executor the
+// host, the login, the remote programs and the round trips; then where the
+// command policy's rules come from. A sandbox that cannot be enforced is
+// exit 2, as for dsh mcp, serve and run.
 func newDoctorCmd(s streams) *cobra.Command {
-	return configCommand("doctor", "Report the executor dsh uses: the shell and process containment here, or the remote host over SSH", s, func(cfg config.File, log *slog.Logger) error {
+	return configCommand("doctor", "Report the executor dsh uses: the shell, process containment and sandbox here, or the remote host over SSH", s, func(cfg config.File, log *slog.Logger) error {
 		v, g := buildVersion()
 		fmt.Fprintf(s.out, "version: dsh %s %s\n", v, g)
 		var err error
@@ -44,12 +47,27 @@ func newDoctorCmd(s streams) *cobra.Command {
 	})
 }
 
-// doctorLocal prints the shell and the containment the local executor
-// chose.
+// sandboxText is doctor's sandbox section: "sandbox: off", or one
+// indented line per fact.
+func sandboxText(e *local.Executor) string {
+	sb := e.Sandbox()
+	if sb == nil {
+		return "sandbox: off\n"
+	}
+	var b strings.Builder
+	b.WriteString("sandbox:\n")
+	for _, line := range sb.Describe() {
+		b.WriteString("  " + line + "\n")
+	}
+	return b.String()
+}
+
+// doctorLocal prints the shell, the containment the local executor chose
+// and its sandbox.
 func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) error {
 	e, err := local.New(cfg, local.WithLogger(log))
 	if err != nil {
-		return failure("doctor: %v", err)
+		return stackError(err)
 	}
 	defer e.Close()
 	shell := cfg.Shell
@@ -58,14 +76,19 @@ func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) error {
 	}
 	path, _ := exec.LookPath(shell) // setup checked it
 	fmt.Fprintf(out, "shell: %s\ncontainment: %s\n", path, e.Containment())
+	fmt.Fprint(out, sandboxText(e))
 	return nil
 }
 
 // permissionsLine says where the command policy's rules come from for a
 // session in dsh's cwd (local.cwd when set): each source with its rule
-// count and what was left out of it.
+// count and what was left out of it. Without a section, a sandbox that
+// may be left still has the user asked (docs/spec.md §11).
 func permissionsLine(cfg config.File, log *slog.Logger) string {
 	if cfg.Permissions == nil {
+		if sb := cfg.Local.Sandbox; sb.On() && sb.Unsandboxed() {
+			return "none (no permissions section: every command runs; leaving the sandbox asks the user)"
+		}
 		return "none (no permissions section: every command runs)"
 	}
 	gate := permissions.New(*cfg.Permissions, permissions.Options{DefaultCwd: cfg.Local.Cwd, Logger: log})

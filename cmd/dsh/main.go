@@ -106,11 +106,14 @@
 //
 // # dsh doctor
 //
-// Prints four lines: the version, the shell's path, the containment the
-// executor uses here ("cgroup v2, one cgroup per command under …", or
-// "marker: …" with the reason no cgroup could be made), and where the
+// Prints the version, the shell's path, the containment the executor uses
+// here ("cgroup v2, one cgroup per command under …", or "marker: …" with
+// the reason no cgroup could be made), the sandbox ("sandbox: off", or
+// "sandbox:" and one indented line per fact: backend and version, mode,
+// network, what it does differently, docs/spec.md §11), and where the
 // command policy's rules come from (docs/spec.md §9.6). Making the executor
-// also runs its start-up sweep of processes left by a dsh that died.
+// also runs its start-up sweep of processes left by a dsh that died. A
+// configured sandbox that cannot be enforced here is exit 2.
 //
 // With executor ssh it connects as a command would and prints, after the
 // version: the executor, host and port, user, login key (type,
@@ -170,9 +173,12 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/dsh-go/dsh/bash/local"
+	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/bash/ssh"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
@@ -200,6 +206,17 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
 }
 
+// stackError is the exit for a stack that could not be built: 2, as for a
+// usage error, when the configured sandbox cannot be enforced here
+// ("dsh: sandbox: bubblewrap not found … and Landlock is not available:
+// kernel ABI 0"): dsh never runs commands unsandboxed instead. Else 1.
+func stackError(err error) error {
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		return usageError("%s", strings.TrimPrefix(err.Error(), local.Name+": "))
+	}
+	return failure("%v", err)
+}
+
 func failure(format string, args ...any) error {
 	return &exitError{code: exitFailure, msg: fmt.Sprintf(format, args...)}
 }
@@ -216,6 +233,9 @@ type streams struct {
 }
 
 func main() {
+	// Started as the landlock helper (local.sandbox.helper: this
+	// binary), it confines itself and becomes the shell; else it returns.
+	sandbox.HelperMain()
 	closeInheritedOnExec()
 	os.Exit(execute(os.Args[1:], streams{out: os.Stdout, err: os.Stderr}))
 }

@@ -121,14 +121,22 @@ func TestDoctor(t *testing.T) {
 	t.Parallel()
 	got := dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: marker}\n"))
 	lines := strings.Split(got.stdout, "\n")
-	if got.code != 0 || len(lines) != 5 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
+	if got.code != 0 || len(lines) != 6 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
 		lines[2] != "containment: marker: the DSH_RUN_ID variable and the parent chain (chosen by the config)" ||
-		lines[3] != "permissions: none (no permissions section: every command runs)" {
+		lines[3] != "sandbox: off" || lines[4] != "permissions: none (no permissions section: every command runs)" {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
 	got = dsh(t, nil, "doctor")
 	if got.code != 0 || !strings.Contains(got.stdout, "\ncontainment: ") {
 		t.Errorf("doctor: %+v", got)
+	}
+	// With a sandbox: its backend, mode and network, indented.
+	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {sandbox: {mode: read-only}}\n"))
+	if got.code == 2 {
+		t.Logf("SKIP-REASON: no sandbox backend here: %s", got.stderr)
+	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  network: off;") ||
+		!strings.HasSuffix(got.stdout, "\npermissions: none (no permissions section: every command runs; leaving the sandbox asks the user)\n") {
+		t.Errorf("doctor with a sandbox: %+v", got)
 	}
 	perm := writeFile(t, "dsh.yaml", "permissions: {default: ask, deny: [\"rm -rf *\"]}\n")
 	home := t.TempDir()

@@ -83,7 +83,7 @@ func runCommand(f runFlags, command string, s streams) error {
 	defer stop()
 	st, err := host.Standard(cfg, host.WithLogger(log))
 	if err != nil {
-		return failure("%v", err)
+		return stackError(err)
 	}
 	defer closeStack(st, log)
 	sess := session.New(runSessionID, workdir, session.WithLogger(log))

@@ -111,7 +111,14 @@ func serve(f serveFlags, s streams) error {
 	case f.noAuth && !isLoopback(host):
 		return usageError("serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not %q", f.addr)
 	}
-	fe, err := startFrontEnd(f.config, f.workdir, s)
+	if f.noAuth {
+		// Commands share the host's network, loopback included: without
+		// a token, any of them could drive this server.
+		if cfg, err := loadConfig(f.config); err == nil && cfg.Local.Sandbox.On() && cfg.Local.Sandbox.Network {
+			return usageError("serve: --no-auth is refused with local.sandbox.network: true: commands could reach this server on loopback")
+		}
+	}
+	fe, err := startFrontEnd(f.config, f.workdir, s, hideTokenFile(f.tokenFile)...)
 	if err != nil {
 		return err
 	}
@@ -167,16 +174,16 @@ type frontEnd struct {
 	srv      *mcpserver.Server
 }
 
-func startFrontEnd(configPath, workdir string, s streams) (*frontEnd, error) {
+func startFrontEnd(configPath, workdir string, s streams, opts ...host.Option) (*frontEnd, error) {
 	cfg, wd, err := setup(configPath, workdir)
 	if err != nil {
 		return nil, err
 	}
 	fe := &frontEnd{log: newLogger(s.err)}
 	fe.ctx, fe.received, fe.stop = signalContext(context.Background())
-	if fe.stack, err = host.Standard(cfg, host.WithLogger(fe.log)); err != nil {
+	if fe.stack, err = host.Standard(cfg, append(opts, host.WithLogger(fe.log))...); err != nil {
 		fe.stop()
-		return nil, failure("%v", err)
+		return nil, stackError(err)
 	}
 	fe.srv = mcpserver.New(serverOptions(fe.stack, wd, cfg, fe.log))
 	return fe, nil
@@ -188,6 +195,15 @@ func (fe *frontEnd) close() {
 	fe.srv.Close()
 	closeStack(fe.stack, fe.log)
 	fe.stop()
+}
+
+// hideTokenFile hides the token file from sandboxed commands
+// (docs/spec.md §11).
+func hideTokenFile(file string) []host.Option {
+	if file == "" {
+		return nil
+	}
+	return []host.Option{host.WithHidden(file)}
 }
 
 // serveToken reads the token: --token-file, else $DSH_TOKEN; "" when

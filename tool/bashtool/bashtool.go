@@ -73,18 +73,40 @@ const (
 	descNoBackground = " Background execution is not available; long-running commands must finish within the timeout."
 )
 
-// Description is the tool's description for the given config.
-func Description(cfg config.Bash) string {
+// Description is the tool's description for the given config, without a
+// sandbox.
+func Description(cfg config.Bash) string { return description(cfg, config.Sandbox{}) }
+
+// description adds, with a sandbox on, the sentence that names its mode.
+func description(cfg config.Bash, sb config.Sandbox) string {
+	d := descCommon + descNoBackground
 	if cfg.Background() {
-		return descCommon + descBackground
+		d = descCommon + descBackground
 	}
-	return descCommon + descNoBackground
+	return d + sandboxSentence(sb)
 }
 
-// Parameters is the tool's schema for the given config: command,
-// description, timeoutMs, workdir and, only when background execution is
-// enabled, run_in_background, in that order.
-func Parameters(cfg config.Bash) *jsonschema.Schema {
+// Parameters is the tool's schema for the given config, without a
+// sandbox: command, description, timeoutMs, workdir and, only when
+// background execution is enabled, run_in_background, in that order.
+func Parameters(cfg config.Bash) *jsonschema.Schema { return parameters(cfg, config.Sandbox{}) }
+
+// parameters adds dangerouslyDisableSandbox, last, while a sandbox is on
+// that allows it (docs/spec.md §11).
+func parameters(cfg config.Bash, sb config.Sandbox) *jsonschema.Schema {
+	s := baseParameters(cfg)
+	if sb.On() && sb.Unsandboxed() {
+		s.Properties[escapeParam] = &jsonschema.Schema{Type: "boolean", Description: "Run outside the sandbox; the user is asked first. Only after a failure the sandbox caused."}
+		s.PropertyOrder = append(s.PropertyOrder, escapeParam)
+	}
+	return s
+}
+
+// escapeParam is the argument that asks to run outside the sandbox
+// (Claude Code's name).
+const escapeParam = "dangerouslyDisableSandbox"
+
+func baseParameters(cfg config.Bash) *jsonschema.Schema {
 	s := &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
@@ -119,11 +141,23 @@ type Tool struct {
 	exec    bash.Executor
 	runtime Runtime
 	cfg     config.Bash
+	sandbox config.Sandbox // the executor's, for the description, schema and hints
 	spills  spillTracker
 }
 
+// Option configures the tool beyond its section.
+type Option func(*Tool)
+
+// WithSandbox tells the tool the sandbox its executor runs commands in
+// (docs/spec.md §11): the description names its mode, the schema offers
+// dangerouslyDisableSandbox when it allows it, and a failure that looks
+// like the sandbox's gets a hint line.
+func WithSandbox(sb config.Sandbox) Option {
+	return func(t *Tool) { t.sandbox = sb.WithDefaults() }
+}
+
 // New returns the tool. runtime may be nil (no background execution).
-func New(exec bash.Executor, runtime Runtime, cfg config.Bash) *Tool {
+func New(exec bash.Executor, runtime Runtime, cfg config.Bash, opts ...Option) *Tool {
 	if runtime == nil {
 		runtime = func() *tasks.Service { return nil }
 	}
@@ -133,6 +167,9 @@ func New(exec bash.Executor, runtime Runtime, cfg config.Bash) *Tool {
 		// Spill files on another machine (the SSH executor's).
 		t.spills.remove = r.RemoveSpills
 	}
+	for _, o := range opts {
+		o(t)
+	}
 	return t
 }
 
@@ -140,8 +177,8 @@ func New(exec bash.Executor, runtime Runtime, cfg config.Bash) *Tool {
 func (t *Tool) Definition() tool.Definition {
 	return tool.Definition{
 		Name:         Name,
-		Description:  Description(t.cfg),
-		Parameters:   Parameters(t.cfg),
+		Description:  description(t.cfg, t.sandbox),
+		Parameters:   parameters(t.cfg, t.sandbox),
 		OutputSchema: outputSchema,
 		Annotations:  tool.Annotations{Destructive: true, OpenWorld: true},
 		Execute:      t.execute,
@@ -163,6 +200,8 @@ type args struct {
 	// disabled the property is not in the schema, so the registry has not
 	// checked its type; only the boolean true asks for the background.
 	RunInBackground any `json:"run_in_background"`
+	// Unsandboxed, likewise: only true asks to leave the sandbox.
+	Unsandboxed any `json:"dangerouslyDisableSandbox"`
 }
 
 func (t *Tool) execute(ctx context.Context, call tool.Call) (tool.Result, error) {
@@ -174,6 +213,11 @@ func (t *Tool) execute(ctx context.Context, call tool.Call) (tool.Result, error)
 	req, err := request(a, call.Session)
 	if err != nil {
 		return tool.Result{}, err
+	}
+	if a.Unsandboxed == true && t.sandbox.On() {
+		if err := t.leaveSandbox(ctx, &req); err != nil {
+			return tool.Result{}, err
+		}
 	}
 	if a.RunInBackground == true {
 		return t.background(ctx, call.Session, req)
@@ -191,6 +235,9 @@ func request(a args, s *session.Session) (bash.Request, error) {
 		return bash.Request{}, invalid(invalidBlank("description"))
 	}
 	req := bash.Request{Command: a.Command, Workdir: Workdir(a.Workdir, s)}
+	if s != nil {
+		req.Owner = s // never a nil *Session inside the interface
+	}
 	if a.TimeoutMs != nil {
 		ms, err := strconv.ParseFloat(string(*a.TimeoutMs), 64)
 		if err != nil || !config.PositiveFinite(ms) {
@@ -243,7 +290,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 	}
 	t.spills.track(s, res.Stdout.SpillPath, res.Stderr.SpillPath)
-	out := tool.TextResult(Render(res))
+	out := tool.TextResult(render(res, t.hint(req, res.ExitCode, res.Signal, res.Stdout, res.Stderr)))
 	out.Structured = structured(res)
 	return out, nil
 }
@@ -267,7 +314,7 @@ func (t *Tool) background(ctx context.Context, s *session.Session, req bash.Requ
 		Kind:  TaskKind,
 		Label: req.Command,
 		Owner: s,
-		Run:   func() (tasks.Hooks, error) { return t.startProcess(s, spec) },
+		Run:   func() (tasks.Hooks, error) { return t.startProcess(s, spec, req) },
 	})
 	if err != nil {
 		return tool.Result{}, err
@@ -280,7 +327,7 @@ func (t *Tool) background(ctx context.Context, s *session.Session, req bash.Requ
 // startProcess is the bash producer of the task runtime. The caller's
 // context is deliberately not wired to the process: only task_kill,
 // session end and shutdown stop it.
-func (t *Tool) startProcess(s *session.Session, spec bash.Spec) (tasks.Hooks, error) {
+func (t *Tool) startProcess(s *session.Session, spec bash.Spec, req bash.Request) (tasks.Hooks, error) {
 	p, err := t.exec.Start(spec)
 	if err != nil {
 		return tasks.Hooks{}, err
@@ -298,9 +345,15 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec) (tasks.Hooks, er
 		Cancel: func(string) error { p.Kill(); return nil },
 		Done:   done,
 		Read: func() string {
+			done := isDone(p)
 			r := p.Read()
 			t.spills.track(s, r.StdoutSpill, r.StderrSpill)
-			return readText(r)
+			text := readText(r)
+			if done {
+				st := p.State()
+				text = withHint(text, t.hint(req, st.ExitCode, st.Signal, bash.Output{Text: r.Delta}))
+			}
+			return text
 		},
 	}, nil
 }

@@ -106,12 +106,19 @@ func streamNotice(o bash.Output) string {
 // the streams (each with its head, §3.4a, when one was kept), "(no output)"
 // when both are empty, then the markers, each on its own line: a timeout,
 // then a signal or a non-zero exit code.
-func Render(r bash.Result) string {
+func Render(r bash.Result) string { return render(r, "") }
+
+// render is Render with, when hint is not empty, the sandbox's hint line
+// between the body and the markers (docs/spec.md §11).
+func render(r bash.Result, hint string) string {
 	body := bash.JoinStreams(streamText(r.Stdout), streamText(r.Stderr))
 	if body == "" {
 		body = noOutput
 	}
 	var markers []string
+	if hint != "" {
+		markers = append(markers, hint)
+	}
 	if r.TimedOut {
 		markers = append(markers, timedOutMarker(r.TimeoutMs))
 	}

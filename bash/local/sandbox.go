@@ -1,0 +1,179 @@
+package local
+
+// The sandbox (docs/spec.md §11): the launcher that starts a command in
+// it, and the scopes that keep a session's /tmp, network namespace and
+// spill files together until the session ends.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/bash/local/sandbox"
+	"github.com/dsh-go/dsh/config"
+)
+
+// sandboxLauncher starts sandboxed commands through the sandbox, and the
+// others (dangerouslyDisableSandbox, with consent) as the shellLauncher
+// does.
+type sandboxLauncher struct{ sb *sandbox.Sandbox }
+
+func (s sandboxLauncher) launch(l launchSpec) (*launched, error) {
+	if !l.sandboxed {
+		return shellLauncher{}.launch(l)
+	}
+	st, err := s.sb.Start(sandbox.Command{
+		Scope: l.scope, Shell: l.shell, Args: shellArgs(l), Dir: l.dir, Env: l.env,
+		Stdin: l.stdin, Stdout: l.stdout, Stderr: l.stderr, Script: l.script,
+		CgroupFD: l.cgroupFD, SpillDir: l.spillDir,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &launched{cmd: st.Cmd, spare: st.Spare, status: st.Status, reaped: st.Reaped}, nil
+}
+
+// scopeEntry is an owner's scope and the runs started in it, which end
+// with it.
+type scopeEntry struct {
+	sc    *sandbox.Scope
+	spill *capture.SpillDir
+	runs  map[*run]struct{}
+	ended bool
+}
+
+// sandboxDirName is the sandbox's directory in the executor's private
+// spill directory.
+const sandboxDirName = "sandbox"
+
+// sandboxDir is where the sandbox keeps its files, the sessions' scopes
+// and the spill directory of sandboxed commands without an owner.
+func (e *Executor) sandboxDir() string {
+	priv, _ := ensure(e.spill) // made by newSandbox already
+	return filepath.Join(priv, sandboxDirName)
+}
+
+// newSandbox makes the sandbox cfg asks for, nil when its mode is off. Its
+// files go in the executor's private spill directory, made now.
+func newSandbox(cfg config.Local, e *Executor, hide []string) (*sandbox.Sandbox, error) {
+	if !cfg.Sandbox.On() {
+		return nil, nil
+	}
+	priv, err := ensure(e.spill)
+	if err != nil {
+		return nil, fmt.Errorf("%s: sandbox: %w", Name, err)
+	}
+	dir := filepath.Join(priv, sandboxDirName)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("%s: sandbox: %w", Name, err)
+	}
+	var set []string
+	for name := range cfg.Env.Set {
+		set = append(set, name)
+	}
+	shell, _ := lookShell(e.shell)
+	sb, err := sandbox.New(cfg.Sandbox, sandbox.Options{
+		Cwd: cfg.Cwd, Dir: dir, Private: priv, Hide: hide, EnvSet: set, Shell: shell, Env: e.env, Log: e.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	return sb, nil
+}
+
+// sandboxFor decides where spec runs: in the sandbox or not, in which
+// scope, with which spill directory. The scope of an owner is made at its
+// first sandboxed command and ends with it.
+func (e *Executor) sandboxFor(spec bash.Spec) (entry *scopeEntry, spill spillDir, err error) {
+	if e.sandbox == nil || spec.Unsandboxed {
+		return nil, e.spill, nil
+	}
+	if spec.Owner == nil {
+		return nil, e.commonSpill, nil
+	}
+	e.mu.Lock()
+	entry = e.scopes[spec.Owner]
+	e.mu.Unlock()
+	if entry != nil {
+		return entry, entry.spill, nil
+	}
+	sc, err := e.sandbox.NewScope(spec.Owner.Cwd())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	fresh := &scopeEntry{sc: sc, spill: capture.SpillDirAt(sc.SpillDir()), runs: make(map[*run]struct{})}
+	e.mu.Lock()
+	if entry = e.scopes[spec.Owner]; entry == nil {
+		entry = fresh
+		e.scopes[spec.Owner] = entry
+	}
+	e.mu.Unlock()
+	if entry != fresh {
+		_ = sc.Close() // another call made one first
+		return entry, entry.spill, nil
+	}
+	owner := spec.Owner
+	owner.OnEnd(func() { e.endScope(owner) }) // at once if it has ended
+	return entry, entry.spill, nil
+}
+
+// endScope ends an owner's scope: its runs are killed and awaited, then
+// the scope goes (its /tmp, its spill files, its network namespace).
+func (e *Executor) endScope(owner bash.Owner) {
+	e.mu.Lock()
+	entry := e.scopes[owner]
+	delete(e.scopes, owner)
+	var runs []*run
+	if entry != nil {
+		entry.ended = true
+		for r := range entry.runs {
+			runs = append(runs, r)
+		}
+	}
+	e.mu.Unlock()
+	if entry == nil {
+		return
+	}
+	for _, r := range runs {
+		r.kill()
+	}
+	for _, r := range runs {
+		<-r.done
+	}
+	if err := entry.sc.Close(); err != nil {
+		e.log.Warn("bash-local: removing a session's sandbox directory", "err", err)
+	}
+}
+
+// closeScopes ends the scopes left when the executor closes, after its
+// runs are gone.
+func (e *Executor) closeScopes() {
+	e.mu.Lock()
+	var owners []bash.Owner
+	for o := range e.scopes {
+		owners = append(owners, o)
+	}
+	e.mu.Unlock()
+	for _, o := range owners {
+		e.endScope(o)
+	}
+	if e.sandbox != nil {
+		e.sandbox.Close()
+	}
+}
+
+// Sandbox is the executor's sandbox, nil when commands run unsandboxed.
+func (e *Executor) Sandbox() *sandbox.Sandbox { return e.sandbox }
+
+// ensure makes a spill directory now and returns it: a sandbox must show
+// it to commands before they spill. A spill directory that cannot (a
+// test's) is refused.
+func ensure(d spillDir) (string, error) {
+	sd, ok := d.(interface{ Ensure() (string, error) })
+	if !ok {
+		return "", fmt.Errorf("%s: a sandbox needs a spill directory it can make in advance", Name)
+	}
+	return sd.Ensure()
+}

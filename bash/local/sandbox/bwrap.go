@@ -1,0 +1,398 @@
+package sandbox
+
+// The bwrap backend: each command is `bwrap … -- starter SHELL -c CMD`,
+// with the mounts of docs/spec.md §11.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dsh-go/dsh/config"
+)
+
+// bwrapBackend is bubblewrap found and probed on this machine.
+type bwrapBackend struct {
+	path, version string
+	nsenter       string   // for netHolder; "" when not found
+	starter       *os.File // the sealed memfd the sandbox executes
+	seccomp       []byte
+	disableUserns bool // this bwrap has --disable-userns
+}
+
+// newBwrap finds bwrap, loads the starter and the seccomp filter, and
+// probes that a command runs sandboxed here and reports its status.
+func newBwrap(s *Sandbox) (*bwrapBackend, error) {
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, errors.New("bubblewrap not found (apt install bubblewrap)")
+	}
+	b := &bwrapBackend{path: path, disableUserns: true}
+	b.nsenter, _ = exec.LookPath("nsenter")
+	if out, err := exec.Command(path, "--version").Output(); err == nil {
+		b.version = strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap ")
+	}
+	if b.seccomp, err = (filterSpec{}).bytes(); err != nil {
+		return nil, err
+	}
+	if b.starter, err = memfdStarter(); err != nil {
+		return nil, err
+	}
+	if err := b.probe(s); err != nil {
+		// bwrap before 0.8 has no --disable-userns: try without it.
+		b.disableUserns = false
+		if b.probe(s) != nil {
+			b.close()
+			return nil, fmt.Errorf("bubblewrap %s cannot run a sandbox here: %v", b.version, err)
+		}
+	}
+	return b, nil
+}
+
+func (b *bwrapBackend) close() {
+	if b.starter != nil {
+		_ = b.starter.Close()
+	}
+}
+
+// memfdStarter puts the starter in a sealed memfd: nothing, inside the
+// sandbox or out, can change what later commands execute.
+func memfdStarter() (*os.File, error) {
+	elf := starterELF()
+	if elf == nil {
+		return nil, errors.New("no starter for this architecture (amd64 only)")
+	}
+	const mfdExec = 0x10 // MFD_EXEC: Linux 6.3+ wants it said where memfd_noexec is set
+	fd, err := unix.MemfdCreate("dsh-starter", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING|mfdExec)
+	if errors.Is(err, unix.EINVAL) {
+		fd, err = unix.MemfdCreate("dsh-starter", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("starter: memfd: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "dsh-starter")
+	if _, err := f.Write(elf); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starter: %w", err)
+	}
+	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, seals); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("starter: seal: %w", err)
+	}
+	return f, nil
+}
+
+// probe runs `exit 7` sandboxed as a command would run, and checks that
+// the starter reported it.
+func (b *bwrapBackend) probe(s *Sandbox) error {
+	var stderr bytes.Buffer
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _, _ = stderr.ReadFrom(errR); close(done) }()
+	st, err := b.start(s, Command{Shell: s.shell, Args: []string{"bash", "-c", "exit 7"}, Dir: "/", Env: s.env,
+		Stderr: errW, CgroupFD: -1, workspace: s.dir})
+	errW.Close()
+	if err != nil {
+		errR.Close()
+		<-done
+		return err
+	}
+	_ = st.Cmd.Wait()
+	<-done
+	errR.Close()
+	ws, ok := st.Status()
+	st.Reaped()
+	if !ok || !ws.Exited() || ws.ExitStatus() != 7 {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = "the probe reported no status (" + st.Cmd.ProcessState.String() + ")"
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// netMode decides how network: false is done with bwrap: a namespace per
+// session entered with setns where dsh may make one (root), else held by
+// a process and joined with nsenter, else one per command.
+func (b *bwrapBackend) netMode(s *Sandbox) netMode {
+	if s.network {
+		return netHost
+	}
+	err := canMakeNetns()
+	if err == nil {
+		return netSetns
+	}
+	why := "cannot make a network namespace (" + err.Error() + ")"
+	if b.nsenter == "" {
+		s.notes = append(s.notes, "network namespace per command: "+why+" and nsenter (util-linux) is not installed")
+		return netPerCommand
+	}
+	if err := b.probeHolder(s); err != nil {
+		s.notes = append(s.notes, "network namespace per command: "+why+", and a holder process failed: "+err.Error())
+		return netPerCommand
+	}
+	return netHolder
+}
+
+// canMakeNetns probes, once per process, whether dsh may make network
+// namespaces: the answer does not change while it runs, and making one
+// can take the kernel a good part of a second.
+var canMakeNetns = sync.OnceValue(func() error {
+	fd, err := newNetns()
+	if err == nil {
+		_ = unix.Close(fd)
+	}
+	return err
+})
+
+// probeHolder starts a holder and runs a command in its namespace.
+func (b *bwrapBackend) probeHolder(s *Sandbox) error {
+	n, err := b.newHolder(s)
+	if err != nil {
+		return err
+	}
+	defer n.close()
+	cmd := exec.Command(b.nsenter, append(n.nsenterArgs(b.nsenter)[1:], b.path, "--ro-bind", "/", "/", "--", "/bin/sh", "-c", "exit 0")...)
+	cmd.Env = s.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// start starts c under bwrap: the arguments, the files at the fds the
+// starter knows, and, with a session's namespace, nsenter in front or
+// setns around the start.
+func (b *bwrapBackend) start(s *Sandbox, c Command) (*Started, error) {
+	ws, err := s.workspaceOf(c)
+	if err != nil {
+		return nil, err
+	}
+	var net *sessionNet
+	if c.Scope != nil {
+		net = c.Scope.net
+	}
+	argv := append([]string{b.path}, b.args(s, c, ws, net == nil && !s.network)...)
+	if net != nil && net.holder != nil {
+		argv = append(net.nsenterArgs(b.nsenter), argv...)
+	}
+	secR, statusR, statusW, err := b.pipes()
+	if err != nil {
+		return nil, err
+	}
+	cmd := c.cmd(argv[0], argv, s.commandEnv(c.Env, "/tmp"), "/", extraFiles(c.Script, b.starter, statusW, secR))
+	if net != nil && net.fd >= 0 {
+		err = inNetns(net.fd, cmd.Start)
+	} else {
+		err = cmd.Start()
+	}
+	secR.Close()
+	statusW.Close()
+	if err != nil {
+		statusR.Close()
+		return nil, err
+	}
+	return &Started{Cmd: cmd, Spare: cmd.Process.Pid, status: statusR}, nil
+}
+
+// extraFiles places the files at the fds the starter and bwrap know: the
+// script on 3 (where the shell reads a long command), then the starter,
+// its status pipe and the seccomp program.
+func extraFiles(script, starter, status, seccomp *os.File) []*os.File {
+	files := make([]*os.File, seccompFD-2)
+	files[0] = script
+	files[starterFD-3], files[statusFD-3], files[seccompFD-3] = starter, status, seccomp
+	return files
+}
+
+// pipes makes the seccomp pipe, filled (bwrap reads the program from it),
+// and the status pipe.
+func (b *bwrapBackend) pipes() (secR, statusR, statusW *os.File, err error) {
+	secR, secW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	_, err = secW.Write(b.seccomp) // far below a pipe's buffer
+	secW.Close()
+	if err != nil {
+		secR.Close()
+		return nil, nil, nil, err
+	}
+	statusR, statusW, err = os.Pipe()
+	if err != nil {
+		secR.Close()
+		return nil, nil, nil, err
+	}
+	return secR, statusR, statusW, nil
+}
+
+// args are bwrap's arguments for c, whose workspace is ws. Mounts are
+// made in order, so the later ones cover the earlier: the read-only root,
+// fresh /dev and /proc, empty /run (with the allowed sockets), /tmp, the
+// writable roots, their protected entries, the workdir when no root holds
+// it, the hidden entries, the executor's private directory hidden too,
+// and the command's spill directory shown again inside it.
+func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) []string {
+	a := []string{"--die-with-parent", "--unshare-user", "--unshare-pid", "--as-pid-1", "--unshare-ipc"}
+	if b.disableUserns {
+		a = append(a, "--disable-userns")
+	}
+	if unshareNet {
+		a = append(a, "--unshare-net")
+	}
+	a = append(a, "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+	a = s.runMounts(a)
+	switch {
+	case s.mode == config.SandboxWorkspaceWrite && c.Scope != nil:
+		a = append(a, "--bind", c.Scope.TmpDir(), "/tmp")
+	default:
+		a = append(a, "--tmpfs", "/tmp")
+	}
+	roots := s.writable(ws)
+	for _, r := range roots {
+		a = append(a, "--bind", r, r)
+	}
+	a = s.protectMounts(a, roots)
+	if c.Dir != "" && !withinAny(c.Dir, roots) {
+		// Visible where it is, even under /tmp or /run; read-only.
+		a = append(a, "--ro-bind", c.Dir, c.Dir)
+	}
+	for _, h := range s.hidden() {
+		src := s.emptyFile()
+		if h.dir {
+			src = s.emptyDir()
+		}
+		a = append(a, "--ro-bind", src, h.path)
+	}
+	// Other sessions' spill files: out of sight already under the
+	// sandbox's own /tmp; elsewhere (spillDir: /var/tmp/dsh) under an
+	// empty tmpfs, read-only once the command's own spill directory is
+	// mounted in it.
+	mask := s.private != "" && !within(s.private, "/tmp")
+	if mask {
+		a = append(a, "--tmpfs", s.private)
+	}
+	if c.SpillDir != "" {
+		a = append(a, "--ro-bind", c.SpillDir, c.SpillDir)
+	}
+	if mask {
+		a = append(a, "--remount-ro", s.private)
+	}
+	a = append(a, "--seccomp", strconv.Itoa(seccompFD))
+	if c.Dir != "" {
+		a = append(a, "--chdir", c.Dir)
+	}
+	a = append(a, "--", "/proc/self/fd/"+strconv.Itoa(starterFD), c.Shell)
+	if len(c.Args) > 1 {
+		a = append(a, c.Args[1:]...)
+	}
+	return a
+}
+
+// runMounts puts empty tmpfs over /run, /var/run (unless it leads to
+// /run) and $XDG_RUNTIME_DIR (unless under /run), then binds the allowed
+// sockets that exist.
+func (s *Sandbox) runMounts(a []string) []string {
+	a = append(a, "--tmpfs", "/run")
+	if r := resolved("/var/run"); r != "/run" && !within(r, "/run") {
+		a = append(a, "--tmpfs", "/var/run")
+	}
+	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) && !within(resolved(x), "/run") {
+		a = append(a, "--tmpfs", resolved(x))
+	}
+	for _, sock := range s.sockets {
+		if _, err := os.Lstat(sock); err == nil {
+			a = append(a, "--bind", sock, sock)
+		}
+	}
+	return a
+}
+
+// knownDirs are default protect entries that are directories: missing, an
+// empty read-only directory takes their place, so that nothing can be
+// made there (.claude/settings.local.json).
+var knownDirs = []string{".git", ".claude", ".codex", ".dsh", ".vscode", ".idea"}
+
+// protectMounts binds each protect entry of each root read-only: the
+// entry itself when it exists; an empty directory when a directory entry
+// is missing. A missing file entry stays creatable: a mount point for it
+// would have to be made in the workspace.
+func (s *Sandbox) protectMounts(a []string, roots []string) []string {
+	for _, r := range roots {
+		for _, p := range s.protect {
+			name := strings.TrimSuffix(p, "/")
+			path := filepath.Join(r, name)
+			if _, err := os.Lstat(path); err == nil {
+				a = append(a, "--ro-bind", path, path)
+			} else if strings.HasSuffix(p, "/") || isKnownDir(name) {
+				a = append(a, "--ro-bind", s.emptyDir(), path)
+			}
+		}
+	}
+	return a
+}
+
+func isKnownDir(name string) bool {
+	for _, d := range knownDirs {
+		if d == name {
+			return true
+		}
+	}
+	return false
+}
+
+// readStatus reads the starter's report: 4 bytes, written before the
+// sandbox exited, so it is read without waiting (a process of the
+// sandbox still dying may hold the pipe open).
+func readStatus(f *os.File) (syscall.WaitStatus, bool) {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var b [4]byte
+	n := 0
+	_ = raw.Read(func(fd uintptr) bool {
+		n, _ = unix.Read(int(fd), b[:])
+		return true // never wait
+	})
+	if n != 4 {
+		return 0, false
+	}
+	return syscall.WaitStatus(binary.NativeEndian.Uint32(b[:])), true
+}
+
+// FloorCommand is the bwrap command line this sandbox runs for `bash -c
+// true` in workspace, for a command of its own (a network namespace of
+// its own when network is off), with bash in place of the starter: the
+// floor a benchmark compares a sandboxed command with, mounts and
+// namespaces alike. Nil with the landlock backend.
+func (s *Sandbox) FloorCommand(workspace string) []string {
+	if s.bwrap == nil {
+		return nil
+	}
+	a := s.bwrap.args(s, Command{Shell: "/bin/bash", Args: []string{"bash", "-c", "true"}, Dir: workspace}, workspace, !s.network)
+	for i, arg := range a {
+		if arg == "--seccomp" {
+			a = append(a[:i:i], a[i+2:]...) // no fd 6 to read it from
+			break
+		}
+	}
+	n := len(a)
+	a = append(a[:n-4:n-4], "bash", "-c", "true")
+	return append([]string{s.bwrap.path}, a...)
+}

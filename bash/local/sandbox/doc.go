@@ -1,0 +1,58 @@
+// Package sandbox confines the local executor's commands on Linux
+// (docs/spec.md §11): read-only or workspace-write, with credentials
+// hidden, dsh's own processes out of sight, host sockets and the network
+// cut off, by one of two backends.
+//
+//   - bwrap: each command is started under bubblewrap, with a read-only
+//     root, fresh /dev and /proc, empty /run, the writable roots bound
+//     read-write, their protect entries read-only, hide entries covered by
+//     empty ones, a user and pid namespace, no capabilities and a seccomp
+//     filter. A starter of dsh's own (starter.go) is the sandbox's pid 1
+//     and reports the shell's real wait status on a pipe.
+//   - landlock: each shell is started from an OS thread that cleared its
+//     capabilities, set no_new_privs and applied a Landlock ruleset and a
+//     seccomp filter to itself alone (landlock.go), or through a helper
+//     program that does the same to itself (helper.go).
+//
+// [New] probes once which backend works here (auto: bwrap, else
+// landlock) and fails with an error wrapping [ErrUnavailable] when none
+// can enforce the config. A [Scope] is what one session's commands share:
+// its /tmp, its spill directory and, with bwrap and network: false, its
+// network namespace (netns.go). The executor ([github.com/dsh-go/dsh/bash/local])
+// makes a scope at a session's first sandboxed command and closes it when
+// the session ends, and calls [Sandbox.Start] in place of its own spawn.
+//
+// Decisions where docs/spec.md is silent:
+//
+//   - A missing protect entry is mounted as an empty read-only directory
+//     only when it is a directory by name (.git, .claude, .codex, .dsh,
+//     .vscode, .idea) or written with a trailing "/": a missing file entry
+//     would need a file made in the workspace as its mount point. The mount
+//     point of a missing directory stays in the workspace as an empty
+//     directory.
+//   - Hide entries are looked up at each command, so a credential file
+//     made after dsh started is hidden too; one that is neither a file nor
+//     a directory (a socket) is covered by an empty file.
+//   - The workdir of a command outside every writable root is shown
+//     read-only where it is, even under /tmp or /run, which the sandbox
+//     otherwise replaces.
+//   - The executor's private directory is hidden, so a command sees its
+//     own session's spill files and nobody else's, wherever spillDir is.
+//   - With bwrap, what a command leaves running in its pid namespace dies
+//     when its shell exits, so local.keepDetached keeps nothing sandboxed.
+//   - The kill sequence's SIGTERM spares bwrap ([Started.Spare]): killed,
+//     it would end the whole sandbox at once, before the grace.
+//   - Landlock needs ABI 3 (truncation is controlled from there on); it
+//     refuses allowSockets (below ABI 9 it cannot tell Unix sockets
+//     apart, so none can be made).
+//   - local.sandbox.helper's protocol: `HELPER SHELL ARGV…` with
+//     HelperEnv=1, the ruleset on fd 4 and the seccomp program on fd 6;
+//     [HelperMain] is its other end, and dsh's main calls it, so the dsh
+//     binary is a helper.
+//   - Without root, a session's network namespace is held by a holder
+//     process (bwrap with a user and a network namespace, which brings lo
+//     up) and joined with nsenter; where that fails too, each command has
+//     a namespace of its own and doctor says so.
+//   - Probes whose answer cannot change while dsh runs (may this process
+//     make network namespaces) are made once per process.
+package sandbox

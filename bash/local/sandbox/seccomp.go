@@ -1,0 +1,110 @@
+package sandbox
+
+// The seccomp filters: what namespaces and Landlock leave open.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// deniedAlways are the system calls no sandboxed command gets (EPERM):
+// io_uring, whose operations bypass seccomp and which has been a steady
+// source of kernel exploits; the kernel keyring, which is not namespaced,
+// so a command could read or plant keys of dsh's user; BPF, perf events
+// and userfaultfd, kernel attack surface a shell command has no need for.
+var deniedAlways = []string{"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd"}
+
+// filterSpec says which socket families a filter refuses, for the landlock
+// backend, which has no network namespace and, below Landlock ABI 9, no
+// control of Unix sockets.
+type filterSpec struct {
+	denyIP   bool // AF_INET, AF_INET6: network: false
+	denyUnix bool // AF_UNIX sockets (socketpair stays): no host socket is reachable
+}
+
+// policy is the seccomp policy of spec: default allow, EPERM for the
+// denied calls.
+func (spec filterSpec) policy() seccomp.Policy {
+	group := seccomp.SyscallGroup{Names: deniedAlways, Action: seccomp.ActionErrno}
+	var families []uint64
+	if spec.denyIP {
+		families = append(families, unix.AF_INET, unix.AF_INET6)
+	}
+	if spec.denyUnix {
+		families = append(families, unix.AF_UNIX)
+	}
+	for _, f := range families {
+		group.NamesWithCondtions = append(group.NamesWithCondtions, seccomp.NameWithConditions{
+			Name:       "socket",
+			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: f}},
+		})
+	}
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{group}}
+}
+
+// program assembles spec's filter as raw BPF, with a guard in front: a
+// system call of another architecture than this process's (the 32-bit
+// int 0x80 entry on amd64, which elastic's program lets through) fails
+// with ENOSYS.
+func (spec filterSpec) program() ([]bpf.RawInstruction, error) {
+	p := spec.policy()
+	insts, err := p.Assemble()
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	native, err := arch.GetInfo("")
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	guard := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(native.ID), SkipTrue: 1},
+		bpf.RetConstant{Val: uint32(seccomp.ActionErrno) | uint32(syscall.ENOSYS)},
+	}
+	raw, err := bpf.Assemble(append(guard, insts...))
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	return raw, nil
+}
+
+// bytes is the filter as bwrap's --seccomp reads it: struct sock_filter
+// entries in host order.
+func (spec filterSpec) bytes() ([]byte, error) {
+	raw, err := spec.program()
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	for _, in := range raw {
+		_ = binary.Write(&b, binary.NativeEndian, unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K})
+	}
+	return b.Bytes(), nil
+}
+
+// loadThread installs raw on the calling OS thread only (no TSYNC): the
+// landlock backend's thread, which then starts the shell. no_new_privs
+// must be set first.
+func loadThread(raw []bpf.RawInstruction) error {
+	filter := make([]unix.SockFilter, len(raw))
+	for i, in := range raw {
+		filter[i] = unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	_, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog)))
+	runtime.KeepAlive(filter)
+	if errno != 0 {
+		return fmt.Errorf("seccomp: %w", errno)
+	}
+	return nil
+}

@@ -1,0 +1,43 @@
+// Package permissions applies the command policy (package policy,
+// docs/spec.md §9) to bash calls as a pre-execute middleware of the tool
+// registry ([Gate.Middleware]): it reads each session's rules (dsh's
+// config, Claude Code's settings files), decides every bash call,
+// foreground or background, and asks the user through the call's
+// [tool.Asker] when the policy says ask. It also decides the calls that
+// ask to run outside the sandbox (docs/spec.md §11), since that is where
+// asking happens.
+//
+// host.Standard installs a gate made by [New] when the config has a
+// permissions section, and one made by [NewWithoutPolicy] when it has
+// none but a sandbox is on: that gate has no rules, reads no file and
+// parses no command, and lets every call through but one that leaves the
+// sandbox. With neither there is no gate.
+//
+// Decisions where the spec is silent:
+//   - Leaving the sandbox: a call whose dangerouslyDisableSandbox is the
+//     boolean true while a sandbox is on. With allowUnsandboxed: false it
+//     is denied before the policy is consulted (and before a malformed
+//     managed settings file is reported). Otherwise the policy decides
+//     first: a deny denies, unasked; an allow or an ask becomes one
+//     question whose REASON is `runs outside the sandbox` alone, even
+//     when the policy had a reason of its own, since one answer approves
+//     the command and where it runs. No remember is offered, so a
+//     remember in the answer is ignored; askFallback does not apply.
+//   - The user's yes to leaving the sandbox reaches the bash tool as a
+//     consent on the waterfall's decision ([bashtool.ConsentUnsandboxed],
+//     [tool.Decision.Consents]), added only when the rest of the
+//     waterfall allows the call. The tool runs nothing outside the
+//     sandbox without it, so a stack without this gate, or a middleware
+//     before it that allows the call unasked, cannot take a command out of
+//     the sandbox.
+//   - Without a permissions section, askTimeoutMs is its default (5
+//     minutes) for the questions about leaving the sandbox.
+//   - Error codes: a denial DENIED; declined DECLINED; dismissed
+//     DISMISSED; nobody to ask APPROVAL_UNAVAILABLE; aborted during an ask
+//     TOOL_FAILED, as any aborted call.
+//   - An asker that fails (a broken connection) dismisses the question; a
+//     cancelled call is `command aborted` whatever the asker returns.
+//   - Files are read at a session's first bash call; a session without an
+//     id (a Go caller with no session) shares one state. The rules a
+//     session remembered end with the session.
+package permissions
