@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -309,6 +310,26 @@ func TestSandboxNetworkOff(t *testing.T) {
 	}
 }
 
+// TestSandboxFirstCommandsOfSessions: the first command of each session,
+// which makes the session's network namespace, runs, many sessions at
+// once. (Without root, a holder's namespace was once joined before the
+// holder had written its uid map: the command's own bwrap could then make
+// no namespace, now and then.)
+func TestSandboxFirstCommandsOfSessions(t *testing.T) {
+	s := newSbx(t, "bwrap", config.SandboxWorkspaceWrite, nil)
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Go(func() {
+			owner := session.New(fmt.Sprintf("first-%d", i), s.ws)
+			defer owner.End()
+			if r := s.runSpec(bash.Request{Command: "true", Owner: owner}); exitCode(r) != "0" {
+				t.Errorf("session %d's first command: %+v", i, r)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func TestSandboxSessionSharesItsNetwork(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("SKIP-REASON: no /usr/bin/python3 for the dev server")
@@ -406,7 +427,7 @@ func TestSandboxAsNonRoot(t *testing.T) {
 	must(t, os.Chmod(dir, 0o755))
 	t.Cleanup(func() { os.RemoveAll(run) })
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", bin,
-		"-test.run", "^TestSandbox(WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets)$",
+		"-test.run", "^TestSandbox(WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|FirstCommandsOfSessions|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets)$",
 		"-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, nonRootRunDir+"="+run)
 	cmd.Dir = tmp

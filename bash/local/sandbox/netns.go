@@ -152,32 +152,45 @@ func onThreadIn(enter, fn func() error) error {
 }
 
 // newHolder starts a session's holder: bwrap with a user and a network
-// namespace of its own (bwrap brings lo up), running a shell that waits
-// for its stdin to close. bwrap reports its child's pid on the info fd.
+// namespace of its own (bwrap brings lo up), running a shell that says
+// ready, then waits for its stdin to close. bwrap reports its child's pid
+// on the info fd — before that child has written its uid and gid maps: a
+// command that joined the user namespace then would have no uid there, and
+// its own bwrap could make no namespace. So the holder is ready only once
+// its shell runs.
 func (b *bwrapBackend) newHolder(s *Sandbox) (*sessionNet, error) {
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	defer infoR.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		infoW.Close()
+		return nil, err
+	}
+	defer readyR.Close()
 	stdin, stop, err := os.Pipe()
 	if err != nil {
 		infoW.Close()
+		readyW.Close()
 		return nil, err
 	}
 	cmd := &exec.Cmd{
 		Path: b.path,
 		Args: []string{"bwrap", "--unshare-user", "--unshare-net", "--die-with-parent",
-			"--ro-bind", "/", "/", "--info-fd", "3", "--", s.shell, "-c", "read -r _"},
+			"--ro-bind", "/", "/", "--info-fd", "3", "--", s.shell, "-c", "echo ready; exec >&-; read -r _"},
 		Env:         s.env,
 		Dir:         "/",
 		Stdin:       stdin,
+		Stdout:      readyW,
 		ExtraFiles:  []*os.File{infoW},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	}
 	err = cmd.Start()
 	stdin.Close()
 	infoW.Close()
+	readyW.Close()
 	if err != nil {
 		stop.Close()
 		return nil, fmt.Errorf("sandbox: network holder: %w", err)
@@ -189,6 +202,11 @@ func (b *bwrapBackend) newHolder(s *Sandbox) (*sessionNet, error) {
 		stop.Close()
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("sandbox: network holder reported no pid: %v", err)
+	}
+	if line, err := bufio.NewReader(readyR).ReadString('\n'); line != "ready\n" {
+		stop.Close()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("sandbox: network holder did not start: %v", err)
 	}
 	return &sessionNet{fd: -1, holder: cmd, stop: stop, pid: info.ChildPid}, nil
 }
