@@ -2,14 +2,10 @@ package permissions
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
+	"github.com/dsh-go/dsh/internal/claude"
 	"github.com/dsh-go/dsh/policy"
 )
 
@@ -24,33 +20,6 @@ type Source struct {
 	Note string
 }
 
-// claudeFiles are Claude Code's settings files in the order of docs/spec.md
-// §9.5, with whether each is managed (malformed: every call fails) or a
-// project file (allow rules only when trusted).
-type claudeFile struct {
-	path    string
-	managed bool
-	project bool
-}
-
-func (g *Gate) claudeFiles(project string) []claudeFile {
-	files := []claudeFile{{path: filepath.Join(g.managedDir, "managed-settings.json"), managed: true}}
-	drop, _ := filepath.Glob(filepath.Join(g.managedDir, "managed-settings.d", "*.json"))
-	slices.Sort(drop)
-	for _, p := range drop {
-		files = append(files, claudeFile{path: p, managed: true})
-	}
-	if g.home != "" {
-		files = append(files, claudeFile{path: filepath.Join(g.home, ".claude", "settings.json")})
-	}
-	if project != "" {
-		files = append(files,
-			claudeFile{path: filepath.Join(project, ".claude", "settings.json"), project: true},
-			claudeFile{path: filepath.Join(project, ".claude", "settings.local.json"), project: true})
-	}
-	return files
-}
-
 // settings is the part of a Claude Code settings file dsh reads.
 type settings struct {
 	Permissions struct {
@@ -63,22 +32,19 @@ type settings struct {
 // readClaude reads one settings file. A missing file gives no source. A
 // malformed managed file is returned as an error: the session's calls are
 // then denied; any other unusable content is skipped with a warning.
-func (g *Gate) readClaude(f claudeFile, trustProjectAllow bool) ([]policy.Rule, *Source, error) {
-	data, err := os.ReadFile(f.path)
-	if errors.Is(err, fs.ErrNotExist) {
+func (g *Gate) readClaude(f claude.File, trustProjectAllow bool) ([]policy.Rule, *Source, error) {
+	var s settings
+	found, err := claude.Read(f.Path, &s)
+	if !found {
 		return nil, nil, nil
 	}
-	src := &Source{Name: f.path}
-	var s settings
-	if err == nil {
-		err = json.Unmarshal(data, &s)
-	}
+	src := &Source{Name: f.Path}
 	if err != nil {
 		src.Note = "unusable: " + err.Error()
-		if f.managed {
+		if f.Managed {
 			return nil, src, err
 		}
-		g.log.Warn("permissions: skipping a Claude Code settings file", "file", f.path, "err", err)
+		g.log.Warn("permissions: skipping a Claude Code settings file", "file", f.Path, "err", err)
 		return nil, src, nil
 	}
 	var rules []policy.Rule
@@ -86,13 +52,13 @@ func (g *Gate) readClaude(f claudeFile, trustProjectAllow bool) ([]policy.Rule, 
 		kind  policy.Kind
 		items []json.RawMessage
 	}{{policy.KindAllow, s.Permissions.Allow}, {policy.KindAsk, s.Permissions.Ask}, {policy.KindDeny, s.Permissions.Deny}} {
-		if l.kind == policy.KindAllow && f.project && !trustProjectAllow {
+		if l.kind == policy.KindAllow && f.Project && !trustProjectAllow {
 			if len(l.items) > 0 {
 				src.Note = "allow rules ignored (trustProjectAllow: false)"
 			}
 			continue
 		}
-		rules = append(rules, g.bashRules(f.path, l.kind, l.items)...)
+		rules = append(rules, g.bashRules(f.Path, l.kind, l.items)...)
 	}
 	src.Rules = len(rules)
 	return rules, src, nil

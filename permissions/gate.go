@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/claude"
 	"github.com/dsh-go/dsh/policy"
 	"github.com/dsh-go/dsh/session"
 )
@@ -55,8 +56,7 @@ type Gate struct {
 	remote     bool
 	log        *slog.Logger
 
-	mu       sync.Mutex
-	sessions map[*session.Session]*sessionState
+	sessions *session.Store[*sessionState]
 }
 
 // New returns the gate of cfg, a section that passed validation (a rule
@@ -88,16 +88,13 @@ func newGate(cfg config.Permissions, opts Options) *Gate {
 		defaultCwd: opts.DefaultCwd,
 		remote:     opts.RemoteSessions,
 		log:        opts.Logger,
-		sessions:   make(map[*session.Session]*sessionState),
 	}
+	g.sessions = session.NewStore(g.load)
 	if g.home == "" {
 		g.home, _ = os.UserHomeDir()
 	}
 	if g.projectDir == "" {
 		g.projectDir = os.Getenv("CLAUDE_PROJECT_DIR")
-	}
-	if g.managedDir == "" {
-		g.managedDir = "/etc/claude-code"
 	}
 	if g.defaultCwd == "" && g.remote {
 		g.defaultCwd = "~" // the remote user's home
@@ -145,29 +142,7 @@ func (st *sessionState) remember(rules []policy.Rule) {
 
 // state returns s's state, made (and its settings files read) on first
 // use; nil s is the state of calls without a session.
-func (g *Gate) state(s *session.Session) *sessionState {
-	g.mu.Lock()
-	st, ok := g.sessions[s]
-	g.mu.Unlock()
-	if ok {
-		return st
-	}
-	st = g.load(s)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if won, ok := g.sessions[s]; ok {
-		return won // a concurrent first call read the files too
-	}
-	g.sessions[s] = st
-	if s != nil {
-		s.OnEnd(func() {
-			g.mu.Lock()
-			delete(g.sessions, s)
-			g.mu.Unlock()
-		})
-	}
-	return st
-}
+func (g *Gate) state(s *session.Session) *sessionState { return g.sessions.Get(s) }
 
 // load reads the rules a session starts with: dsh's own, then those of the
 // Claude Code settings files.
@@ -179,14 +154,15 @@ func (g *Gate) load(s *session.Session) *sessionState {
 	rules := append([]policy.Rule(nil), g.own...)
 	st.sources = []Source{{Name: "dsh config", Rules: len(g.own)}}
 	if *g.cfg.ClaudeSettings {
-		for _, f := range g.claudeFiles(g.project(s)) {
+		places := claude.Places{ManagedDir: g.managedDir, Home: g.home, Project: g.project(s)}
+		for _, f := range places.Files() {
 			r, src, err := g.readClaude(f, g.cfg.TrustProjectAllow)
 			if src == nil {
 				continue
 			}
 			st.sources = append(st.sources, *src)
 			if err != nil && st.managed == "" {
-				st.managed = f.path
+				st.managed = f.Path
 			}
 			rules = append(rules, r...)
 		}
