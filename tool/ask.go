@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -23,6 +24,19 @@ type Question struct {
 	// Remember, when not empty, offers to allow these rules for the rest
 	// of the session (and the front end shows them); empty: not offered.
 	Remember []string
+	// Resume is what the steps before the question settled, set when the
+	// call is suspended (Suspend): the front end hands it back with the
+	// repeated call (Call.Resume), so that the answer applies to what was
+	// asked about and the steps do not run twice.
+	Resume *Resume
+}
+
+// Resume is what the pre-execute steps settled before a question: the
+// arguments they passed on (hooks may have rewritten them) and their
+// advice.
+type Resume struct {
+	Args   json.RawMessage `json:"args"`
+	Advice Advice          `json:"advice"`
 }
 
 // RememberTitle is the label of the choice that remembers (exact,
@@ -100,4 +114,26 @@ func withConsents(ctx context.Context, consents []string) context.Context {
 func Consented(ctx context.Context, what string) bool {
 	c, _ := ctx.Value(consentsKey{}).([]string)
 	return slices.Contains(c, what)
+}
+
+// Advice is what the steps before the one that decides (hooks) said about
+// a call: that it may run without asking, or that the user must be asked
+// (Ask is then the reason). The deciding step weighs it against its own
+// rules (docs/spec.md §10): advice never overrides a refusal.
+type Advice struct {
+	Allow bool   `json:"allow,omitempty"`
+	Ask   string `json:"ask,omitempty"`
+}
+
+type adviceKey struct{}
+
+// WithAdvice returns ctx carrying a, for the steps after this one.
+func WithAdvice(ctx context.Context, a Advice) context.Context {
+	return context.WithValue(ctx, adviceKey{}, a)
+}
+
+// AdviceFrom returns the advice ctx carries; the zero Advice when none.
+func AdviceFrom(ctx context.Context) Advice {
+	a, _ := ctx.Value(adviceKey{}).(Advice)
+	return a
 }

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/internal/safe"
 )
@@ -18,6 +20,7 @@ import (
 // call uses the definitions and middleware as they were when it started.
 type Registry struct {
 	log    *slog.Logger
+	seq    atomic.Uint64
 	mu     sync.RWMutex
 	tools  map[string]Definition
 	order  []string // registration order, for listing
@@ -140,8 +143,9 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 		return errorResult(err, CodeInvalidArgs)
 	}
 
+	call.Seq = r.seq.Add(1)
 	var res Result
-	decision, err := r.runPre(ctx, call, pre)
+	decision, final, err := r.runPre(ctx, call, pre)
 	switch {
 	case err != nil:
 		res = errorResult(err, CodePanic)
@@ -150,7 +154,8 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	case decision.Verdict == Ask:
 		res = ErrorResult(CodeApprovalRequired, decision.reasonOr(fmt.Sprintf("tool %q requires approval (not yet supported)", call.Name)))
 	case decision.Verdict == Allow:
-		res = r.runTool(withConsents(ctx, decision.Consents), def, call)
+		res = r.runFinal(withConsents(ctx, decision.Consents), def, call, final)
+		call = final
 	case decision.Verdict == Suspend && decision.Question != nil:
 		// Nothing ran and nothing was decided yet: post-execute has
 		// nothing to see.
@@ -159,15 +164,32 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 		res = ErrorResult(CodeDenied, fmt.Sprintf("tool %q was denied: unknown verdict %d", call.Name, decision.Verdict))
 	}
 
+	if len(decision.Notes) > 0 {
+		res.Notes = append(slices.Clone(res.Notes), decision.Notes...)
+	}
 	after, err := r.runPost(ctx, call, res, post)
 	switch {
 	case err != nil:
 		return errorResult(err, CodePanic)
 	case after.Block:
 		return ErrorResult(CodeBlocked, after.feedbackOr(fmt.Sprintf("the result of tool %q was blocked", call.Name)))
-	case after.Context != "":
-		res.Notes = append(slices.Clone(res.Notes), after.Context)
+	case len(after.Notes) > 0:
+		res.Notes = append(slices.Clone(res.Notes), after.Notes...)
 	}
+	return res
+}
+
+// runFinal runs the arguments the waterfall settled on: validated again
+// when a step replaced them, and reported in the result.
+func (r *Registry) runFinal(ctx context.Context, def Definition, call, final Call) Result {
+	if bytes.Equal(final.Args, call.Args) {
+		return r.runTool(ctx, def, call)
+	}
+	if _, err := Validate(def.Parameters, final.Args); err != nil {
+		return errorResult(err, CodeInvalidArgs)
+	}
+	res := r.runTool(ctx, def, final)
+	res.Args = final.Args
 	return res
 }
 
@@ -178,11 +200,11 @@ func (r *Registry) runTool(ctx context.Context, def Definition, call Call) Resul
 		err error
 	)
 	if perr := safe.Call(r.log, "tool", func() { res, err = def.Execute(ctx, call) }, "tool", call.Name); perr != nil {
-		return ErrorResult(CodePanic, perr.Error())
+		res = ErrorResult(CodePanic, perr.Error())
+	} else if err != nil {
+		res = errorResult(err, CodeFailed)
 	}
-	if err != nil {
-		return errorResult(err, CodeFailed)
-	}
+	res.Executed = true
 	return res
 }
 

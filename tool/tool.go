@@ -96,6 +96,14 @@ type Call struct {
 	// Asker asks the call's user for an approval; nil when nobody can be
 	// asked.
 	Asker Asker
+	// Resume, on a call a front end repeats after a question (Suspend),
+	// is what the steps settled the first time; trusted: the front end
+	// checks that it gave it.
+	Resume *Resume
+	// Seq numbers the call among the registry's calls, so that the steps
+	// before and after it can name it alike (a hook's tool_use_id); the
+	// registry sets it.
+	Seq uint64
 }
 
 // Decode unmarshals the call's arguments into v. Execute functions call it
@@ -137,6 +145,13 @@ type Result struct {
 	// Question, when set, suspends the call: nothing ran, and the front
 	// end asks it and repeats the call with the answer (see ErrSuspend).
 	Question *Question
+	// Executed reports that the tool ran (its result, an error or not, is
+	// the tool's own, not a validation error or a refusal).
+	Executed bool
+	// Args are the arguments the tool ran when a pre-execute step replaced
+	// the call's; nil when it ran them as sent. Presenters and logs take
+	// these.
+	Args json.RawMessage
 }
 
 // TextResult is a successful result of one text block.

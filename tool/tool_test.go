@@ -206,7 +206,7 @@ func TestDenyShortCircuitsAndReachesPost(t *testing.T) {
 	var seen Result
 	r.UsePost(func(ctx context.Context, call Call, res Result, next PostNext) PostDecision {
 		seen = res
-		return PostDecision{Context: "policy note"}
+		return PostDecision{Notes: []string{"policy note"}}
 	})
 	res := r.Execute(context.Background(), Call{Name: "t"})
 	if executed || laterRan {
@@ -516,5 +516,39 @@ func TestIsInteger(t *testing.T) {
 	huge := json.Number(strings.Repeat("9", 2<<20) + ".5")
 	if isInteger(huge) {
 		t.Error("a 2 MiB number with a fraction is an integer")
+	}
+}
+
+// TestReplacedArguments: the tool runs the arguments the waterfall settled
+// on, validated again; post-execute and the result see them.
+func TestReplacedArguments(t *testing.T) {
+	schema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"n": {Type: "number"}}}
+	var ran, posted string
+	r := newRegistry(t, Definition{Name: "t", Parameters: schema, Execute: func(_ context.Context, c Call) (Result, error) {
+		ran = string(c.Args)
+		return TextResult("ok"), nil
+	}})
+	replace := `{"n": 2}`
+	r.UsePre(func(ctx context.Context, c Call, next PreNext) Decision {
+		c.Args = json.RawMessage(replace)
+		return next(ctx, c)
+	})
+	r.UsePost(func(ctx context.Context, c Call, res Result, next PostNext) PostDecision {
+		posted = string(c.Args)
+		return next(ctx, c, res)
+	})
+	res := r.Execute(context.Background(), Call{Name: "t", Args: json.RawMessage(`{"n": 1}`)})
+	if ran != replace || posted != replace || string(res.Args) != replace || !res.Executed {
+		t.Errorf("ran %s, post-execute saw %s, result %+v", ran, posted, res)
+	}
+	replace, ran = `{"n": "two"}`, ""
+	res = r.Execute(context.Background(), Call{Name: "t", Args: json.RawMessage(`{"n": 1}`)})
+	if ran != "" || res.Text() != `Error: invalid arguments: "n" must be a number` || res.Executed {
+		t.Errorf("invalid replacement: ran %q, %+v", ran, res)
+	}
+	// Unchanged arguments are not reported.
+	replace = `{"n": 1}`
+	if res := r.Execute(context.Background(), Call{Name: "t", Args: json.RawMessage(`{"n": 1}`)}); res.Args != nil {
+		t.Errorf("unchanged arguments reported: %s", res.Args)
 	}
 }

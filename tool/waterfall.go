@@ -33,6 +33,9 @@ type Decision struct {
 	Reason  string
 	// Code classifies a Deny's error result; "" means CodeDenied.
 	Code string
+	// Notes are added to the result's Notes, whatever it is (a hook's
+	// additional context).
+	Notes []string
 	// Question is what a Suspend asks.
 	Question *Question
 	// Consents name what the user consented to on the way, beyond running
@@ -56,8 +59,9 @@ type PreNext func(ctx context.Context, call Call) Decision
 
 // PreExecute is a pre-execute middleware. It may decide at once (allow,
 // deny, ask), or call next and return, or change, what the rest decided.
-// The call it passes to next is for the middleware after it; the tool
-// always runs the call as the registry received it.
+// It may pass next a call with other arguments: the steps after it see
+// them, and when the waterfall allows, the tool runs the arguments the
+// last step passed on, validated again (docs/spec.md §5).
 type PreExecute func(ctx context.Context, call Call, next PreNext) Decision
 
 // PostDecision is what the post-execute waterfall decided about a result.
@@ -65,9 +69,9 @@ type PostDecision struct {
 	// Block replaces the result with an error result `Error: <Feedback>`.
 	Block    bool
 	Feedback string
-	// Context, when the result is accepted, is added to the result's
-	// Notes.
-	Context string
+	// Notes, when the result is accepted, are added to the result's
+	// Notes, in order.
+	Notes []string
 }
 
 func (d PostDecision) feedbackOr(fallback string) string {
@@ -125,18 +129,21 @@ func (r *Registry) UsePost(mw PostExecute) (remove func()) {
 }
 
 // runPre runs the pre-execute chain. A panic anywhere in it becomes err.
-func (r *Registry) runPre(ctx context.Context, call Call, chain []PreExecute) (d Decision, err error) {
+// The call its end saw is returned as final: what the tool runs.
+func (r *Registry) runPre(ctx context.Context, call Call, chain []PreExecute) (d Decision, final Call, err error) {
+	final = call
 	var step func(i int) PreNext
 	step = func(i int) PreNext {
 		return func(ctx context.Context, call Call) Decision {
 			if i == len(chain) {
+				final = call
 				return Decision{Verdict: Allow}
 			}
 			return chain[i](ctx, call, step(i+1))
 		}
 	}
 	err = r.contain("pre-execute middleware", func() { d = step(0)(ctx, call) })
-	return d, err
+	return d, final, err
 }
 
 // runPost runs the post-execute chain. A panic anywhere in it becomes err.

@@ -383,6 +383,11 @@ type Structured struct {
 	TaskID     string       `json:"taskId,omitempty"`
 	Stdout     *StreamFacts `json:"stdout,omitempty"`
 	Stderr     *StreamFacts `json:"stderr,omitempty"`
+	// StdoutText and StderrText are each stream's text as the model reads
+	// it, for the hooks' tool_response; not structuredContent (the text
+	// block carries them).
+	StdoutText string `json:"-"`
+	StderrText string `json:"-"`
 }
 
 // StreamFacts describes one stream of a foreground run.
@@ -405,6 +410,8 @@ func structured(r bash.Result) Structured {
 		TimedOut:   r.TimedOut,
 		TimeoutMs:  r.TimeoutMs,
 		DurationMs: r.Duration.Milliseconds(),
+		StdoutText: streamText(r.Stdout),
+		StderrText: streamText(r.Stderr),
 		Stdout:     facts(r.Stdout),
 		Stderr:     facts(r.Stderr),
 	}
