@@ -23,8 +23,8 @@ const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js")
 const { ElicitRequestSchema } = await load("types.js");
 
 const [mode, target, ...rest] = process.argv.slice(2);
-if (!(mode === "stdio" && rest.length === 2) && !(mode === "http" && rest.length === 1)) {
-  console.error("usage: node .ci/mcp-elicit.mjs stdio PATH/TO/dsh CONFIG WORKDIR | http URL WORKDIR");
+if (!((mode === "stdio" || mode === "hooks") && rest.length === 2) && !(mode === "http" && rest.length === 1)) {
+  console.error("usage: node .ci/mcp-elicit.mjs stdio|hooks PATH/TO/dsh CONFIG WORKDIR | http URL WORKDIR");
   process.exit(2);
 }
 const workdir = rest[rest.length - 1];
@@ -55,7 +55,7 @@ async function connect(answer) {
       return answer(req.params);
     });
   }
-  const transport = mode === "stdio"
+  const transport = mode !== "http"
     ? new StdioClientTransport({ command: target, args: ["mcp", "--config", rest[0], "--workdir", workdir], stderr: "ignore" })
     : new StreamableHTTPClientTransport(new URL(target));
   await client.connect(transport);
@@ -65,6 +65,22 @@ async function connect(answer) {
 async function bash(session, command) {
   const res = await session.client.callTool({ name: "bash", arguments: { command, description: "policy check" } });
   return { text: res.content.filter((c) => c.type === "text").map((c) => c.text).join("\n"), isError: !!res.isError };
+}
+
+// Hooks (issue 13), with the hooks config of .ci/mcp-elicit.sh: a
+// PreToolUse guard that refuses force pushes, and a PostToolUse hook that
+// adds a note to failing commands.
+if (mode === "hooks") {
+  const s = await connect(null);
+  const blocked = await bash(s, "echo git push --force");
+  expect("a PreToolUse hook blocks", blocked.text, "Error: blocked by hook: no force pushes");
+  const ran = await bash(s, "echo git push");
+  expect("the hook lets the rest through", ran.text, "git push\n");
+  const failing = await bash(s, "exit 4");
+  expect("a PostToolUse note follows the result", failing.text, "(no output)\n[exit code: 4]\n[hook] exit code 4 seen");
+  await s.client.close();
+  clearTimeout(watchdog);
+  process.exit(failed ? 1 : 0);
 }
 
 const marker = (name) => join(workdir, name);

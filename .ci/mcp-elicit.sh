@@ -57,6 +57,32 @@ mkdir -p "$tmp/stdio"
 echo "== MCP elicitation over stdio ($bin mcp)"
 node .ci/mcp-elicit.mjs stdio "$bin" "$tmp/dsh.yaml" "$tmp/stdio" || failed=1
 
+# Hooks through the same client (issue 13).
+cat >"$tmp/guard.sh" <<'SH'
+#!/bin/bash
+grep -q -- '--force' && { echo "no force pushes" >&2; exit 2; }
+exit 0
+SH
+cat >"$tmp/note.sh" <<'SH'
+#!/bin/bash
+code=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["tool_response"]["exitCode"])')
+[ "$code" != 0 ] && printf '{"decision":"block","reason":"exit code %s seen"}' "$code"
+exit 0
+SH
+chmod +x "$tmp/guard.sh" "$tmp/note.sh"
+cat >"$tmp/hooks.yaml" <<YAML
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks: [{type: command, command: $tmp/guard.sh}]
+  PostToolUse:
+    - matcher: Bash
+      hooks: [{type: command, command: $tmp/note.sh}]
+YAML
+mkdir -p "$tmp/hooks"
+echo "== MCP hooks over stdio ($bin mcp)"
+node .ci/mcp-elicit.mjs hooks "$bin" "$tmp/hooks.yaml" "$tmp/hooks" || failed=1
+
 port=$(node -e '
   const s = require("net").createServer();
   s.listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });

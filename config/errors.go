@@ -66,6 +66,15 @@ func (e *Error) within(section string, lines map[string]int) *Error {
 	if c.Line == 0 && c.other != "" {
 		c.Line = lines[c.other]
 	}
+	// A key the file leaves out has no line: its mapping's is the place.
+	for k := c.Key; c.Line == 0 && k != ""; {
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+		c.Line = lines[k]
+	}
 	return &c
 }
 

@@ -37,6 +37,12 @@ type File struct {
 	Tasks Tasks `yaml:"tasks,omitempty"`
 	// Permissions is the command policy; nil: none (every call runs).
 	Permissions *Permissions `yaml:"permissions,omitempty"`
+	// Hooks are hook commands run around tool calls.
+	Hooks Hooks `yaml:"hooks,omitempty"`
+	// ClaudeHooks also loads the hooks of Claude Code's settings files;
+	// TrustProjectHooks those of the project's .claude/ files as well.
+	ClaudeHooks       bool `yaml:"claudeHooks,omitempty"`
+	TrustProjectHooks bool `yaml:"trustProjectHooks,omitempty"`
 }
 
 // Bash is the bash tool's section.
@@ -125,7 +131,7 @@ func (f File) validate(lines map[string]int) error {
 		name string
 		err  error
 	}
-	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"tasks", f.Tasks.Validate()}}
+	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"tasks", f.Tasks.Validate()}, {"hooks", f.Hooks.Validate()}}
 	if f.Permissions != nil {
 		sections = append(sections, section{"permissions", f.Permissions.Validate()})
 	}

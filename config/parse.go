@@ -175,7 +175,32 @@ func (f *File) decoder() decoder {
 			field{"maxWaitTimeoutMs", number(&f.Tasks.MaxWaitTimeoutMs)},
 		)},
 		field{"permissions", present(&f.Permissions, (*Permissions).decoder)},
+		field{"hooks", f.Hooks.decoder()},
+		field{"claudeHooks", boolean(&f.ClaudeHooks)},
+		field{"trustProjectHooks", boolean(&f.TrustProjectHooks)},
 	)
+}
+
+// list decodes a list whose items have the schema of T; a null item is
+// T's zero value.
+func list[T any](dst *[]T, schema func(*T) decoder) decoder {
+	return func(p *parser, n *yaml.Node, path string) error {
+		if n.Kind != yaml.SequenceNode {
+			return errType(path, "a list", n.Line)
+		}
+		out := make([]T, len(n.Content))
+		for i, item := range n.Content {
+			key := itemKey(path, i)
+			p.lines[key] = lineOf(follow(item), n)
+			if err := p.decode(schema(&out[i]), item, key); err != nil {
+				return err
+			}
+		}
+		if len(out) > 0 {
+			*dst = out
+		}
+		return nil
+	}
 }
 
 // decoder is the schema of the permissions section.

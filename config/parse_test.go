@@ -616,3 +616,48 @@ func errorsAs(err error, target **Error) bool {
 	}
 	return ok
 }
+
+func TestParseHooks(t *testing.T) {
+	f, err := Parse([]byte(`
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: ./check.sh
+          timeout: 5
+          if: "Bash(git push *)"
+          failClosed: true
+  PostToolUse:
+    - hooks: [{type: command, command: ./log.sh}]
+claudeHooks: true
+trustProjectHooks: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := File{
+		Hooks: Hooks{
+			PreToolUse:  []HookGroup{{Matcher: "Bash", Hooks: []Hook{{Type: "command", Command: "./check.sh", Timeout: 5, If: "Bash(git push *)", FailClosed: true}}}},
+			PostToolUse: []HookGroup{{Hooks: []Hook{{Type: "command", Command: "./log.sh"}}}},
+		},
+		ClaudeHooks: true, TrustProjectHooks: true,
+	}
+	if diff := cmp.Diff(want, f); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	for doc, want := range map[string]string{
+		"hooks: {PreToolUse: [{hooks: [{type: http, command: x}]}]}":                   `hooks.PreToolUse[0].hooks[0].type: "http": dsh runs only hooks of type "command" (line 1)`,
+		"hooks:\n  PreToolUse:\n    - hooks:\n        - type: command\n":               `hooks.PreToolUse[0].hooks[0].command must be a command (line 4)`,
+		"hooks:\n  PreToolUse:\n    - matcher: 'Bash('\n      hooks: []\n":             "hooks.PreToolUse[0].matcher: \"Bash(\" is not a regular expression: error parsing regexp: missing closing ): `Bash(` (line 3)",
+		"hooks: {PreToolUse: [{hooks: [{type: command, command: x, timeout: 0}]}]}":    `hooks.PreToolUse[0].hooks[0].timeout must be a positive finite number (line 1)`,
+		"hooks: {PreToolUse: [{hooks: [{type: command, command: x, if: 'Read(x)'}]}]}": `hooks.PreToolUse[0].hooks[0].if: invalid rule "Read(x)": names another tool: only Bash rules apply to commands (line 1)`,
+		"hooks: {PreToolUse: [{hooks: [{type: command, command: x, args: [a]}]}]}":     `hooks.PreToolUse[0].hooks[0].args: unknown key (line 1)`,
+		"hooks: {Stop: []}":                 `hooks.Stop: unknown key (line 1)`,
+		"hooks: {PreToolUse: {matcher: x}}": `hooks.PreToolUse must be a list (line 1)`,
+	} {
+		if _, err := Parse([]byte(doc)); errText(err) != want {
+			t.Errorf("%q:\n got %q\nwant %q", doc, errText(err), want)
+		}
+	}
+}

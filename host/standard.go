@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/bash/ssh"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/hooks"
 	"github.com/dsh-go/dsh/permissions"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/tasks"
@@ -35,8 +36,11 @@ type Stack struct {
 	// Gate applies the command policy and asks about calls that leave the
 	// sandbox; nil without a permissions section and without a sandbox.
 	Gate *permissions.Gate
+	// Hooks run hook commands around calls; nil without hooks configured.
+	Hooks *hooks.Hooks
 
-	host *Host
+	host      *Host
+	hooksExec *local.Executor // the hooks' own executor, with executor ssh
 }
 
 // plugins maps the names of the config's tools list to their plugins.
@@ -70,6 +74,10 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	if cfg.Has(config.ToolTasks) {
 		s.Tasks = tasks.New(tasks.Config{MaxRunningPerSession: cfg.Tasks.MaxRunningPerSession, Logger: o.log})
 	}
+	if err := s.useHooks(cfg, o); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	s.Gate = newGate(cfg, o)
 	if s.Gate != nil {
 		s.Tools.UsePre(s.Gate.Middleware())
@@ -86,7 +94,8 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 // (docs/spec.md §11), which needs the gate even without a section. nil
 // when there is neither: nothing to decide, nothing to pay.
 func newGate(cfg config.File, o options) *permissions.Gate {
-	if cfg.Permissions == nil && !cfg.Local.Sandbox.On() {
+	// Hooks and leaving the sandbox may ask the user even without rules.
+	if cfg.Permissions == nil && !cfg.Local.Sandbox.On() && !hooks.Configured(cfg) {
 		return nil
 	}
 	po := o.permissions
@@ -158,5 +167,36 @@ func (s *Stack) Close() error {
 	if s.Tasks != nil {
 		s.Tasks.Close()
 	}
-	return s.Executor.Close()
+	err := s.Executor.Close()
+	if s.hooksExec != nil {
+		err = errors.Join(err, s.hooksExec.Close())
+	}
+	return err
+}
+
+// useHooks installs the hooks, when cfg has any, before the command policy
+// (they feed it: docs/spec.md §10). Hook commands run on this machine
+// through a local executor: the stack's, or one of their own with executor
+// ssh.
+func (s *Stack) useHooks(cfg config.File, o options) error {
+	if !hooks.Configured(cfg) {
+		return nil
+	}
+	exec := s.Local
+	if exec == nil {
+		e, err := local.New(cfg.Local, local.WithLogger(o.log))
+		if err != nil {
+			return err
+		}
+		s.hooksExec, exec = e, e
+	}
+	po := o.permissions
+	h, err := hooks.New(cfg, exec, hooks.Options{Home: po.Home, ManagedDir: po.ManagedDir, ProjectDir: po.ProjectDir, DefaultCwd: cfg.Local.Cwd, Logger: o.log})
+	if err != nil {
+		return err
+	}
+	s.Hooks = h
+	s.Tools.UsePre(h.Pre(s.Tools))
+	s.Tools.UsePost(h.Post())
+	return nil
 }

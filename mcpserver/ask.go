@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,8 +60,10 @@ func serverRequests(ss *mcp.ServerSession) bool {
 	return p == nil || p.ProtocolVersion < inputRequestsFrom
 }
 
-// asker is the call's asker: nil when the client cannot be asked.
-func (s *Server) asker(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw) tool.Asker {
+// asker is the call's asker: nil when the client cannot be asked. On a
+// retry whose state verified (resumed), it answers with the client's
+// answer.
+func (s *Server) asker(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw, resumed bool) tool.Asker {
 	if ss == nil || !canElicit(ss) {
 		return nil
 	}
@@ -75,7 +79,7 @@ func (s *Server) asker(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw) too
 			return answer(res), nil
 		})
 	}
-	if res, ok := params.InputResponses[approvalInput].(*mcp.ElicitResult); ok && s.verify(ss, params) {
+	if res, ok := params.InputResponses[approvalInput].(*mcp.ElicitResult); ok && resumed {
 		return tool.AskerFunc(func(context.Context, tool.Question) (tool.Answer, error) { return answer(res), nil })
 	}
 	return tool.AskerFunc(func(context.Context, tool.Question) (tool.Answer, error) { return tool.Answer{}, tool.ErrSuspend })
@@ -104,28 +108,41 @@ func answer(res *mcp.ElicitResult) tool.Answer {
 
 // suspended is the result that asks q as an input request.
 func (s *Server) suspended(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw, q *tool.Question) *mcp.CallToolResult {
+	resume, _ := json.Marshal(q.Resume)
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{approvalInput: elicitParams(*q)},
-		RequestState:  s.state(ss, params),
+		RequestState:  base64.RawURLEncoding.EncodeToString(resume) + "." + s.mac(ss, params, resume),
 	}
 }
 
-// state is the request state of a suspended call: an HMAC over the
-// session, the tool, its arguments and the input asked about (the same
-// arguments until hooks may rewrite them).
-func (s *Server) state(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw) string {
+// mac signs what a suspended call settled (resume: the input after hooks,
+// their advice) with the session, the tool and the arguments it was asked
+// for.
+func (s *Server) mac(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw, resume []byte) string {
 	mac := hmac.New(sha256.New, s.stateKey)
-	for _, part := range [][]byte{[]byte(ss.ID()), []byte(params.Name), params.Arguments, params.Arguments} {
+	for _, part := range [][]byte{[]byte(ss.ID()), []byte(params.Name), params.Arguments, resume} {
 		fmt.Fprintf(mac, "%d:", len(part))
 		mac.Write(part)
 	}
 	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// verify reports whether a retry's request state is the one this server
-// gave for the same session and arguments.
-func (s *Server) verify(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw) bool {
-	return params.RequestState != "" && hmac.Equal([]byte(params.RequestState), []byte(s.state(ss, params)))
+// resumed returns what a retry's request state says was settled, when this
+// server gave that state for the same session, tool and arguments; ok is
+// false for any other retry, which is a new call.
+func (s *Server) resumed(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw) (r *tool.Resume, ok bool) {
+	enc, sig, found := strings.Cut(params.RequestState, ".")
+	if ss == nil || !found {
+		return nil, false
+	}
+	resume, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil || !hmac.Equal([]byte(sig), []byte(s.mac(ss, params, resume))) {
+		return nil, false
+	}
+	if json.Unmarshal(resume, &r) != nil {
+		return nil, false
+	}
+	return r, true
 }
 
 // newStateKey is the per-process key of the request states.

@@ -136,3 +136,51 @@ func TestDowngradedClientFallsBack(t *testing.T) {
 	for lines.Scan() {
 	}
 }
+
+// TestRetryDoesNotRerunHooks: a call asked with an input request is
+// repeated with the answer; the PreToolUse hooks ran the first time, and
+// what they settled (here, a rewritten command) is what runs.
+func TestRetryDoesNotRerunHooks(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "hook-runs")
+	hook := config.Hook{Type: "command", Command: `echo run >> ` + count + `; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"touch rewritten"}}}'`}
+	cfg := config.File{
+		Permissions: &config.Permissions{Default: "ask", ClaudeSettings: new(false)},
+		Hooks:       config.Hooks{PreToolUse: []config.HookGroup{{Matcher: "Bash", Hooks: []config.Hook{hook}}}},
+	}
+	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
+	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: dir, Version: "test"})
+	defer s.Close()
+	var asked []string
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	ct, stt := mcp.NewInMemoryTransports()
+	if _, err := s.MCP().Connect(t.Context(), stt, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := client.Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "touch original", "description": "d"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := os.ReadFile(count)
+	if got := texts(res); len(got) != 1 || got[0] != "(no output)" || len(asked) != 1 || !strings.Contains(asked[0], "touch rewritten") || string(runs) != "run\n" {
+		t.Errorf("result %q, questions %q, hook runs %q", got, asked, runs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rewritten")); err != nil {
+		t.Error("the rewritten command did not run")
+	}
+}

@@ -162,7 +162,9 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 				}
 			})
 		}
-		res := s.opts.Tools.Execute(ctx, tool.Call{Name: name, Args: req.Params.Arguments, Session: owner, Asker: s.asker(req.Session, req.Params)})
+		resume, resumed := s.resumed(req.Session, req.Params)
+		call := tool.Call{Name: name, Args: req.Params.Arguments, Session: owner, Asker: s.asker(req.Session, req.Params, resumed), Resume: resume}
+		res := s.opts.Tools.Execute(ctx, call)
 		if res.Question != nil {
 			return s.suspended(req.Session, req.Params, res.Question), nil
 		}

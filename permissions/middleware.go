@@ -42,17 +42,18 @@ func (g *Gate) Middleware() tool.PreExecute {
 			return tool.Decision{Verdict: tool.Deny, Reason: err.Error()} // the registry validated: cannot happen
 		}
 		escape := g.sandbox.On() && args.Unsandboxed == true
+		advice := tool.AdviceFrom(ctx)
 		switch {
 		case escape && !g.sandbox.Unsandboxed():
 			return tool.Decision{Verdict: tool.Deny, Reason: textEscapeDisabled}
-		case g.noPolicy && !escape:
+		case g.noPolicy && !escape && advice.Ask == "":
 			return next(ctx, call)
 		}
 		st := g.state(call.Session)
 		if st.managed != "" {
 			return tool.Decision{Verdict: tool.Deny, Reason: errManaged(st.managed)}
 		}
-		c := check{g: g, st: st, call: call, command: args.Command, workdir: args.Workdir, escape: escape}
+		c := check{g: g, st: st, call: call, command: args.Command, workdir: args.Workdir, escape: escape, advice: advice}
 		return c.decide(ctx, next)
 	}
 }
@@ -67,20 +68,36 @@ type check struct {
 	// escape: the call asks to run outside the sandbox, which the config
 	// allows: it is always asked about.
 	escape bool
+	// advice is what the PreToolUse hooks said (docs/spec.md §10).
+	advice tool.Advice
 }
 
-// decide applies the policy, asking when it says ask or the call leaves
-// the sandbox.
+// decide applies the policy, asking when it says ask, a hook asked, or
+// the call leaves the sandbox.
 func (c check) decide(ctx context.Context, next tool.PreNext) tool.Decision {
 	res := c.st.check(c.command)
 	switch {
-	case res.Decision == policy.Allow && !c.escape:
-		return next(ctx, c.call)
-	case res.Decision == policy.Allow || res.Decision == policy.Ask:
+	case res.Decision == policy.Deny:
+		return tool.Decision{Verdict: tool.Deny, Reason: res.DenyText()}
+	case c.needsAsk(res):
 		return c.ask(ctx, next)
 	default:
-		return tool.Decision{Verdict: tool.Deny, Reason: res.DenyText()}
+		return next(ctx, c.call)
 	}
+}
+
+// needsAsk reports whether a call the policy does not deny is asked about.
+// A hook's allow settles only an ask because no rule allows the command
+// under default: ask — the asks that offer remembering — never an ask
+// rule, a may-match or opaque ask, or leaving the sandbox.
+func (c check) needsAsk(res policy.Result) bool {
+	switch {
+	case c.escape || c.advice.Ask != "":
+		return true
+	case res.Decision == policy.Ask:
+		return !c.advice.Allow || len(res.Remember) == 0
+	}
+	return false
 }
 
 // ask puts the question to the user, one ask per session at a time. The
@@ -94,11 +111,11 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 		return aborted()
 	}
 	res := c.st.check(c.command)
-	if res.Decision != policy.Ask && (res.Decision != policy.Allow || !c.escape) {
+	if res.Decision == policy.Deny || !c.needsAsk(res) {
 		<-c.st.asking
 		return c.decide(ctx, next)
 	}
-	q := question(c.command, c.resolvedWorkdir(), res, c.escape)
+	q := question(c.command, c.resolvedWorkdir(), res, c.escape, c.advice.Ask)
 	answer, err := c.askUser(ctx, q)
 	if err == nil && answer.Choice == tool.Accepted && answer.Remember && len(q.Remember) > 0 {
 		// Before the next question of the session is decided.
@@ -107,6 +124,7 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 	<-c.st.asking
 	switch {
 	case errors.Is(err, tool.ErrSuspend):
+		q.Resume = &tool.Resume{Args: c.call.Args, Advice: c.advice}
 		return tool.Decision{Verdict: tool.Suspend, Question: &q}
 	case errors.Is(err, tool.ErrCannotAsk):
 		return c.fallback(ctx, next, q.Reason)

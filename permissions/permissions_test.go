@@ -446,6 +446,6 @@ func TestQuestionShowsHiddenCharacters(t *testing.T) {
 	run(t.Context(), st, newSession(t, e.project), a, "touch victim #\rls -la \x1b[K\u202e")
 	want := "Run this command?\n\ntouch victim #\\rls -la \\x1b[K\\u202e\n\nin " + e.project + "\n\nno rule allows `touch victim`"
 	if len(a.asked) != 1 || a.asked[0].Message != want {
-		t.Errorf("question %q\nwant %q", a.asked, want)
+		t.Errorf("question %+v\nwant %q", a.asked, want)
 	}
 }

@@ -38,16 +38,21 @@ const maxShown = 2000
 // §9.6): the command, where it runs, and why. A call that leaves the
 // sandbox says so after where it runs, gives that as its reason (the
 // answer covers the policy's own ask too) and offers no remember.
-func question(command, workdir string, res policy.Result, unsandboxed bool) tool.Question {
+// A hook's ask (hookAsk, "hook: REASON") gives the reason and offers no
+// remember, unless the call leaves the sandbox.
+func question(command, workdir string, res policy.Result, unsandboxed bool, hookAsk string) tool.Question {
 	shown := command
 	if r := []rune(command); len(r) > maxShown {
 		shown = string(r[:maxShown]) + "…"
 	}
 	q := tool.Question{Reason: reasonUnsandboxed}
 	workdir = visible(workdir)
-	if unsandboxed {
+	switch {
+	case unsandboxed:
 		workdir += whereUnsandboxed
-	} else {
+	case hookAsk != "":
+		q.Reason = visible(hookAsk)
+	default:
 		q.Reason, q.Remember = visible(res.Reason()), res.Remember
 	}
 	q.Message = "Run this command?\n\n" + visible(shown) + "\n\nin " + workdir + "\n\n" + q.Reason

@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/bash/ssh"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/hooks"
 	"github.com/dsh-go/dsh/permissions"
 )
 
@@ -43,7 +44,7 @@ func newDoctorCmd(s streams) *cobra.Command {
 			return err
 		}
 		fmt.Fprintf(s.out, "permissions: %s\n", permissionsLine(cfg, log))
-		return nil
+		return printHooks(cfg, log, s.out)
 	})
 }
 
@@ -156,4 +157,25 @@ func millis(d time.Duration) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+}
+
+// printHooks lists the hooks a session in dsh's cwd (local.cwd when set)
+// would run, one line each: event, matcher, command, where it came from.
+func printHooks(cfg config.File, log *slog.Logger, out io.Writer) error {
+	if !hooks.Configured(cfg) {
+		fmt.Fprintln(out, "hooks: none")
+		return nil
+	}
+	h, err := hooks.New(cfg, nil, hooks.Options{DefaultCwd: cfg.Local.Cwd, Logger: log})
+	if err != nil {
+		return failure("doctor: %v", err)
+	}
+	list := h.Handlers(nil)
+	if len(list) == 0 {
+		fmt.Fprintln(out, "hooks: none (claudeHooks found none)")
+	}
+	for _, hd := range list {
+		fmt.Fprintf(out, "hook: %s %q %s (%s)\n", hd.Event, hd.Matcher, hd.Command, hd.Source)
+	}
+	return nil
 }

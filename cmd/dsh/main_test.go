@@ -121,9 +121,9 @@ func TestDoctor(t *testing.T) {
 	t.Parallel()
 	got := dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: marker}\n"))
 	lines := strings.Split(got.stdout, "\n")
-	if got.code != 0 || len(lines) != 6 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
+	if got.code != 0 || len(lines) != 7 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
 		lines[2] != "containment: marker: the DSH_RUN_ID variable and the parent chain (chosen by the config)" ||
-		lines[3] != "sandbox: off" || lines[4] != "permissions: none (no permissions section: every command runs)" {
+		lines[3] != "sandbox: off" || lines[4] != "permissions: none (no permissions section: every command runs)" || lines[5] != "hooks: none" {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
 	got = dsh(t, nil, "doctor")
@@ -135,7 +135,7 @@ func TestDoctor(t *testing.T) {
 	if got.code == 2 {
 		t.Logf("SKIP-REASON: no sandbox backend here: %s", got.stderr)
 	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  network: off;") ||
-		!strings.HasSuffix(got.stdout, "\npermissions: none (no permissions section: every command runs; leaving the sandbox asks the user)\n") {
+		!strings.HasSuffix(got.stdout, "\npermissions: none (no permissions section: every command runs; leaving the sandbox asks the user)\nhooks: none\n") {
 		t.Errorf("doctor with a sandbox: %+v", got)
 	}
 	perm := writeFile(t, "dsh.yaml", "permissions: {default: ask, deny: [\"rm -rf *\"]}\n")
@@ -148,8 +148,12 @@ func TestDoctor(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = dsh(t, []string{"HOME=" + home, "CLAUDE_PROJECT_DIR=" + t.TempDir()}, "doctor", "--config", perm)
-	if want := "permissions: default ask; rules from dsh config (1 rule), " + filepath.Join(home, ".claude", "settings.json") + " (1 rule)\n"; got.code != 0 || !strings.HasSuffix(got.stdout, want) {
+	if want := "permissions: default ask; rules from dsh config (1 rule), " + filepath.Join(home, ".claude", "settings.json") + " (1 rule)\nhooks: none\n"; got.code != 0 || !strings.HasSuffix(got.stdout, want) {
 		t.Errorf("doctor with permissions: %+v\nwant the last line %q", got, want)
+	}
+	hooked := writeFile(t, "dsh.yaml", "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks: [{type: command, command: ./check.sh}]\n")
+	if got = dsh(t, nil, "doctor", "--config", hooked); got.code != 0 || !strings.HasSuffix(got.stdout, "\nhook: PreToolUse \"Bash\" ./check.sh (dsh config)\n") {
+		t.Errorf("doctor with a hook: %+v", got)
 	}
 	if got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: vm}\n")); got.code != 2 {
 		t.Errorf("doctor with a bad containment: %+v", got)

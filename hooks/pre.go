@@ -1,0 +1,179 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tool/bashtool"
+)
+
+// Error codes of the hooks' error results.
+const (
+	CodeBlocked      = tool.CodeBlocked
+	CodeInvalidInput = tool.CodeInvalidArgs
+)
+
+// Pre is the PreToolUse hooks as a pre-execute middleware. The matching
+// hooks run in parallel and the call waits for all of them; their
+// decisions combine deny > ask > allow > none. A deny blocks the call
+// (`Error: blocked by hook: REASON`); the last updatedInput in the order
+// of docs/spec.md §10 replaces the input, which is validated again; allow
+// and ask go to the policy as tool.Advice.
+func (h *Hooks) Pre(reg *tool.Registry) tool.PreExecute {
+	return func(ctx context.Context, call tool.Call, next tool.PreNext) tool.Decision {
+		if r := call.Resume; r != nil {
+			// A repeated call after a question: the hooks ran the first
+			// time, and what they said is what the user answered about.
+			call.Args = r.Args
+			return next(tool.WithAdvice(ctx, r.Advice), call)
+		}
+		handlers := h.matching(PreToolUse, call)
+		if len(handlers) == 0 {
+			return next(ctx, call)
+		}
+		cwd := h.workdir(call)
+		p, _ := json.Marshal(newPayload(PreToolUse, call, cwd))
+		v := h.combine(handlers, h.runAll(ctx, handlers, p, cwd, call))
+		if v.block {
+			return tool.Decision{Verdict: tool.Deny, Code: CodeBlocked, Reason: textBlocked(v.reason)}
+		}
+		if v.updated != nil {
+			args, err := updatedArgs(call, v.updated)
+			if err == nil {
+				_, err = validate(reg, call.Name, args)
+			}
+			if err != nil {
+				return tool.Decision{Verdict: tool.Deny, Code: CodeInvalidInput, Reason: textInvalidInput(err)}
+			}
+			call.Args = args
+		}
+		d := next(tool.WithAdvice(ctx, v.advice), call)
+		d.Notes = append(d.Notes, v.notes...)
+		return d
+	}
+}
+
+// matching are the handlers of event that apply to call, in order.
+func (h *Hooks) matching(event string, call tool.Call) []Handler {
+	command := ""
+	if call.Name == bashtool.Name {
+		var args struct {
+			Command string `json:"command"`
+		}
+		_ = call.Decode(&args)
+		command = args.Command
+	}
+	var out []Handler
+	for _, hd := range h.handlers.Get(call.Session) {
+		if hd.Event == event && hd.applies(call.Name, command) {
+			out = append(out, hd)
+		}
+	}
+	return out
+}
+
+// runAll runs the handlers in parallel and returns their outcomes in the
+// handlers' order.
+func (h *Hooks) runAll(ctx context.Context, handlers []Handler, payload []byte, cwd string, call tool.Call) []outcome {
+	outs := make([]outcome, len(handlers))
+	var wg sync.WaitGroup
+	for i, hd := range handlers {
+		wg.Go(func() { outs[i] = h.run(ctx, hd, payload, cwd, call.Session) })
+	}
+	wg.Wait()
+	return outs
+}
+
+// workdir is where a call's hooks run: the call's resolved working
+// directory.
+func (h *Hooks) workdir(call tool.Call) string {
+	var args struct {
+		Workdir string `json:"workdir"`
+	}
+	_ = call.Decode(&args)
+	if wd := bashtool.Workdir(args.Workdir, call.Session); wd != "" {
+		return wd
+	}
+	return h.opts.DefaultCwd
+}
+
+// verdict is what the PreToolUse hooks of a call said together.
+type verdict struct {
+	block   bool
+	reason  string
+	advice  tool.Advice
+	updated json.RawMessage
+	notes   []string
+}
+
+// combine weighs the outcomes in the handlers' order: the first block's
+// reason, the first ask's reason, the last updatedInput; a failure is
+// logged, and blocks when its hook fails closed.
+func (h *Hooks) combine(handlers []Handler, outs []outcome) verdict {
+	var v verdict
+	for i, o := range outs {
+		hd := handlers[i]
+		if o.failed != "" {
+			h.logFailure(hd, o)
+			if hd.FailClosed {
+				v.blockWith(failure(hd, o.failed))
+			}
+			continue
+		}
+		if o.block {
+			v.blockWith(o.reason)
+		}
+		v.read(o.out)
+	}
+	return v
+}
+
+func (v *verdict) blockWith(reason string) {
+	if !v.block {
+		v.block, v.reason = true, reason
+	}
+}
+
+// read takes one hook's JSON.
+func (v *verdict) read(out *output) {
+	if out == nil {
+		return
+	}
+	if out.Continue != nil && !*out.Continue {
+		v.blockWith(orBlocked(out.StopReason))
+	}
+	switch out.Decision {
+	case "block":
+		v.blockWith(orBlocked(out.Reason))
+	case "approve":
+		v.advice.Allow = true
+	}
+	s := out.specific(PreToolUse)
+	switch s.decision {
+	case "deny":
+		v.blockWith(orBlocked(s.reason))
+	case "ask":
+		if v.advice.Ask == "" {
+			v.advice.Ask = "hook: " + orText(s.reason, "a hook asked")
+		}
+	case "allow":
+		v.advice.Allow = true
+	}
+	if s.updated != nil && string(s.updated) != "null" {
+		v.updated = s.updated
+	}
+	if s.context != "" {
+		v.notes = append(v.notes, note(s.context))
+	}
+}
+
+func orBlocked(reason string) string { return orText(reason, "blocked by hook") }
+
+func orText(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}

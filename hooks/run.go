@@ -1,0 +1,135 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/session"
+)
+
+// Limits of a hook's output (docs/spec.md §10).
+const (
+	maxStdout = 1 << 20 // read whole up to this; beyond, the hook failed
+	maxReason = 10000   // characters of an exit-2 reason
+)
+
+// outcome is what one hook said.
+type outcome struct {
+	// failed says why the hook failed ("exit code 1", "timed out after
+	// 60s"); "" when it ran.
+	failed string
+	// block: exit 2 (reason: its stderr), or JSON that blocks.
+	block  bool
+	reason string
+	// out is its JSON output; nil when it printed none.
+	out *output
+	// stderr is the first line of its stderr, for the log of a failure.
+	stderr string
+}
+
+// run runs hd with payload on its stdin, in workdir, for session s.
+func (h *Hooks) run(ctx context.Context, hd Handler, payload []byte, workdir string, s *session.Session) outcome {
+	ms := float64(hd.Timeout.Milliseconds())
+	env := map[string]string{"CLAUDE_PROJECT_DIR": h.project(s), "DSH_SESSION_ID": sessionID(s)}
+	req := bash.Request{Command: hd.Command, Workdir: workdir, Stdin: payload, Env: env, TimeoutMs: &ms,
+		// The sandbox holds the hooks the project's files brought, as
+		// it holds the model's commands; the user's own run outside it.
+		Unsandboxed: !hd.Project}
+	if s != nil {
+		req.Owner = s
+	}
+	spec, err := h.exec.Resolve(req)
+	if err != nil {
+		return outcome{failed: err.Error()}
+	}
+	res, err := h.exec.Run(ctx, spec)
+	if err != nil {
+		return outcome{failed: err.Error()}
+	}
+	o := judge(res)
+	o.stderr, _, _ = strings.Cut(strings.TrimSpace(res.Stderr.Text), "\n")
+	return o
+}
+
+// judge reads a hook's result: exit 0 with JSON, or without it no
+// decision; exit 2 a block; anything else a failure.
+func judge(res bash.Result) outcome {
+	switch {
+	case res.TimedOut:
+		return outcome{failed: "timed out after " + strconv.FormatFloat(float64(res.TimeoutMs)/1000, 'f', -1, 64) + "s"}
+	case res.Signal != "":
+		return outcome{failed: "killed by signal " + res.Signal}
+	case res.ExitCode != nil && *res.ExitCode == 2:
+		return outcome{block: true, reason: blockReason(res.Stderr)}
+	case res.ExitCode == nil || *res.ExitCode != 0:
+		return outcome{failed: fmt.Sprintf("exit code %d", *res.ExitCode)}
+	}
+	stdout, err := wholeStdout(res.Stdout)
+	if err != nil {
+		return outcome{failed: err.Error()}
+	}
+	trimmed := bytes.TrimLeft(stdout, " \t\r\n")
+	if !bytes.HasPrefix(trimmed, []byte("{")) {
+		return outcome{}
+	}
+	var out output
+	if err := json.Unmarshal(trimmed, &out); err != nil {
+		return outcome{failed: "invalid JSON output: " + err.Error()}
+	}
+	return outcome{out: &out}
+}
+
+// blockReason is an exit-2 hook's reason: its stderr, trimmed, at most
+// maxReason characters.
+func blockReason(stderr bash.Output) string {
+	r := strings.TrimSpace(stderr.Text)
+	if rs := []rune(r); len(rs) > maxReason {
+		r = string(rs[:maxReason])
+	}
+	if r == "" {
+		return "blocked by hook"
+	}
+	return r
+}
+
+var errTooMuch = errors.New("more than 1 MiB of output")
+
+// wholeStdout is a hook's stdout, read back from the spill file when it
+// did not fit in the executor's memory.
+func wholeStdout(o bash.Output) ([]byte, error) {
+	if o.TotalBytes > maxStdout {
+		return nil, errTooMuch
+	}
+	if !o.Truncated {
+		return []byte(o.Text), nil
+	}
+	if o.SpillPath == "" {
+		return nil, errors.New("its output could not be kept")
+	}
+	defer os.Remove(o.SpillPath)
+	f, err := os.Open(o.SpillPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxStdout))
+}
+
+// failure is what failClosed makes of a failed hook (exact, docs/spec.md
+// §10): "hook failed: COMMAND: exit code N".
+func failure(hd Handler, why string) string { return "hook failed: " + hd.Command + ": " + why }
+
+func sessionID(s *session.Session) string {
+	if s == nil {
+		return ""
+	}
+	return s.ID()
+}
