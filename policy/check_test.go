@@ -652,3 +652,59 @@ func TestDefaults(t *testing.T) {
 		{"foo (", Ask, askRule("foo (", "*")},
 	})
 }
+
+// Bash's lookup tables and alias expansion, reached without hash or
+// alias: BASH_CMDS and BASH_ALIASES are the tables themselves, and POSIX
+// mode turns alias expansion on (docs/spec.md §9.3 "State for later
+// commands"). `BASH_CMDS[ls]=/bin/rm; ls -rf x` runs rm in bash 5.2.
+func TestLookupTables(t *testing.T) {
+	const rm = "ls -rf /tmp/victim"
+	run(t, std(t), []tcase{
+		{"BASH_CMDS[ls]=/bin/rm; " + rm, Ask, opaque("BASH_CMDS[ls]=/bin/rm")},
+		{"BASH_CMDS+=([ls]=/bin/rm); " + rm, Ask, opaque("BASH_CMDS+=([ls]=/bin/rm)")},
+		{"printf -v 'BASH_CMDS[ls]' /bin/rm; " + rm, Ask, opaque("printf -v BASH_CMDS[ls] /bin/rm")},
+		{"read 'BASH_CMDS[ls]' <<< /bin/rm; " + rm, Ask, opaque("read BASH_CMDS[ls]")},
+		{"declare -A BASH_CMDS=([ls]=/bin/rm); " + rm, Ask, opaque("declare -A BASH_CMDS=([ls]=/bin/rm)")},
+		{"declare -n c=BASH_CMDS; c[ls]=/bin/rm; " + rm, Ask, opaque("declare -n c=BASH_CMDS")},
+		{"POSIXLY_CORRECT=1; BASH_ALIASES[ls]='rm -rf /tmp/victim'; ls", Ask, opaque("POSIXLY_CORRECT=1")},
+		{"BASH_ALIASES[ls]='rm -rf /tmp/victim'", Ask, opaque("BASH_ALIASES[ls]='rm -rf /tmp/victim'")},
+		{"POSIXLY_CORRECT=1 bash -c ls", Ask, opaque("POSIXLY_CORRECT=1 bash -c ls")},
+		// Alias expansion turned on when bash starts, or by set.
+		{"bash -O expand_aliases -c ls", Ask, opaque("bash -O expand_aliases -c ls")},
+		{"bash -xO expand_aliases -c ls", Ask, opaque("bash -xO expand_aliases -c ls")},
+		{"bash -o posix -c ls", Ask, opaque("bash -o posix -c ls")},
+		{"bash --posix -c ls", Ask, opaque("bash --posix -c ls")},
+		{"bash -O $OPT -c ls", Ask, opaque("bash -O $OPT -c ls")},
+		{"set -o posix; ls", Ask, opaque("set -o posix")},
+		{"set -eo posix", Ask, opaque("set -eo posix")},
+		{"set -o $OPT", Ask, opaque("set -o $OPT")},
+		{"shopt -so posix", Ask, opaque("shopt -so posix")},
+		{"bash +O expand_aliases -c ls", Allow, ""},
+		{"bash -o pipefail -c ls", Allow, ""},
+		{"set +o posix; ls", Ask, noRule("set +o posix")},
+		{"set -- -o posix", Ask, noRule("set -- -o posix")},
+		// A subscript does not hide the name printf, read, mapfile and
+		// getopts assign.
+		{"printf -v 'PATH[0]' %s /tmp/evil", Ask, opaque("printf -v PATH[0] %s /tmp/evil")},
+		{"printf -v 'IFS[0]' %s x", Ask, opaque("printf -v IFS[0] %s x")},
+		{"read -a 'PATH[0]'", Ask, opaque("read -a PATH[0]")},
+		{"mapfile 'PATH[0]'", Ask, opaque("mapfile PATH[0]")},
+		{"getopts a 'PATH[0]'", Ask, opaque("getopts a PATH[0]")},
+		{"printf -v 'a[0]' %s x", Ask, noRule("printf -v a[0] %s x")},
+	})
+	for _, cfg := range []Config{{Default: Allow, ReadOnly: true}, {Default: Ask, ReadOnly: true}, {Default: Deny, ReadOnly: true}} {
+		p := pol(t, cfg)
+		for _, cmd := range []string{
+			"BASH_CMDS[ls]=/bin/rm; " + rm,
+			"printf -v 'BASH_CMDS[ls]' /bin/rm; " + rm,
+			"read 'BASH_CMDS[ls]' <<< /bin/rm; " + rm,
+			"declare -A BASH_CMDS=([ls]=/bin/rm); " + rm,
+			"printf -v 'PATH[0]' %s /tmp/evil; ls",
+		} {
+			want := cfg.Default
+			if r := p.Check(cmd); r.Decision != want {
+				t.Errorf("default %s: Check(%q) = %s, want %s\n%s", cfg.Default, cmd, r.Decision, want, dump(r))
+			}
+		}
+	}
+}

@@ -118,6 +118,17 @@
 // mapfile, printf -v, getopts, a for loop, arithmetic (`(( PATH=1 ))`), the
 // target of declare -n, or to a name the policy cannot know (`declare
 // "$x"`). Substitutions run in a subshell: their assignments do not count.
+// The name read, mapfile, printf -v and getopts assign is taken without
+// its subscript (`printf -v 'PATH[0]'` assigns PATH).
+//
+// BASH_CMDS and BASH_ALIASES are on the loader list: they are bash's
+// command hash table and alias table, and an element assigned is `hash -p`
+// or `alias` by another name (`BASH_CMDS[ls]=/bin/rm; ls -rf x` runs rm).
+// So is POSIXLY_CORRECT, which puts bash in POSIX mode, where aliases
+// expand; for the same reason `set -o posix`, `shopt -so posix` and a shell
+// started with -O expand_aliases, -o posix or --posix are opaque like
+// `shopt -s expand_aliases`, and so is set with a dynamic word where an
+// option may be.
 //
 // The read-only list accepts `git -C DIR`, `--no-pager` and
 // `--no-optional-locks` before the subcommand; options refused there are

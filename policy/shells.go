@@ -55,6 +55,9 @@ loop:
 				return step{opaque: reasonOption}
 			}
 			login = login || t == "--login"
+			if t == "--posix" {
+				return step{opaque: reasonAliases}
+			}
 			info = info || slices.Contains(shellInfo, t)
 			if takesArg {
 				i++
@@ -72,6 +75,9 @@ loop:
 					stdin = true
 				case ch == 'o' || ch == 'O':
 					i++
+					if i < len(args) && aliasOption(t[0], byte(ch), args[i]) {
+						return step{opaque: reasonAliases}
+					}
 				}
 			}
 		default:
@@ -245,15 +251,62 @@ func hashStep(_ *checker, _ *unit, args []arg) step {
 	return step{}
 }
 
-// shoptStep: shopt -s expand_aliases makes aliases run.
+// shoptStep: shopt -s expand_aliases makes aliases run, and so does
+// shopt -so posix (set -o posix).
 func shoptStep(_ *checker, _ *unit, args []arg) step {
-	set, named := false, false
+	set, setOpt, named := false, false, false
 	for _, a := range args[1:] {
 		set = set || isOptionWith(a, 's')
-		named = named || a.dyn || a.text == "expand_aliases"
+		setOpt = setOpt || isOptionWith(a, 'o')
+		named = named || a.dyn || a.text == "expand_aliases" || (setOpt && a.text == "posix")
 	}
 	if set && named {
 		return step{opaque: statePrefix + "shopt -s expand_aliases"}
+	}
+	return step{}
+}
+
+// reasonAliases is why a shell or set that turns alias expansion on is
+// opaque: later commands may be aliases, which nobody checked.
+const reasonAliases = statePrefix + "alias expansion turned on"
+
+// aliasOption reports whether a shell option turns alias expansion on:
+// `-O expand_aliases`, `-o posix` (in POSIX mode bash expands aliases), or
+// a dynamic name set with `-`, which may be either. letter is o or O, sign
+// - (set) or + (unset).
+func aliasOption(sign, letter byte, name arg) bool {
+	switch {
+	case sign != '-':
+		return false
+	case name.dyn:
+		return true
+	case letter == 'O':
+		return name.text == "expand_aliases"
+	}
+	return name.text == "posix"
+}
+
+// setStep reads set's options, up to the first operand or `--`: `set -o
+// posix` turns alias expansion on. A dynamic word where an option may be
+// may be that one.
+func setStep(_ *checker, _ *unit, args []arg) step {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a.dyn {
+			return step{opaque: reasonAliases}
+		}
+		t := a.text
+		if t == "-" || t == "--" || len(t) < 2 || (t[0] != '-' && t[0] != '+') {
+			return step{}
+		}
+		for _, ch := range t[1:] {
+			if ch == 'o' {
+				i++
+				if i < len(args) && aliasOption(t[0], 'o', args[i]) {
+					return step{opaque: reasonAliases}
+				}
+			}
+		}
 	}
 	return step{}
 }
@@ -363,10 +416,11 @@ func letStep(_ *checker, _ *unit, args []arg) step {
 // letAssign matches an arithmetic assignment at the start of an expression.
 var letAssign = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^]]*\])?\s*(=|[-+*/%&|^]=|<<=|>>=|\*\*=|\+\+|--)`)
 
-// argName is the name an argument assigns, dynName when dynamic.
+// argName is the name an argument assigns, dynName when dynamic; an
+// array subscript is not part of it (`printf -v 'PATH[0]'` assigns PATH).
 func argName(a arg) string {
 	if a.dyn {
 		return dynName
 	}
-	return a.text
+	return refTarget(a)
 }
