@@ -708,3 +708,24 @@ func TestLookupTables(t *testing.T) {
 		}
 	}
 }
+
+// A redirection of a command that runs a script (a shell, eval, flock -c)
+// applies to the script's commands, as one of a compound command applies
+// to every simple command inside it (docs/spec.md §9.3).
+func TestScriptRunnerWrites(t *testing.T) {
+	run(t, std(t), []tcase{
+		{"bash -c ls > out", Ask, noRule("ls")},
+		{"bash -c 'cat f' >> ~/.bashrc", Ask, noRule("cat f")},
+		{"eval ls > out", Ask, noRule("ls")},
+		{"sh -c 'echo x; pwd' > out", Ask, noRule("echo x")},
+		{"bash <<'EOF' > out\nls\nEOF", Ask, noRule("ls")},
+		{"timeout 5 bash -c ls > out", Ask, noRule("ls")},
+		{"bash -c 'ls > /dev/null' 2>&1", Allow, ""},
+		{"bash -c ls > /dev/null", Allow, ""},
+		{"bash -c 'echo $(ls)' > out", Ask, noRule("echo $(ls)")},
+	})
+	run(t, pol(t, Config{Default: Deny, ReadOnly: true}), []tcase{
+		{"bash -c ls > out", Deny, deniedNoRule("ls")},
+		{"eval 'cat /dev/null' > ~/.bashrc", Deny, deniedNoRule("cat /dev/null")},
+	})
+}

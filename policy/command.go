@@ -64,7 +64,7 @@ func (c *checker) unwrap(sc *scope, u *unit, cur []arg) {
 			u.script = true
 			c.emit(sc, u)
 			for _, s := range st.scripts {
-				c.nested(sc, s)
+				c.nested(sc, s, u.writes)
 			}
 			return
 		case len(st.inners) == 1:

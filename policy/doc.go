@@ -100,6 +100,9 @@
 //     escapes (`\_` is a space) split differently from bash.
 //   - su -s with a shell other than the bash-like ones, and a shell run by
 //     `exec -l` or `exec -a -NAME` (a login shell), are opaque.
+//   - A redirection that writes a file, on a command that runs a script (a
+//     shell, eval, flock -c, trap, …), applies to every command of the
+//     script: `bash -c ls > f` writes f like `{ ls; } > f`.
 //   - A shell given no script operand whose own last input redirection is a
 //     here-document or here-string without expansions (`bash <<'EOF'`)
 //     runs that text: it is checked like `bash -c`.

@@ -38,6 +38,9 @@ type scope struct {
 	src    string // the script being walked, for words as written
 	depth  int    // shells, evals and quoted code entered
 	quoted bool   // in quoted code: only deny, ask and opaque parts count (docs/spec.md §9.3 "Quoted code")
+	// writes: a redirection of the command running the script writes a
+	// file; it applies to every command of the script (`bash -c ls > f`).
+	writes bool
 }
 
 // checker walks one command and collects its parts.
@@ -60,7 +63,7 @@ func (c *checker) script(sc *scope, text string) {
 		c.opaquePart(sc, []string{text}, reasonParse)
 		return
 	}
-	c.stmts(sc, f.Stmts, false)
+	c.stmts(sc, f.Stmts, sc.writes)
 }
 
 // crStandIn replaces carriage returns before parsing. Bash reads a CR as
@@ -85,13 +88,14 @@ func showCR(s string) string {
 	return strings.ReplaceAll(s, crStandIn, "\r")
 }
 
-// nested walks a script a shell, eval or wrapper runs.
-func (c *checker) nested(sc *scope, text string) {
+// nested walks a script a shell, eval or wrapper runs; writes says whether
+// that command's redirections write a file.
+func (c *checker) nested(sc *scope, text string, writes bool) {
 	if sc.depth >= maxDepth {
 		c.opaquePart(sc, []string{text}, reasonDepth)
 		return
 	}
-	c.script(&scope{src: text, depth: sc.depth + 1, quoted: sc.quoted}, text)
+	c.script(&scope{src: text, depth: sc.depth + 1, quoted: sc.quoted, writes: writes}, text)
 }
 
 func (c *checker) stmts(sc *scope, ss []*syntax.Stmt, writes bool) {
