@@ -317,7 +317,7 @@ func TestWrappersAllow(t *testing.T) {
 		{"watch ls", Allow, ""},
 		{"watch -x ls -l", Allow, ""},
 		{"sudo -s ls", Allow, ""},
-		{"flock /tmp/l -c ls", Allow, ""},
+		{"flock /dev/null -c ls", Allow, ""},
 		{"time ls", Allow, ""},
 		{"busybox ls", Ask, noRule("busybox ls")},
 		{"setsid -w chrt 1 taskset 1 ionice ls", Allow, ""},
@@ -727,5 +727,42 @@ func TestScriptRunnerWrites(t *testing.T) {
 	run(t, pol(t, Config{Default: Deny, ReadOnly: true}), []tcase{
 		{"bash -c ls > out", Deny, deniedNoRule("ls")},
 		{"eval 'cat /dev/null' > ~/.bashrc", Deny, deniedNoRule("cat /dev/null")},
+	})
+}
+
+// Wrappers that write a file of their own: time -o FILE (GNU time writes
+// its report there, in a format the command chooses) and flock FILE (it
+// creates FILE). The part writes, like one with a redirection: it is not
+// read-only.
+func TestWrapperWrites(t *testing.T) {
+	run(t, std(t), []tcase{
+		{"command time -a -f 'echo PWNED' -o /tmp/fake_bashrc cat /dev/null", Ask, noRule("cat /dev/null")},
+		{"nice time -f x -o F true", Ask, noRule("true")},
+		{"command time --output=F ls", Ask, noRule("ls")},
+		{"command time --out F ls", Ask, noRule("ls")},
+		{"command time -ao F ls", Ask, noRule("ls")},
+		{"\\time -o F ls", Ask, noRule("ls")},
+		{"command time -o \"$F\" ls", Ask, noRule("ls")},
+		{"command time -o F bash -c ls", Ask, noRule("ls")},
+		{"flock /tmp/lock ls", Ask, noRule("ls")},
+		{"flock -n 9 ls", Ask, noRule("ls")},
+		{"flock /tmp/lock -c ls", Ask, noRule("ls")},
+		{"flock -- /tmp/lock ls", Ask, noRule("ls")},
+		// No file written.
+		{"command time -f x ls", Allow, ""},
+		{"command time -p ls", Allow, ""},
+		{"command time -o /dev/null ls", Allow, ""},
+		{"flock /dev/null ls", Allow, ""},
+		{"flock 9", Ask, noRule("flock 9")},
+	})
+	run(t, pol(t, Config{Default: Deny, ReadOnly: true}), []tcase{
+		{"command time -a -f 'echo PWNED' -o /tmp/fake_bashrc cat /dev/null", Deny, deniedNoRule("cat /dev/null")},
+		{"nice time -f x -o F true", Deny, deniedNoRule("true")},
+		{"flock /tmp/lock true", Deny, deniedNoRule("true")},
+	})
+	// An allow rule for the command allows it, as with a redirection.
+	run(t, pol(t, Config{Default: Deny, ReadOnly: true}, "allow:make *"), []tcase{
+		{"command time -o times.txt make build", Allow, ""},
+		{"flock /tmp/build.lock make build", Allow, ""},
 	})
 }

@@ -103,6 +103,10 @@
 //   - A redirection that writes a file, on a command that runs a script (a
 //     shell, eval, flock -c, trap, …), applies to every command of the
 //     script: `bash -c ls > f` writes f like `{ ls; } > f`.
+//   - time -o FILE (GNU time's report) and flock FILE with a command (flock
+//     creates FILE, a numeric one too) write FILE unless it is /dev/null:
+//     the part writes, as with a redirection, so it is not read-only; an
+//     allow rule for the wrapped command still allows it.
 //   - A shell given no script operand whose own last input redirection is a
 //     here-document or here-string without expansions (`bash <<'EOF'`)
 //     runs that text: it is checked like `bash -c`.

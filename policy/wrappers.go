@@ -24,7 +24,7 @@ func init() {
 	}
 	programs = map[string]handler{
 		"timeout": wrapper(&timeoutOpts, true), "nohup": wrapper(&nohupOpts, true),
-		"stdbuf": wrapper(&stdbufOpts, true), "time": wrapper(&timeOpts, true),
+		"stdbuf": wrapper(&stdbufOpts, true), "time": timeStep,
 		"setsid": wrapper(&setsidOpts, true), "nice": niceStep, "env": envStep,
 		"ionice":  noCommandWith(&ioniceOpts, "p", "P", "u", "pid", "pgid", "uid"),
 		"taskset": noCommandWith(&tasksetOpts, "p", "pid"),
@@ -398,15 +398,36 @@ func quoteArgs(args []arg) string {
 	return b.String()
 }
 
+// timeStep reads GNU time [opts] COMMAND…: -o FILE writes its report to
+// FILE (appended with -a), a write of the part like a redirection.
+func timeStep(c *checker, u *unit, args []arg) step {
+	if o, _, bad := scan(args, &timeOpts, 1); bad == "" {
+		if f, ok := o.get("o", "output"); ok && writesTo(f) {
+			u.writes = true
+		}
+	}
+	return wrapper(&timeOpts, true)(c, u, args)
+}
+
+// writesTo reports whether writing to the file a names writes a file:
+// anything but /dev/null.
+func writesTo(a arg) bool { return a.dyn || a.text != "/dev/null" }
+
 // flockStep reads flock [opts] FILE (COMMAND… | -c SCRIPT), or FD alone.
-func flockStep(c *checker, _ *unit, args []arg) step {
+// With a command FILE is a file, even when it is a number, which flock
+// creates: a write of the part.
+func flockStep(c *checker, u *unit, args []arg) step {
 	_, i, bad := scan(args, &flockOpts, 1)
 	switch {
 	case bad != "":
 		return step{opaque: bad}
 	case i >= len(args):
 		return step{}
-	case !args[i].dyn && (args[i].text == "-c" || args[i].text == "--command"):
+	}
+	if writesTo(args[i-1]) {
+		u.writes = true
+	}
+	if !args[i].dyn && (args[i].text == "-c" || args[i].text == "--command") {
 		return scriptArg(c, args, i+1, true)
 	}
 	return step{inners: [][]arg{args[i:]}, transparent: true}
