@@ -766,3 +766,39 @@ func TestWrapperWrites(t *testing.T) {
 		{"flock /tmp/build.lock make build", Allow, ""},
 	})
 }
+
+// Builtins that run strings: mapfile's callback is a script, fc runs
+// commands from the history (and its -e editor), and history -s, -r and
+// -n put commands there (docs/spec.md §9.3 "State for later commands").
+func TestBuiltinsRunningStrings(t *testing.T) {
+	victim := denied(`rm -rf /tmp/victim`, "rm -rf *")
+	cases := []tcase{
+		{"mapfile -C 'rm -rf /tmp/victim #' -c1 a <<< x", Deny, victim},
+		{"readarray -C 'rm -rf /tmp/victim #' -c1 a <<< x", Deny, victim},
+		{"mapfile -c1 -C'rm -rf /tmp/victim #' a <<< x", Deny, victim},
+		{"builtin mapfile -C 'rm -rf /tmp/victim #' a <<< x", Deny, victim},
+		// bash appends the index and the line to the callback.
+		{"mapfile -C 'rm -rf' a < f", Deny, denied(`rm -rf "$index" "$line"`, "rm -rf *")},
+		{`mapfile -C "$cb" a < f`, Ask, opaque(`mapfile -C "$cb" a`)},
+		{"mapfile -C echo a < f", Ask, noRule("mapfile -C echo a")},
+		{"fc -s", Ask, opaque("fc -s")},
+		{"fc -e 'rm -rf /tmp/victim #'", Ask, opaque("fc -e rm -rf /tmp/victim #")},
+		{"command fc -l", Ask, opaque("command fc -l")},
+		{"history -s 'rm -rf /tmp/victim'", Ask, opaque("history -s rm -rf /tmp/victim")},
+		{"history -r ~/.hist", Ask, opaque("history -r /home/u/.hist")},
+		{"history -n", Ask, opaque("history -n")},
+		{"history -cs x", Ask, opaque("history -cs x")},
+		{"history $OPT", Ask, opaque("history $OPT")},
+		{"history", Ask, noRule("history")},
+		{"history -c", Ask, noRule("history -c")},
+	}
+	run(t, std(t), cases)
+	p := pol(t, Config{Default: Allow, ReadOnly: true}, "deny:rm -rf *")
+	run(t, p, []tcase{
+		{"mapfile -C 'rm -rf /tmp/victim #' -c1 a <<< x", Deny, victim},
+		{"readarray -C 'rm -rf /tmp/victim #' -c1 a <<< x", Deny, victim},
+		{"history -s 'rm -rf /tmp/victim'; fc -s", Ask, opaque("history -s rm -rf /tmp/victim")},
+		{"fc -e 'rm -rf /tmp/victim #'", Ask, opaque("fc -e rm -rf /tmp/victim #")},
+		{"mapfile -t a < f", Allow, ""},
+	})
+}

@@ -103,6 +103,12 @@
 //   - A redirection that writes a file, on a command that runs a script (a
 //     shell, eval, flock -c, trap, …), applies to every command of the
 //     script: `bash -c ls > f` writes f like `{ ls; } > f`.
+//   - mapfile -C CALLBACK (readarray too): CALLBACK is checked as a script
+//     followed by two dynamic words of one word each, since bash runs
+//     `CALLBACK INDEX 'LINE'`; mapfile itself still needs a rule. fc is
+//     opaque with any options, -l included (it runs commands from the
+//     history, and its -e editor); history is opaque with -s, -r, -n or a
+//     dynamic word (they put commands there for fc).
 //   - time -o FILE (GNU time's report) and flock FILE with a command (flock
 //     creates FILE, a numeric one too) write FILE unless it is /dev/null:
 //     the part writes, as with a redirection, so it is not read-only; an

@@ -368,14 +368,46 @@ func readStep(_ *checker, _ *unit, args []arg) step {
 	return step{assigns: names}
 }
 
-// mapfileStep: mapfile assigns its array operand.
-func mapfileStep(_ *checker, _ *unit, args []arg) step {
-	_, i, bad := scan(args, &mapfileOpts, 1)
-	switch {
-	case bad != "":
+// mapfileStep: mapfile assigns its array operand, and runs the -C
+// callback as a script, with the index and the line appended (bash
+// evaluates "CALLBACK INDEX 'LINE'"): dynamic words of one word each. The
+// callback does not make mapfile transparent: it needs a rule of its own,
+// as without one.
+func mapfileStep(c *checker, _ *unit, args []arg) step {
+	o, i, bad := scan(args, &mapfileOpts, 1)
+	if bad != "" {
 		return step{assigns: []string{dynName}}
-	case i < len(args):
-		return step{assigns: []string{argName(args[i])}}
+	}
+	var st step
+	if i < len(args) {
+		st.assigns = []string{argName(args[i])}
+	}
+	if cb, ok := o.get("C"); ok {
+		c.skipWord(cb)
+		if cb.dyn {
+			st.opaque = reasonDynamicScript
+		} else {
+			st.scripts = []string{cb.text + ` "$index" "$line"`}
+		}
+	}
+	return st
+}
+
+// reasonHistory is why fc is opaque, and history when it adds to the
+// history list what fc would run.
+const reasonHistory = "commands from the history"
+
+// fcStep: fc runs commands from the history list, and its -e editor as a
+// command: always opaque.
+func fcStep(*checker, *unit, []arg) step { return step{opaque: reasonHistory} }
+
+// historyStep: history -s, -r and -n put commands in the history list,
+// which fc runs; a dynamic word may be one of those options.
+func historyStep(_ *checker, _ *unit, args []arg) step {
+	for _, a := range args[1:] {
+		if a.dyn || isOptionWith(a, 's') || isOptionWith(a, 'r') || isOptionWith(a, 'n') {
+			return step{opaque: reasonHistory}
+		}
 	}
 	return step{}
 }

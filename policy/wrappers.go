@@ -17,7 +17,8 @@ func init() {
 	builtins = map[string]handler{
 		"eval": evalStep, "command": commandStep, "builtin": builtinStep, "exec": execStep,
 		"trap": trapStep, "alias": aliasStep, "unalias": stateStep("unalias"), "hash": hashStep,
-		"enable": stateStep("enable"), "shopt": shoptStep, "set": setStep, "source": sourceStep, ".": sourceStep,
+		"enable": stateStep("enable"), "shopt": shoptStep, "set": setStep,
+		"fc": fcStep, "history": historyStep, "source": sourceStep, ".": sourceStep,
 		"declare": declStep, "typeset": declStep, "local": declStep, "export": declStep,
 		"readonly": declStep, "nameref": declStep, "read": readStep, "mapfile": mapfileStep,
 		"readarray": mapfileStep, "printf": printfStep, "getopts": getoptsStep, "let": letStep,
