@@ -29,8 +29,9 @@
 //   - changes to the working directory, or reports in a frame that it does
 //     not exist, is not a directory, or is not usable and why;
 //   - reads the payloads from stdin, each ending in a NUL: the script when
-//     the command is over 64 KiB, and the spec's stdin bytes (escaped for
-//     printf %b, so that they hold no NUL);
+//     the command is over 64 KiB or the quoted command line would be over
+//     128 KiB, and the spec's stdin bytes (escaped for printf %b, so that
+//     they hold no NUL);
 //   - starts the watchdog, a bash in a session of its own (setsid) that
 //     reads the channel's stdin;
 //   - writes the start frame, "\n<nonce> started <pgid>\n", on stdout,
@@ -91,6 +92,9 @@
 //     group means the command is gone.
 //   - The working directory defaults to ssh.cwd, else the remote user's
 //     home, where sshd starts commands; it is checked on the remote host.
+//   - The exec request's line is one argument of the login shell, which
+//     Linux caps at 128 KiB; a command whose quoted line (each ' is 4
+//     bytes) would reach that comes on stdin even when under 64 KiB.
 //   - Env names must be shell variable names: the wrapper exports them.
 //     A command or env value holding a NUL is refused before anything runs.
 //   - The remote environment is sshd's, after the user's login shell ran

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -599,5 +600,48 @@ func TestGiBStreamHeapBounded(t *testing.T) {
 	t.Logf("peak live heap %.1f MiB above the start, in %v", float64(live)/(1<<20), r.Duration)
 	if live > 16<<20 {
 		t.Fatalf("the live heap grew by %.1f MiB", float64(live)/(1<<20))
+	}
+}
+
+// TestQuotedCommandOverTheArgumentLimit: a command under 64 KiB that
+// quoting makes over the 128 KiB Linux allows a single argument (each '
+// becomes 4 bytes in the one string the login shell gets) comes on stdin,
+// like a longer command, and runs.
+func TestQuotedCommandOverTheArgumentLimit(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t, sshtest.Options{})
+	e := newExecutor(t, srv.Config(t))
+	cmd := "echo ok #" + strings.Repeat("'", 40000)
+	if len(cmd) > maxArgCommand {
+		t.Fatalf("the command is %d bytes, over maxArgCommand", len(cmd))
+	}
+	r, err := runIt(t, e, cmd, 0)
+	if err != nil || r.Stdout.Text != "ok\n" || r.Stderr.Text != "" || executortest.ExitCode(r) != "0" {
+		t.Fatalf("got %+v, %v", r, err)
+	}
+}
+
+// TestInvocationLineBound: the exec request's line stays under the
+// argument limit whatever the command, which comes on the line only when
+// both are short enough.
+func TestInvocationLineBound(t *testing.T) {
+	t.Parallel()
+	env := append(slices.Clone(fixedEnv), "Q="+strings.Repeat("'", 1000))
+	for _, tc := range []struct {
+		name    string
+		command string
+		inline  bool
+	}{
+		{"short", "echo hi", true},
+		{"64 KiB of text", strings.Repeat("x", maxArgCommand), true},
+		{"over 64 KiB", strings.Repeat("x", maxArgCommand+1), false},
+		{"40000 quotes", "echo ok #" + strings.Repeat("'", 40000), false},
+		{"30000 quotes", "echo ok #" + strings.Repeat("'", 30000), true},
+	} {
+		inv := invocationFor("dsh-0123456789abcdef", tc.command, "/w", nil, env, time.Second, time.Second)
+		inline := strings.Contains(inv.line, shellQuote(tc.command))
+		if len(inv.line) > maxArgLine || inline != tc.inline || (len(inv.payload) > 0) == tc.inline {
+			t.Errorf("%s: line of %d bytes, inline %v, payload of %d bytes", tc.name, len(inv.line), inline, len(inv.payload))
+		}
 	}
 }
