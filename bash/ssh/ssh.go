@@ -96,6 +96,11 @@
 //     Linux caps at 128 KiB; a command whose quoted line (each ' is 4
 //     bytes) would reach that comes on stdin even when under 64 KiB.
 //   - Env names must be shell variable names: the wrapper exports them.
+//     BASH and names starting __dsh_ are refused, from env.set and from
+//     the request: the wrapper exports the env in its own shell, just
+//     before it starts the watchdog (with setsid and bash by the paths in
+//     __dsh_setsid and BASH) and execs the command (in __dsh_cmd), so one
+//     of those would change what runs.
 //     A command or env value holding a NUL is refused before anything runs.
 //   - The remote environment is sshd's, after the user's login shell ran
 //     its rc files (as for any ssh command); nothing is scrubbed, and
@@ -469,7 +474,8 @@ func (e *Executor) collector(stream string, head int64, observe func(string, []b
 }
 
 // checkSpec refuses what cannot reach a remote shell: a NUL in the
-// command, an env name a shell cannot export, a NUL in a value.
+// command, an env name a shell cannot export or that the wrapper keeps
+// for itself, a NUL in a value.
 func checkSpec(spec bash.Spec) error {
 	if strings.IndexByte(spec.Command, 0) >= 0 {
 		return fmt.Errorf("%s: the command holds a NUL byte, which no shell can run", Name)
@@ -477,6 +483,9 @@ func checkSpec(spec bash.Spec) error {
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		if !config.ShellName(k) {
 			return fmt.Errorf("%s: request env name %q is not a valid variable name", Name, k)
+		}
+		if config.ReservedName(k) {
+			return fmt.Errorf("%s: request env name %q is reserved: the remote wrapper uses it", Name, k)
 		}
 		if strings.IndexByte(spec.Env[k], 0) >= 0 {
 			return fmt.Errorf("%s: request env value of %q holds a NUL byte", Name, k)

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -643,5 +644,44 @@ func TestInvocationLineBound(t *testing.T) {
 		if len(inv.line) > maxArgLine || inline != tc.inline || (len(inv.payload) > 0) == tc.inline {
 			t.Errorf("%s: line of %d bytes, inline %v, payload of %d bytes", tc.name, len(inv.line), inline, len(inv.payload))
 		}
+	}
+}
+
+// TestReservedEnvNames: env names that would overwrite the remote
+// wrapper's own variables (BASH, the bash it execs; __dsh_*, its state,
+// the command included) are refused, from env.set and from the request,
+// before anything runs.
+func TestReservedEnvNames(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t, sshtest.Options{})
+	e := newExecutor(t, srv.Config(t))
+	marker := filepath.Join(srv.SharedDir(t), "ran")
+	for _, env := range []map[string]string{
+		{"__dsh_cmd": "echo INJECTED"},
+		{"BASH": "/bin/echo"},
+		{"__dsh_setsid": "/bin/true"},
+		{"__dsh_": "x"},
+	} {
+		name := slices.Collect(maps.Keys(env))[0]
+		spec, _ := e.Resolve(bash.Request{Command: "touch " + marker, Env: env})
+		want := fmt.Sprintf("ssh: request env name %q is reserved: the remote wrapper uses it", name)
+		if r, err := e.Run(context.Background(), spec); err == nil || err.Error() != want {
+			t.Errorf("env %v: got %+v, %v; want the error %q", env, r, err, want)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("env %v: the command ran", env)
+		}
+
+		cfg := srv.Config(t)
+		cfg.Env.Set = env
+		want = fmt.Sprintf("ssh: env.set name %q is reserved: the remote wrapper uses it", name)
+		if _, err := New(cfg); err == nil || err.Error() != want {
+			t.Errorf("env.set %v: err = %v, want %q", env, err, want)
+		}
+	}
+	// Names that only look alike are the command's own.
+	spec, _ := e.Resolve(bash.Request{Command: `echo "$BASHX $__dsh $_dsh_x"`, Env: map[string]string{"BASHX": "a", "__dsh": "b", "_dsh_x": "c"}})
+	if r, err := e.Run(context.Background(), spec); err != nil || r.Stdout.Text != "a b c\n" {
+		t.Fatalf("got %+v, %v", r, err)
 	}
 }
