@@ -685,3 +685,103 @@ func TestReservedEnvNames(t *testing.T) {
 		t.Fatalf("got %+v, %v", r, err)
 	}
 }
+
+// TestBlockedLogin: a remote login that never gets to the wrapper (rc
+// files that block) cannot hold a call beyond its timeout, nor beyond its
+// caller's cancellation, nor Close: the call ends, and what the login ran
+// is killed with it.
+func TestBlockedLogin(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t, sshtest.Options{LoginScript: "sleep 60"})
+	cfg := srv.Config(t)
+	e := newExecutor(t, cfg)
+	marker := filepath.Join(srv.SharedDir(t), "ran")
+	blocked := func() bool { return len(srv.LoginProcesses()) > 0 }
+	nothingLeft := func(what string) {
+		t.Helper()
+		if !proctest.Within(proctest.Wait, func() bool { return !blocked() }) {
+			t.Fatalf("%s: the login's processes %v are still there", what, srv.LoginProcesses())
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s: the command ran", what)
+		}
+	}
+	type outcome struct {
+		r   bash.Result
+		err error
+	}
+
+	// The timeout.
+	spec, _ := e.Resolve(bash.Request{Command: "touch " + marker, TimeoutMs: new(500.0)})
+	got := make(chan outcome, 1)
+	begin := time.Now()
+	go func() { r, err := e.Run(context.Background(), spec); got <- outcome{r, err} }()
+	if !proctest.Within(proctest.Wait, blocked) {
+		t.Fatal("the login did not block")
+	}
+	var o outcome
+	select {
+	case o = <-got:
+	case <-time.After(proctest.Wait):
+		t.Fatal("the call outlived its timeout")
+	}
+	took := time.Since(begin)
+	// The timeout, graceMs for a frame on its way, then the kill.
+	bound := 500*time.Millisecond + 2*config.Millis(cfg.GraceMs) + 2*drainSlack + slack
+	t.Logf("timed out after %v (bound %v): %+v", took, bound, o.r)
+	if o.err != nil || !o.r.TimedOut || o.r.Aborted || o.r.TimeoutMs != 500 || o.r.ExitCode != nil || took > bound {
+		t.Fatalf("got %+v, %v after %v", o.r, o.err, took)
+	}
+	nothingLeft("timeout")
+
+	// The caller's cancellation.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	spec, _ = e.Resolve(bash.Request{Command: "touch " + marker})
+	go func() { r, err := e.Run(ctx, spec); got <- outcome{r, err} }()
+	if !proctest.Within(proctest.Wait, blocked) {
+		t.Fatal("the login did not block")
+	}
+	cancel()
+	select {
+	case o = <-got:
+	case <-time.After(proctest.Wait):
+		t.Fatal("the cancelled call did not end")
+	}
+	if o.err != nil || !o.r.Aborted || o.r.TimedOut {
+		t.Fatalf("cancelled: got %+v, %v", o.r, o.err)
+	}
+	nothingLeft("cancellation")
+
+	// Close, during a background start.
+	e2, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan error, 1)
+	go func() {
+		spec, _ := e2.Resolve(bash.Request{Command: "touch " + marker})
+		p, err := e2.Start(spec)
+		if err == nil {
+			err = fmt.Errorf("started %v", p)
+		}
+		started <- err
+	}()
+	if !proctest.Within(proctest.Wait, blocked) {
+		t.Fatal("the login did not block")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- e2.Close() }()
+	select {
+	case err = <-started:
+	case <-time.After(proctest.Wait):
+		t.Fatal("Close did not end a start held up by the login")
+	}
+	if err == nil || err.Error() != errClosed.Error() {
+		t.Fatalf("Start: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	nothingLeft("Close")
+}
