@@ -802,3 +802,22 @@ func TestBuiltinsRunningStrings(t *testing.T) {
 		{"mapfile -t a < f", Allow, ""},
 	})
 }
+
+// set -k (keyword) makes an assignment anywhere in a command part of its
+// environment: `set -k; ls PATH=/tmp/evil` runs /tmp/evil/ls in bash 5.2,
+// and `ls LD_PRELOAD=x.so` loads x.so, with ls looking read-only.
+func TestKeywordOption(t *testing.T) {
+	run(t, std(t), []tcase{
+		{"set -k; ls PATH=/tmp/evil", Ask, opaque("set -k")},
+		{"set -ek", Ask, opaque("set -ek")},
+		{"set -o keyword", Ask, opaque("set -o keyword")},
+		{"shopt -so keyword", Ask, opaque("shopt -so keyword")},
+		{"bash -k -c 'ls PATH=/tmp/evil'", Ask, opaque("bash -k -c ls PATH=/tmp/evil")},
+		{"bash -o keyword -c ls", Ask, opaque("bash -o keyword -c ls")},
+		{"set +k; ls", Ask, noRule("set +k")},
+		{"bash +k -c ls", Allow, ""},
+	})
+	run(t, pol(t, Config{Default: Deny, ReadOnly: true}), []tcase{
+		{"set -k; ls PATH=/tmp/evil", Deny, deniedOpaque("set -k")},
+	})
+}

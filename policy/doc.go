@@ -141,7 +141,10 @@
 // expand; for the same reason `set -o posix`, `shopt -so posix` and a shell
 // started with -O expand_aliases, -o posix or --posix are opaque like
 // `shopt -s expand_aliases`, and so is set with a dynamic word where an
-// option may be.
+// option may be. So is set -k (-o keyword, also as a shell's option, and
+// shopt -so keyword): afterwards `ls PATH=/tmp/x` looks ls up in /tmp/x
+// and `ls LD_PRELOAD=x.so` loads x.so, while the words look like
+// arguments of a read-only command.
 //
 // The read-only list accepts `git -C DIR`, `--no-pager` and
 // `--no-optional-locks` before the subcommand; options refused there are

@@ -73,10 +73,14 @@ loop:
 					login = true
 				case ch == 's':
 					stdin = true
+				case ch == 'k' && t[0] == '-':
+					return step{opaque: reasonKeyword}
 				case ch == 'o' || ch == 'O':
 					i++
-					if i < len(args) && aliasOption(t[0], byte(ch), args[i]) {
-						return step{opaque: reasonAliases}
+					if i < len(args) {
+						if r := stateOption(t[0], byte(ch), args[i]); r != "" {
+							return step{opaque: r}
+						}
 					}
 				}
 			}
@@ -252,43 +256,57 @@ func hashStep(_ *checker, _ *unit, args []arg) step {
 }
 
 // shoptStep: shopt -s expand_aliases makes aliases run, and so does
-// shopt -so posix (set -o posix).
+// shopt -so posix (set -o posix); shopt -so keyword is set -k.
 func shoptStep(_ *checker, _ *unit, args []arg) step {
-	set, setOpt, named := false, false, false
+	set, setOpt, named := false, false, ""
 	for _, a := range args[1:] {
 		set = set || isOptionWith(a, 's')
 		setOpt = setOpt || isOptionWith(a, 'o')
-		named = named || a.dyn || a.text == "expand_aliases" || (setOpt && a.text == "posix")
+		switch {
+		case named != "":
+		case a.dyn || a.text == "expand_aliases":
+			named = statePrefix + "shopt -s expand_aliases"
+		case setOpt:
+			named = stateOption('-', 'o', a)
+		}
 	}
-	if set && named {
-		return step{opaque: statePrefix + "shopt -s expand_aliases"}
+	if set && named != "" {
+		return step{opaque: named}
 	}
 	return step{}
 }
 
-// reasonAliases is why a shell or set that turns alias expansion on is
-// opaque: later commands may be aliases, which nobody checked.
-const reasonAliases = statePrefix + "alias expansion turned on"
+// Why a shell or set that changes how later commands are read is opaque.
+const (
+	// Later commands may be aliases, which nobody checked.
+	reasonAliases = statePrefix + "alias expansion turned on"
+	// With -k (keyword) an assignment anywhere in a command is part of its
+	// environment: `ls PATH=/tmp/x` looks ls up there.
+	reasonKeyword = statePrefix + "assignments anywhere in a command (set -k)"
+)
 
-// aliasOption reports whether a shell option turns alias expansion on:
-// `-O expand_aliases`, `-o posix` (in POSIX mode bash expands aliases), or
-// a dynamic name set with `-`, which may be either. letter is o or O, sign
-// - (set) or + (unset).
-func aliasOption(sign, letter byte, name arg) bool {
+// stateOption is why setting a shell option by name changes how later
+// commands are read, or "": `-O expand_aliases` and `-o posix` (in POSIX
+// mode bash expands aliases) turn alias expansion on, `-o keyword` is -k,
+// and a dynamic name set with `-` may be any of them. letter is o or O,
+// sign - (set) or + (unset).
+func stateOption(sign, letter byte, name arg) string {
 	switch {
 	case sign != '-':
-		return false
+		return ""
 	case name.dyn:
-		return true
-	case letter == 'O':
-		return name.text == "expand_aliases"
+		return reasonAliases
+	case letter == 'O' && name.text == "expand_aliases", letter == 'o' && name.text == "posix":
+		return reasonAliases
+	case letter == 'o' && name.text == "keyword":
+		return reasonKeyword
 	}
-	return name.text == "posix"
+	return ""
 }
 
 // setStep reads set's options, up to the first operand or `--`: `set -o
-// posix` turns alias expansion on. A dynamic word where an option may be
-// may be that one.
+// posix` turns alias expansion on, `set -k` makes assignments anywhere
+// count. A dynamic word where an option may be may be one of those.
 func setStep(_ *checker, _ *unit, args []arg) step {
 	for i := 1; i < len(args); i++ {
 		a := args[i]
@@ -300,10 +318,15 @@ func setStep(_ *checker, _ *unit, args []arg) step {
 			return step{}
 		}
 		for _, ch := range t[1:] {
-			if ch == 'o' {
+			switch {
+			case ch == 'k' && t[0] == '-':
+				return step{opaque: reasonKeyword}
+			case ch == 'o':
 				i++
-				if i < len(args) && aliasOption(t[0], 'o', args[i]) {
-					return step{opaque: reasonAliases}
+				if i < len(args) {
+					if r := stateOption(t[0], 'o', args[i]); r != "" {
+						return step{opaque: r}
+					}
 				}
 			}
 		}
