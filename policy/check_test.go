@@ -821,3 +821,31 @@ func TestKeywordOption(t *testing.T) {
 		{"set -k; ls PATH=/tmp/evil", Deny, deniedOpaque("set -k")},
 	})
 }
+
+// Shells other than bash expand aliases in scripts (dash, and bash run as
+// sh, in POSIX mode): `sh -c 'alias r=rm<newline>r -rf x'` runs rm, though
+// neither the alias's value nor `r -rf x` matches `rm -rf *`. An alias
+// defined there is opaque; in bash, which does not expand them, its value
+// is checked like eval, as before.
+func TestAliasesInOtherShells(t *testing.T) {
+	p := pol(t, Config{Default: Allow, ReadOnly: true}, "deny:rm -rf *")
+	run(t, p, []tcase{
+		{"sh -c 'alias r=rm\nr -rf /tmp/victim'", Ask, opaque("alias r=rm")},
+		{"dash -c 'alias r=rm'", Ask, opaque("alias r=rm")},
+		{"sh <<'EOF'\nalias r=rm\nr -rf /tmp/victim\nEOF", Ask, opaque("alias r=rm")},
+		{"sh -c \"eval 'alias r=rm'\"", Ask, opaque("alias r=rm")},
+		{"busybox bash -c 'alias r=rm'", Ask, opaque("alias r=rm")},
+		{"flock /dev/null -c 'alias r=rm'", Ask, opaque("alias r=rm")},
+		{"watch 'alias r=rm'", Ask, opaque("alias r=rm")},
+		{"sudo -s 'alias r=rm'", Ask, opaque("alias r=rm")},
+		{"sh -c 'alias'", Allow, ""},
+		// bash -c does not expand aliases: the value is checked.
+		{"bash -c 'alias r=rm\nr -rf /tmp/victim'", Allow, ""},
+		{"sh -c \"bash -c 'alias r=rm'\"", Allow, ""},
+		{"bash -c \"alias r='rm -rf /'\"", Deny, rmD},
+	})
+	run(t, std(t), []tcase{
+		{"bash -c \"alias ll='ls -l'\"", Allow, ""},
+		{"sh -c \"alias ll='ls -l'\"", Ask, opaque("alias ll=ls -l")},
+	})
+}

@@ -103,6 +103,12 @@
 //   - A redirection that writes a file, on a command that runs a script (a
 //     shell, eval, flock -c, trap, …), applies to every command of the
 //     script: `bash -c ls > f` writes f like `{ ls; } > f`.
+//   - A script run by sh, dash, zsh or any bash-like shell but bash and
+//     rbash (and by busybox's shells, flock -c, su -c, script -c, sudo -s,
+//     watch, whose shell may be any) expands aliases, as dash and bash run
+//     as sh do: an alias defined there is opaque, since the commands after
+//     it may be that alias with words of their own. eval, trap and mapfile
+//     -C scripts run in the shell they are in.
 //   - mapfile -C CALLBACK (readarray too): CALLBACK is checked as a script
 //     followed by two dynamic words of one word each, since bash runs
 //     `CALLBACK INDEX 'LINE'`; mapfile itself still needs a rule. fc is

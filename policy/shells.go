@@ -36,6 +36,16 @@ var shellLong = map[string]bool{
 // option bash does not know is not understood: shells differ there, and a
 // script taken for an option (`bash -c '+x…'`) must not go unread.
 func shellStep(c *checker, u *unit, args []arg) step {
+	st := shellRun(c, u, args)
+	st.shell = aliasShell
+	if name := base(args[0].text); name == "bash" || name == "rbash" {
+		st.shell = bashShell
+	}
+	return st
+}
+
+// shellRun is shellStep but for the aliases of the scripts.
+func shellRun(c *checker, u *unit, args []arg) step {
 	login, cflag, stdin, info := u.asLogin, false, false, false
 	i := 1
 loop:
@@ -220,8 +230,10 @@ func trapStep(c *checker, _ *unit, args []arg) step {
 }
 
 // aliasStep reads alias NAME=VALUE…: each VALUE is a script, checked like
-// eval.
-func aliasStep(c *checker, _ *unit, args []arg) step {
+// eval. In a shell that expands aliases in scripts (not bash -c) a
+// definition is opaque: the commands after it may be the alias, with
+// words of their own after its value.
+func aliasStep(c *checker, u *unit, args []arg) step {
 	var scripts []string
 	for _, a := range args[1:] {
 		if a.dyn {
@@ -230,6 +242,9 @@ func aliasStep(c *checker, _ *unit, args []arg) step {
 		}
 		if _, val, ok := strings.Cut(a.text, "="); ok {
 			c.skipWord(a)
+			if u.aliases {
+				return step{opaque: reasonAliasDefined}
+			}
 			scripts = append(scripts, val)
 		}
 	}
@@ -278,6 +293,8 @@ func shoptStep(_ *checker, _ *unit, args []arg) step {
 
 // Why a shell or set that changes how later commands are read is opaque.
 const (
+	// An alias defined in a shell that expands aliases in scripts.
+	reasonAliasDefined = statePrefix + "alias in a shell that expands aliases"
 	// Later commands may be aliases, which nobody checked.
 	reasonAliases = statePrefix + "alias expansion turned on"
 	// With -k (keyword) an assignment anywhere in a command is part of its

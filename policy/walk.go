@@ -41,6 +41,9 @@ type scope struct {
 	// writes: a redirection of the command running the script writes a
 	// file; it applies to every command of the script (`bash -c ls > f`).
 	writes bool
+	// aliases: the shell running the script expands aliases (sh, dash, …;
+	// not bash -c): an alias defined there is opaque.
+	aliases bool
 }
 
 // checker walks one command and collects its parts.
@@ -89,13 +92,14 @@ func showCR(s string) string {
 }
 
 // nested walks a script a shell, eval or wrapper runs; writes says whether
-// that command's redirections write a file.
-func (c *checker) nested(sc *scope, text string, writes bool) {
+// that command's redirections write a file, aliases whether what runs the
+// script expands aliases.
+func (c *checker) nested(sc *scope, text string, writes, aliases bool) {
 	if sc.depth >= maxDepth {
 		c.opaquePart(sc, []string{text}, reasonDepth)
 		return
 	}
-	c.script(&scope{src: text, depth: sc.depth + 1, quoted: sc.quoted, writes: writes}, text)
+	c.script(&scope{src: text, depth: sc.depth + 1, quoted: sc.quoted, writes: writes, aliases: aliases}, text)
 }
 
 func (c *checker) stmts(sc *scope, ss []*syntax.Stmt, writes bool) {
@@ -200,7 +204,7 @@ func (c *checker) call(sc *scope, ce *syntax.CallExpr, redirs []*syntax.Redirect
 		}
 		c.internalPart(sc, words, nil, names, writes)
 	} else {
-		u := &unit{assigned: names, prefix: words, writes: writes, stdin: c.stdinScript(redirs)}
+		u := &unit{assigned: names, prefix: words, writes: writes, stdin: c.stdinScript(redirs), aliases: sc.aliases}
 		c.unwrap(sc, u, args)
 	}
 	if !plain {

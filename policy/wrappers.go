@@ -376,7 +376,7 @@ func envStep(c *checker, _ *unit, args []arg) step {
 		if s.dyn || strings.ContainsAny(s.text, `$\`) {
 			return step{opaque: reasonEnvString, assigns: names}
 		}
-		return step{scripts: []string{s.text + quoteArgs(args[i:])}, assigns: names, transparent: true}
+		return step{scripts: []string{s.text + quoteArgs(args[i:])}, assigns: names, transparent: true, shell: bashShell}
 	}
 	if i >= len(args) {
 		return step{assigns: names}
@@ -429,7 +429,9 @@ func flockStep(c *checker, u *unit, args []arg) step {
 		u.writes = true
 	}
 	if !args[i].dyn && (args[i].text == "-c" || args[i].text == "--command") {
-		return scriptArg(c, args, i+1, true)
+		st := scriptArg(c, args, i+1, true)
+		st.shell = aliasShell // $SHELL, else /bin/sh
+		return st
 	}
 	return step{inners: [][]arg{args[i:]}, transparent: true}
 }
@@ -473,7 +475,7 @@ func sudoStep(c *checker, _ *unit, args []arg) step {
 			return step{opaque: reasonNoScript, assigns: names}
 		}
 		st := joinedScript(c, rest, reasonDynamicScript)
-		st.assigns = names
+		st.assigns, st.shell = names, aliasShell // the user's shell
 		return st
 	case len(rest) == 0 || o.has("e", "edit", "l", "list", "v", "validate", "V", "version", "h", "help"):
 		return step{assigns: names}
@@ -543,7 +545,9 @@ func suStep(c *checker, _ *unit, args []arg) step {
 // check, unless it only prints help or its version.
 func scriptOrShell(c *checker, o opts, keys ...string) step {
 	if s, ok := o.get(keys...); ok {
-		return scriptValue(c, s, false)
+		st := scriptValue(c, s, false)
+		st.shell = aliasShell // the user's shell, or $SHELL
+		return st
 	}
 	if o.has("h", "V", "help", "version") {
 		return step{}
@@ -573,7 +577,9 @@ func watchStep(c *checker, _ *unit, args []arg) step {
 	case o.has("x", "exec"):
 		return step{inners: [][]arg{args[i:]}}
 	}
-	return joinedScript(c, args[i:], reasonDynamicScript)
+	st := joinedScript(c, args[i:], reasonDynamicScript)
+	st.shell = aliasShell // sh -c
+	return st
 }
 
 // xargsStep reads xargs [opts] [COMMAND…]. The command gets the input:
@@ -663,7 +669,9 @@ func boxStep(shells ...string) handler {
 		}
 		for _, s := range shells {
 			if args[1].text == s {
-				return shellStep(c, u, args[1:])
+				st := shellStep(c, u, args[1:])
+				st.shell = aliasShell // ash, whatever its name
+				return st
 			}
 		}
 		return step{inners: [][]arg{args[1:]}}
