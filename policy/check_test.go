@@ -849,3 +849,20 @@ func TestAliasesInOtherShells(t *testing.T) {
 		{"sh -c \"alias ll='ls -l'\"", Ask, opaque("alias ll=ls -l")},
 	})
 }
+
+// coproc NAME sets the array NAME (its descriptors: PATH becomes "63"),
+// and wait -p NAME sets NAME to a pid: both are assignments.
+func TestCoprocAndWaitAssign(t *testing.T) {
+	run(t, std(t), []tcase{
+		{"coproc PATH { sleep 1; }; ls", Ask, opaque("coproc PATH")},
+		{"coproc BASH_CMDS { sleep 1; }", Ask, opaque("coproc BASH_CMDS")},
+		{"sleep 1 & wait -n -p IFS", Ask, opaque("wait -n -p IFS")},
+		{"wait -p 'PATH[0]'", Ask, opaque("wait -p PATH[0]")},
+		{"wait -npPATH", Ask, opaque("wait -npPATH")},
+		{"wait $OPTS", Ask, opaque("wait $OPTS")},
+		{`wait "$pid"`, Ask, noRule(`wait "$pid"`)},
+		{"coproc C { ls; }", Allow, ""},
+		{"coproc ls", Allow, ""},
+		{"wait -p pid", Ask, noRule("wait -p pid")},
+	})
+}

@@ -134,7 +134,9 @@
 //
 // The loader list also covers names starting BASH_FUNC_ (functions given to
 // a child bash through env), and an assignment is also one made by read,
-// mapfile, printf -v, getopts, a for loop, arithmetic (`(( PATH=1 ))`), the
+// mapfile, printf -v, getopts, wait -p (an unquoted $x there may hold -p
+// NAME; a quoted word is taken for a job), coproc NAME (the array of its
+// descriptors), a for loop, arithmetic (`(( PATH=1 ))`), the
 // target of declare -n, or to a name the policy cannot know (`declare
 // "$x"`). Substitutions run in a subshell: their assignments do not count.
 // The name read, mapfile, printf -v and getopts assign is taken without

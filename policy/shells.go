@@ -464,6 +464,29 @@ func printfStep(_ *checker, _ *unit, args []arg) step {
 	return step{}
 }
 
+// waitStep: wait -p NAME assigns NAME a pid. A word that may be several
+// (an unquoted $x) may hold -p NAME; a quoted one is taken for the job
+// it almost always is (`wait "$pid"`).
+func waitStep(_ *checker, _ *unit, args []arg) step {
+	var names []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a.multi:
+			names = append(names, dynName)
+		case a.dyn:
+		case isOptionWith(a, 'p'):
+			if _, attached, _ := strings.Cut(a.text, "p"); attached != "" {
+				names = append(names, argName(static(attached))) // -pNAME
+			} else if i+1 < len(args) {
+				i++
+				names = append(names, argName(args[i]))
+			}
+		}
+	}
+	return step{assigns: names}
+}
+
 // getoptsStep: getopts OPTSTRING NAME assigns NAME.
 func getoptsStep(_ *checker, _ *unit, args []arg) step {
 	if len(args) < 3 {

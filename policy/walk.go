@@ -154,6 +154,7 @@ func (c *checker) stmt(sc *scope, s *syntax.Stmt, writes bool) {
 			c.stmt(sc, cmd.Stmt, writes)
 		}
 	case *syntax.CoprocClause:
+		c.coprocName(sc, cmd, writes)
 		c.stmt(sc, cmd.Stmt, writes)
 	default:
 		c.opaquePart(sc, []string{source(sc, cmd)}, reasonUnsupported)
@@ -183,6 +184,22 @@ func (c *checker) forClause(sc *scope, fc *syntax.ForClause, writes bool) {
 		c.looseCode(sc, l, writes)
 	}
 	c.stmts(sc, fc.Do, writes)
+}
+
+// coprocName: `coproc NAME …` assigns the array NAME (the coprocess's
+// descriptors: PATH becomes "63"), an assignment like any other when NAME
+// is on the loader list.
+func (c *checker) coprocName(sc *scope, cp *syntax.CoprocClause, writes bool) {
+	if cp.Name == nil {
+		return
+	}
+	name, ok := staticWord(cp.Name)
+	if !ok {
+		name = dynName
+	}
+	if name == dynName || isLoader(name) {
+		c.internalPart(sc, []string{"coproc", source(sc, cp.Name)}, nil, []string{name}, writes)
+	}
 }
 
 // call walks a simple command: its part (or parts, through wrappers), then

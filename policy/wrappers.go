@@ -22,6 +22,7 @@ func init() {
 		"declare": declStep, "typeset": declStep, "local": declStep, "export": declStep,
 		"readonly": declStep, "nameref": declStep, "read": readStep, "mapfile": mapfileStep,
 		"readarray": mapfileStep, "printf": printfStep, "getopts": getoptsStep, "let": letStep,
+		"wait": waitStep,
 	}
 	programs = map[string]handler{
 		"timeout": wrapper(&timeoutOpts, true), "nohup": wrapper(&nohupOpts, true),
