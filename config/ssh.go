@@ -64,6 +64,7 @@ type SSH struct {
 type SSHEnv struct {
 	// Set is applied to every command over the environment sshd gives.
 	// Names must be shell variable names: the remote wrapper exports them.
+	// BASH and names starting __dsh_ are the wrapper's own ([ReservedName]).
 	Set map[string]string `yaml:"set,omitempty"`
 }
 
@@ -93,7 +94,8 @@ func (c SSH) isZero() bool { return reflect.ValueOf(c).IsZero() }
 // *[Error] naming the key relative to the section: a host that does not
 // parse, a port out of range, a negative count, the numeric keys as for
 // [Local.Validate], keepHeadBytes, and env.set names that are not shell
-// variable names (the remote wrapper exports them) or values holding NUL.
+// variable names (the remote wrapper exports them) or are reserved
+// ([ReservedName]), or values holding NUL.
 // A missing Host is not an error here: it is one only when the file's
 // executor is ssh ([File.Validate]).
 func (c SSH) Validate() error {
@@ -206,11 +208,22 @@ var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // letter or underscore, then letters, digits and underscores.
 func ShellName(s string) bool { return shellName.MatchString(s) }
 
-// checkShellSet checks one entry of an env.set whose names a shell
-// exports.
+// ReservedName reports whether the SSH executor's remote wrapper keeps
+// name for itself, so that no env may set it: BASH, the path of the bash
+// it execs, and names starting __dsh_, its own variables (the command
+// among them). Exported, one would change what runs.
+func ReservedName(name string) bool {
+	return name == "BASH" || strings.HasPrefix(name, "__dsh_")
+}
+
+// checkShellSet checks one entry of an env.set whose names the SSH
+// executor's remote wrapper exports.
 func checkShellSet(key, name, value string, line int) *Error {
 	if !shellName.MatchString(name) {
 		return keyErr(key, line, "name %q is not a valid variable name", name)
+	}
+	if ReservedName(name) {
+		return keyErr(key, line, "name %q is reserved: the remote wrapper uses it", name)
 	}
 	return checkSet(key, name, value, line)
 }

@@ -69,6 +69,8 @@ func TestParseSSHErrors(t *testing.T) {
 		{"head", "executor: ssh\nssh:\n  host: h\n  maxOutputBytes: 10\n  keepHeadBytes: 10\n",
 			"ssh.keepHeadBytes must be smaller than ssh.maxOutputBytes (line 5)"},
 		{"env name", "executor: ssh\nssh:\n  host: h\n  env:\n    set: {A-B: 1}\n", `ssh.env.set name "A-B" is not a valid variable name (line 5)`},
+		{"reserved env name", "executor: ssh\nssh:\n  host: h\n  env:\n    set: {__dsh_cmd: x}\n", `ssh.env.set name "__dsh_cmd" is reserved: the remote wrapper uses it (line 5)`},
+		{"BASH", "executor: ssh\nssh:\n  host: h\n  env:\n    set:\n      A: 1\n      BASH: /bin/echo\n", `ssh.env.set name "BASH" is reserved: the remote wrapper uses it (line 5)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse([]byte(tc.yaml))

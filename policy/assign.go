@@ -12,11 +12,15 @@ import (
 const dynName = ""
 
 // loaderNames change what later commands run or load (docs/spec.md §9.3
-// "State for later commands").
+// "State for later commands"). BASH_CMDS and BASH_ALIASES are bash's
+// command hash table and alias table (an element assigned is `hash -p` or
+// `alias` by another name), and POSIXLY_CORRECT puts bash in POSIX mode,
+// where aliases expand.
 var loaderNames = map[string]bool{
 	"PATH": true, "BASH_ENV": true, "ENV": true, "PS4": true, "PROMPT_COMMAND": true,
 	"SHELLOPTS": true, "BASHOPTS": true, "IFS": true, "BASH_LOADABLES_PATH": true,
 	"EXECIGNORE": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
+	"BASH_CMDS": true, "BASH_ALIASES": true, "POSIXLY_CORRECT": true,
 }
 
 // isLoader reports whether assigning name may change what later commands

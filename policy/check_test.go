@@ -317,7 +317,7 @@ func TestWrappersAllow(t *testing.T) {
 		{"watch ls", Allow, ""},
 		{"watch -x ls -l", Allow, ""},
 		{"sudo -s ls", Allow, ""},
-		{"flock /tmp/l -c ls", Allow, ""},
+		{"flock /dev/null -c ls", Allow, ""},
 		{"time ls", Allow, ""},
 		{"busybox ls", Ask, noRule("busybox ls")},
 		{"setsid -w chrt 1 taskset 1 ionice ls", Allow, ""},
@@ -650,5 +650,219 @@ func TestDefaults(t *testing.T) {
 	run(t, pol(t, Config{}, "ask:Bash(*)"), []tcase{
 		{"ls", Ask, askRule("ls", "*")},
 		{"foo (", Ask, askRule("foo (", "*")},
+	})
+}
+
+// Bash's lookup tables and alias expansion, reached without hash or
+// alias: BASH_CMDS and BASH_ALIASES are the tables themselves, and POSIX
+// mode turns alias expansion on (docs/spec.md §9.3 "State for later
+// commands"). `BASH_CMDS[ls]=/bin/rm; ls -rf x` runs rm in bash 5.2.
+func TestLookupTables(t *testing.T) {
+	const rm = "ls -rf /tmp/victim"
+	run(t, std(t), []tcase{
+		{"BASH_CMDS[ls]=/bin/rm; " + rm, Ask, opaque("BASH_CMDS[ls]=/bin/rm")},
+		{"BASH_CMDS+=([ls]=/bin/rm); " + rm, Ask, opaque("BASH_CMDS+=([ls]=/bin/rm)")},
+		{"printf -v 'BASH_CMDS[ls]' /bin/rm; " + rm, Ask, opaque("printf -v BASH_CMDS[ls] /bin/rm")},
+		{"read 'BASH_CMDS[ls]' <<< /bin/rm; " + rm, Ask, opaque("read BASH_CMDS[ls]")},
+		{"declare -A BASH_CMDS=([ls]=/bin/rm); " + rm, Ask, opaque("declare -A BASH_CMDS=([ls]=/bin/rm)")},
+		{"declare -n c=BASH_CMDS; c[ls]=/bin/rm; " + rm, Ask, opaque("declare -n c=BASH_CMDS")},
+		{"POSIXLY_CORRECT=1; BASH_ALIASES[ls]='rm -rf /tmp/victim'; ls", Ask, opaque("POSIXLY_CORRECT=1")},
+		{"BASH_ALIASES[ls]='rm -rf /tmp/victim'", Ask, opaque("BASH_ALIASES[ls]='rm -rf /tmp/victim'")},
+		{"POSIXLY_CORRECT=1 bash -c ls", Ask, opaque("POSIXLY_CORRECT=1 bash -c ls")},
+		// Alias expansion turned on when bash starts, or by set.
+		{"bash -O expand_aliases -c ls", Ask, opaque("bash -O expand_aliases -c ls")},
+		{"bash -xO expand_aliases -c ls", Ask, opaque("bash -xO expand_aliases -c ls")},
+		{"bash -o posix -c ls", Ask, opaque("bash -o posix -c ls")},
+		{"bash --posix -c ls", Ask, opaque("bash --posix -c ls")},
+		{"bash -O $OPT -c ls", Ask, opaque("bash -O $OPT -c ls")},
+		{"set -o posix; ls", Ask, opaque("set -o posix")},
+		{"set -eo posix", Ask, opaque("set -eo posix")},
+		{"set -o $OPT", Ask, opaque("set -o $OPT")},
+		{"shopt -so posix", Ask, opaque("shopt -so posix")},
+		{"bash +O expand_aliases -c ls", Allow, ""},
+		{"bash -o pipefail -c ls", Allow, ""},
+		{"set +o posix; ls", Ask, noRule("set +o posix")},
+		{"set -- -o posix", Ask, noRule("set -- -o posix")},
+		// A subscript does not hide the name printf, read, mapfile and
+		// getopts assign.
+		{"printf -v 'PATH[0]' %s /tmp/evil", Ask, opaque("printf -v PATH[0] %s /tmp/evil")},
+		{"printf -v 'IFS[0]' %s x", Ask, opaque("printf -v IFS[0] %s x")},
+		{"read -a 'PATH[0]'", Ask, opaque("read -a PATH[0]")},
+		{"mapfile 'PATH[0]'", Ask, opaque("mapfile PATH[0]")},
+		{"getopts a 'PATH[0]'", Ask, opaque("getopts a PATH[0]")},
+		{"printf -v 'a[0]' %s x", Ask, noRule("printf -v a[0] %s x")},
+	})
+	for _, cfg := range []Config{{Default: Allow, ReadOnly: true}, {Default: Ask, ReadOnly: true}, {Default: Deny, ReadOnly: true}} {
+		p := pol(t, cfg)
+		for _, cmd := range []string{
+			"BASH_CMDS[ls]=/bin/rm; " + rm,
+			"printf -v 'BASH_CMDS[ls]' /bin/rm; " + rm,
+			"read 'BASH_CMDS[ls]' <<< /bin/rm; " + rm,
+			"declare -A BASH_CMDS=([ls]=/bin/rm); " + rm,
+			"printf -v 'PATH[0]' %s /tmp/evil; ls",
+		} {
+			want := cfg.Default
+			if r := p.Check(cmd); r.Decision != want {
+				t.Errorf("default %s: Check(%q) = %s, want %s\n%s", cfg.Default, cmd, r.Decision, want, dump(r))
+			}
+		}
+	}
+}
+
+// A redirection of a command that runs a script (a shell, eval, flock -c)
+// applies to the script's commands, as one of a compound command applies
+// to every simple command inside it (docs/spec.md §9.3).
+func TestScriptRunnerWrites(t *testing.T) {
+	run(t, std(t), []tcase{
+		{"bash -c ls > out", Ask, noRule("ls")},
+		{"bash -c 'cat f' >> ~/.bashrc", Ask, noRule("cat f")},
+		{"eval ls > out", Ask, noRule("ls")},
+		{"sh -c 'echo x; pwd' > out", Ask, noRule("echo x")},
+		{"bash <<'EOF' > out\nls\nEOF", Ask, noRule("ls")},
+		{"timeout 5 bash -c ls > out", Ask, noRule("ls")},
+		{"bash -c 'ls > /dev/null' 2>&1", Allow, ""},
+		{"bash -c ls > /dev/null", Allow, ""},
+		{"bash -c 'echo $(ls)' > out", Ask, noRule("echo $(ls)")},
+	})
+	run(t, pol(t, Config{Default: Deny, ReadOnly: true}), []tcase{
+		{"bash -c ls > out", Deny, deniedNoRule("ls")},
+		{"eval 'cat /dev/null' > ~/.bashrc", Deny, deniedNoRule("cat /dev/null")},
+	})
+}
+
+// Wrappers that write a file of their own: time -o FILE (GNU time writes
+// its report there, in a format the command chooses) and flock FILE (it
+// creates FILE). The part writes, like one with a redirection: it is not
+// read-only.
+func TestWrapperWrites(t *testing.T) {
+	run(t, std(t), []tcase{
+		{"command time -a -f 'echo PWNED' -o /tmp/fake_bashrc cat /dev/null", Ask, noRule("cat /dev/null")},
+		{"nice time -f x -o F true", Ask, noRule("true")},
+		{"command time --output=F ls", Ask, noRule("ls")},
+		{"command time --out F ls", Ask, noRule("ls")},
+		{"command time -ao F ls", Ask, noRule("ls")},
+		{"\\time -o F ls", Ask, noRule("ls")},
+		{"command time -o \"$F\" ls", Ask, noRule("ls")},
+		{"command time -o F bash -c ls", Ask, noRule("ls")},
+		{"flock /tmp/lock ls", Ask, noRule("ls")},
+		{"flock -n 9 ls", Ask, noRule("ls")},
+		{"flock /tmp/lock -c ls", Ask, noRule("ls")},
+		{"flock -- /tmp/lock ls", Ask, noRule("ls")},
+		// No file written.
+		{"command time -f x ls", Allow, ""},
+		{"command time -p ls", Allow, ""},
+		{"command time -o /dev/null ls", Allow, ""},
+		{"flock /dev/null ls", Allow, ""},
+		{"flock 9", Ask, noRule("flock 9")},
+	})
+	run(t, pol(t, Config{Default: Deny, ReadOnly: true}), []tcase{
+		{"command time -a -f 'echo PWNED' -o /tmp/fake_bashrc cat /dev/null", Deny, deniedNoRule("cat /dev/null")},
+		{"nice time -f x -o F true", Deny, deniedNoRule("true")},
+		{"flock /tmp/lock true", Deny, deniedNoRule("true")},
+	})
+	// An allow rule for the command allows it, as with a redirection.
+	run(t, pol(t, Config{Default: Deny, ReadOnly: true}, "allow:make *"), []tcase{
+		{"command time -o times.txt make build", Allow, ""},
+		{"flock /tmp/build.lock make build", Allow, ""},
+	})
+}
+
+// Builtins that run strings: mapfile's callback is a script, fc runs
+// commands from the history (and its -e editor), and history -s, -r and
+// -n put commands there (docs/spec.md §9.3 "State for later commands").
+func TestBuiltinsRunningStrings(t *testing.T) {
+	victim := denied(`rm -rf /tmp/victim`, "rm -rf *")
+	cases := []tcase{
+		{"mapfile -C 'rm -rf /tmp/victim #' -c1 a <<< x", Deny, victim},
+		{"readarray -C 'rm -rf /tmp/victim #' -c1 a <<< x", Deny, victim},
+		{"mapfile -c1 -C'rm -rf /tmp/victim #' a <<< x", Deny, victim},
+		{"builtin mapfile -C 'rm -rf /tmp/victim #' a <<< x", Deny, victim},
+		// bash appends the index and the line to the callback.
+		{"mapfile -C 'rm -rf' a < f", Deny, denied(`rm -rf "$index" "$line"`, "rm -rf *")},
+		{`mapfile -C "$cb" a < f`, Ask, opaque(`mapfile -C "$cb" a`)},
+		{"mapfile -C echo a < f", Ask, noRule("mapfile -C echo a")},
+		{"fc -s", Ask, opaque("fc -s")},
+		{"fc -e 'rm -rf /tmp/victim #'", Ask, opaque("fc -e rm -rf /tmp/victim #")},
+		{"command fc -l", Ask, opaque("command fc -l")},
+		{"history -s 'rm -rf /tmp/victim'", Ask, opaque("history -s rm -rf /tmp/victim")},
+		{"history -r ~/.hist", Ask, opaque("history -r /home/u/.hist")},
+		{"history -n", Ask, opaque("history -n")},
+		{"history -cs x", Ask, opaque("history -cs x")},
+		{"history $OPT", Ask, opaque("history $OPT")},
+		{"history", Ask, noRule("history")},
+		{"history -c", Ask, noRule("history -c")},
+	}
+	run(t, std(t), cases)
+	p := pol(t, Config{Default: Allow, ReadOnly: true}, "deny:rm -rf *")
+	run(t, p, []tcase{
+		{"mapfile -C 'rm -rf /tmp/victim #' -c1 a <<< x", Deny, victim},
+		{"readarray -C 'rm -rf /tmp/victim #' -c1 a <<< x", Deny, victim},
+		{"history -s 'rm -rf /tmp/victim'; fc -s", Ask, opaque("history -s rm -rf /tmp/victim")},
+		{"fc -e 'rm -rf /tmp/victim #'", Ask, opaque("fc -e rm -rf /tmp/victim #")},
+		{"mapfile -t a < f", Allow, ""},
+	})
+}
+
+// set -k (keyword) makes an assignment anywhere in a command part of its
+// environment: `set -k; ls PATH=/tmp/evil` runs /tmp/evil/ls in bash 5.2,
+// and `ls LD_PRELOAD=x.so` loads x.so, with ls looking read-only.
+func TestKeywordOption(t *testing.T) {
+	run(t, std(t), []tcase{
+		{"set -k; ls PATH=/tmp/evil", Ask, opaque("set -k")},
+		{"set -ek", Ask, opaque("set -ek")},
+		{"set -o keyword", Ask, opaque("set -o keyword")},
+		{"shopt -so keyword", Ask, opaque("shopt -so keyword")},
+		{"bash -k -c 'ls PATH=/tmp/evil'", Ask, opaque("bash -k -c ls PATH=/tmp/evil")},
+		{"bash -o keyword -c ls", Ask, opaque("bash -o keyword -c ls")},
+		{"set +k; ls", Ask, noRule("set +k")},
+		{"bash +k -c ls", Allow, ""},
+	})
+	run(t, pol(t, Config{Default: Deny, ReadOnly: true}), []tcase{
+		{"set -k; ls PATH=/tmp/evil", Deny, deniedOpaque("set -k")},
+	})
+}
+
+// Shells other than bash expand aliases in scripts (dash, and bash run as
+// sh, in POSIX mode): `sh -c 'alias r=rm<newline>r -rf x'` runs rm, though
+// neither the alias's value nor `r -rf x` matches `rm -rf *`. An alias
+// defined there is opaque; in bash, which does not expand them, its value
+// is checked like eval, as before.
+func TestAliasesInOtherShells(t *testing.T) {
+	p := pol(t, Config{Default: Allow, ReadOnly: true}, "deny:rm -rf *")
+	run(t, p, []tcase{
+		{"sh -c 'alias r=rm\nr -rf /tmp/victim'", Ask, opaque("alias r=rm")},
+		{"dash -c 'alias r=rm'", Ask, opaque("alias r=rm")},
+		{"sh <<'EOF'\nalias r=rm\nr -rf /tmp/victim\nEOF", Ask, opaque("alias r=rm")},
+		{"sh -c \"eval 'alias r=rm'\"", Ask, opaque("alias r=rm")},
+		{"busybox bash -c 'alias r=rm'", Ask, opaque("alias r=rm")},
+		{"flock /dev/null -c 'alias r=rm'", Ask, opaque("alias r=rm")},
+		{"watch 'alias r=rm'", Ask, opaque("alias r=rm")},
+		{"sudo -s 'alias r=rm'", Ask, opaque("alias r=rm")},
+		{"sh -c 'alias'", Allow, ""},
+		// bash -c does not expand aliases: the value is checked.
+		{"bash -c 'alias r=rm\nr -rf /tmp/victim'", Allow, ""},
+		{"sh -c \"bash -c 'alias r=rm'\"", Allow, ""},
+		{"bash -c \"alias r='rm -rf /'\"", Deny, rmD},
+	})
+	run(t, std(t), []tcase{
+		{"bash -c \"alias ll='ls -l'\"", Allow, ""},
+		{"sh -c \"alias ll='ls -l'\"", Ask, opaque("alias ll=ls -l")},
+	})
+}
+
+// coproc NAME sets the array NAME (its descriptors: PATH becomes "63"),
+// and wait -p NAME sets NAME to a pid: both are assignments.
+func TestCoprocAndWaitAssign(t *testing.T) {
+	run(t, std(t), []tcase{
+		{"coproc PATH { sleep 1; }; ls", Ask, opaque("coproc PATH")},
+		{"coproc BASH_CMDS { sleep 1; }", Ask, opaque("coproc BASH_CMDS")},
+		{"sleep 1 & wait -n -p IFS", Ask, opaque("wait -n -p IFS")},
+		{"wait -p 'PATH[0]'", Ask, opaque("wait -p PATH[0]")},
+		{"wait -npPATH", Ask, opaque("wait -npPATH")},
+		{"wait $OPTS", Ask, opaque("wait $OPTS")},
+		{`wait "$pid"`, Ask, noRule(`wait "$pid"`)},
+		{"coproc C { ls; }", Allow, ""},
+		{"coproc ls", Allow, ""},
+		{"wait -p pid", Ask, noRule("wait -p pid")},
 	})
 }

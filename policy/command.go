@@ -18,6 +18,7 @@ type unit struct {
 	stdin    *stdinText // the script on stdin, for a shell given no other
 	login    bool       // set by exec -l for the level it runs
 	asLogin  bool       // this level is run by exec -l: a shell here is a login shell
+	aliases  bool       // the shell running the unit expands aliases (scope.aliases)
 }
 
 // level is one command of a unit.
@@ -34,6 +35,24 @@ type step struct {
 	opaque      string
 	assigns     []string // names it assigns
 	transparent bool
+	shell       shellKind // what runs the scripts
+}
+
+// shellKind is what runs a step's scripts: the shell running the step
+// (eval, trap, …), or another, which may expand aliases (docs/spec.md §9.3
+// "State for later commands").
+type shellKind int
+
+const (
+	sameShell  shellKind = iota // the one running the step: scripts inherit its alias expansion
+	bashShell                   // bash -c, which expands no aliases (or no shell at all: env -S)
+	aliasShell                  // sh, dash, zsh, $SHELL…: aliases expand
+)
+
+// expandsAliases reports whether the scripts of a step expand aliases,
+// when run from a shell that does (in) or not.
+func (k shellKind) expandsAliases(in bool) bool {
+	return k == aliasShell || (k == sameShell && in)
 }
 
 // handler reads one level; args[0] is the static command name.
@@ -64,7 +83,7 @@ func (c *checker) unwrap(sc *scope, u *unit, cur []arg) {
 			u.script = true
 			c.emit(sc, u)
 			for _, s := range st.scripts {
-				c.nested(sc, s)
+				c.nested(sc, s, u.writes, st.shell.expandsAliases(sc.aliases))
 			}
 			return
 		case len(st.inners) == 1:

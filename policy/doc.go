@@ -100,6 +100,25 @@
 //     escapes (`\_` is a space) split differently from bash.
 //   - su -s with a shell other than the bash-like ones, and a shell run by
 //     `exec -l` or `exec -a -NAME` (a login shell), are opaque.
+//   - A redirection that writes a file, on a command that runs a script (a
+//     shell, eval, flock -c, trap, …), applies to every command of the
+//     script: `bash -c ls > f` writes f like `{ ls; } > f`.
+//   - A script run by sh, dash, zsh or any bash-like shell but bash and
+//     rbash (and by busybox's shells, flock -c, su -c, script -c, sudo -s,
+//     watch, whose shell may be any) expands aliases, as dash and bash run
+//     as sh do: an alias defined there is opaque, since the commands after
+//     it may be that alias with words of their own. eval, trap and mapfile
+//     -C scripts run in the shell they are in.
+//   - mapfile -C CALLBACK (readarray too): CALLBACK is checked as a script
+//     followed by two dynamic words of one word each, since bash runs
+//     `CALLBACK INDEX 'LINE'`; mapfile itself still needs a rule. fc is
+//     opaque with any options, -l included (it runs commands from the
+//     history, and its -e editor); history is opaque with -s, -r, -n or a
+//     dynamic word (they put commands there for fc).
+//   - time -o FILE (GNU time's report) and flock FILE with a command (flock
+//     creates FILE, a numeric one too) write FILE unless it is /dev/null:
+//     the part writes, as with a redirection, so it is not read-only; an
+//     allow rule for the wrapped command still allows it.
 //   - A shell given no script operand whose own last input redirection is a
 //     here-document or here-string without expansions (`bash <<'EOF'`)
 //     runs that text: it is checked like `bash -c`.
@@ -115,9 +134,25 @@
 //
 // The loader list also covers names starting BASH_FUNC_ (functions given to
 // a child bash through env), and an assignment is also one made by read,
-// mapfile, printf -v, getopts, a for loop, arithmetic (`(( PATH=1 ))`), the
+// mapfile, printf -v, getopts, wait -p (an unquoted $x there may hold -p
+// NAME; a quoted word is taken for a job), coproc NAME (the array of its
+// descriptors), a for loop, arithmetic (`(( PATH=1 ))`), the
 // target of declare -n, or to a name the policy cannot know (`declare
 // "$x"`). Substitutions run in a subshell: their assignments do not count.
+// The name read, mapfile, printf -v and getopts assign is taken without
+// its subscript (`printf -v 'PATH[0]'` assigns PATH).
+//
+// BASH_CMDS and BASH_ALIASES are on the loader list: they are bash's
+// command hash table and alias table, and an element assigned is `hash -p`
+// or `alias` by another name (`BASH_CMDS[ls]=/bin/rm; ls -rf x` runs rm).
+// So is POSIXLY_CORRECT, which puts bash in POSIX mode, where aliases
+// expand; for the same reason `set -o posix`, `shopt -so posix` and a shell
+// started with -O expand_aliases, -o posix or --posix are opaque like
+// `shopt -s expand_aliases`, and so is set with a dynamic word where an
+// option may be. So is set -k (-o keyword, also as a shell's option, and
+// shopt -so keyword): afterwards `ls PATH=/tmp/x` looks ls up in /tmp/x
+// and `ls LD_PRELOAD=x.so` loads x.so, while the words look like
+// arguments of a read-only command.
 //
 // The read-only list accepts `git -C DIR`, `--no-pager` and
 // `--no-optional-locks` before the subcommand; options refused there are

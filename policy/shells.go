@@ -36,6 +36,16 @@ var shellLong = map[string]bool{
 // option bash does not know is not understood: shells differ there, and a
 // script taken for an option (`bash -c '+x…'`) must not go unread.
 func shellStep(c *checker, u *unit, args []arg) step {
+	st := shellRun(c, u, args)
+	st.shell = aliasShell
+	if name := base(args[0].text); name == "bash" || name == "rbash" {
+		st.shell = bashShell
+	}
+	return st
+}
+
+// shellRun is shellStep but for the aliases of the scripts.
+func shellRun(c *checker, u *unit, args []arg) step {
 	login, cflag, stdin, info := u.asLogin, false, false, false
 	i := 1
 loop:
@@ -55,6 +65,9 @@ loop:
 				return step{opaque: reasonOption}
 			}
 			login = login || t == "--login"
+			if t == "--posix" {
+				return step{opaque: reasonAliases}
+			}
 			info = info || slices.Contains(shellInfo, t)
 			if takesArg {
 				i++
@@ -70,8 +83,15 @@ loop:
 					login = true
 				case ch == 's':
 					stdin = true
+				case ch == 'k' && t[0] == '-':
+					return step{opaque: reasonKeyword}
 				case ch == 'o' || ch == 'O':
 					i++
+					if i < len(args) {
+						if r := stateOption(t[0], byte(ch), args[i]); r != "" {
+							return step{opaque: r}
+						}
+					}
 				}
 			}
 		default:
@@ -210,8 +230,10 @@ func trapStep(c *checker, _ *unit, args []arg) step {
 }
 
 // aliasStep reads alias NAME=VALUE…: each VALUE is a script, checked like
-// eval.
-func aliasStep(c *checker, _ *unit, args []arg) step {
+// eval. In a shell that expands aliases in scripts (not bash -c) a
+// definition is opaque: the commands after it may be the alias, with
+// words of their own after its value.
+func aliasStep(c *checker, u *unit, args []arg) step {
 	var scripts []string
 	for _, a := range args[1:] {
 		if a.dyn {
@@ -220,6 +242,9 @@ func aliasStep(c *checker, _ *unit, args []arg) step {
 		}
 		if _, val, ok := strings.Cut(a.text, "="); ok {
 			c.skipWord(a)
+			if u.aliases {
+				return step{opaque: reasonAliasDefined}
+			}
 			scripts = append(scripts, val)
 		}
 	}
@@ -245,15 +270,83 @@ func hashStep(_ *checker, _ *unit, args []arg) step {
 	return step{}
 }
 
-// shoptStep: shopt -s expand_aliases makes aliases run.
+// shoptStep: shopt -s expand_aliases makes aliases run, and so does
+// shopt -so posix (set -o posix); shopt -so keyword is set -k.
 func shoptStep(_ *checker, _ *unit, args []arg) step {
-	set, named := false, false
+	set, setOpt, named := false, false, ""
 	for _, a := range args[1:] {
 		set = set || isOptionWith(a, 's')
-		named = named || a.dyn || a.text == "expand_aliases"
+		setOpt = setOpt || isOptionWith(a, 'o')
+		switch {
+		case named != "":
+		case a.dyn || a.text == "expand_aliases":
+			named = statePrefix + "shopt -s expand_aliases"
+		case setOpt:
+			named = stateOption('-', 'o', a)
+		}
 	}
-	if set && named {
-		return step{opaque: statePrefix + "shopt -s expand_aliases"}
+	if set && named != "" {
+		return step{opaque: named}
+	}
+	return step{}
+}
+
+// Why a shell or set that changes how later commands are read is opaque.
+const (
+	// An alias defined in a shell that expands aliases in scripts.
+	reasonAliasDefined = statePrefix + "alias in a shell that expands aliases"
+	// Later commands may be aliases, which nobody checked.
+	reasonAliases = statePrefix + "alias expansion turned on"
+	// With -k (keyword) an assignment anywhere in a command is part of its
+	// environment: `ls PATH=/tmp/x` looks ls up there.
+	reasonKeyword = statePrefix + "assignments anywhere in a command (set -k)"
+)
+
+// stateOption is why setting a shell option by name changes how later
+// commands are read, or "": `-O expand_aliases` and `-o posix` (in POSIX
+// mode bash expands aliases) turn alias expansion on, `-o keyword` is -k,
+// and a dynamic name set with `-` may be any of them. letter is o or O,
+// sign - (set) or + (unset).
+func stateOption(sign, letter byte, name arg) string {
+	switch {
+	case sign != '-':
+		return ""
+	case name.dyn:
+		return reasonAliases
+	case letter == 'O' && name.text == "expand_aliases", letter == 'o' && name.text == "posix":
+		return reasonAliases
+	case letter == 'o' && name.text == "keyword":
+		return reasonKeyword
+	}
+	return ""
+}
+
+// setStep reads set's options, up to the first operand or `--`: `set -o
+// posix` turns alias expansion on, `set -k` makes assignments anywhere
+// count. A dynamic word where an option may be may be one of those.
+func setStep(_ *checker, _ *unit, args []arg) step {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a.dyn {
+			return step{opaque: reasonAliases}
+		}
+		t := a.text
+		if t == "-" || t == "--" || len(t) < 2 || (t[0] != '-' && t[0] != '+') {
+			return step{}
+		}
+		for _, ch := range t[1:] {
+			switch {
+			case ch == 'k' && t[0] == '-':
+				return step{opaque: reasonKeyword}
+			case ch == 'o':
+				i++
+				if i < len(args) {
+					if r := stateOption(t[0], 'o', args[i]); r != "" {
+						return step{opaque: r}
+					}
+				}
+			}
+		}
 	}
 	return step{}
 }
@@ -315,14 +408,46 @@ func readStep(_ *checker, _ *unit, args []arg) step {
 	return step{assigns: names}
 }
 
-// mapfileStep: mapfile assigns its array operand.
-func mapfileStep(_ *checker, _ *unit, args []arg) step {
-	_, i, bad := scan(args, &mapfileOpts, 1)
-	switch {
-	case bad != "":
+// mapfileStep: mapfile assigns its array operand, and runs the -C
+// callback as a script, with the index and the line appended (bash
+// evaluates "CALLBACK INDEX 'LINE'"): dynamic words of one word each. The
+// callback does not make mapfile transparent: it needs a rule of its own,
+// as without one.
+func mapfileStep(c *checker, _ *unit, args []arg) step {
+	o, i, bad := scan(args, &mapfileOpts, 1)
+	if bad != "" {
 		return step{assigns: []string{dynName}}
-	case i < len(args):
-		return step{assigns: []string{argName(args[i])}}
+	}
+	var st step
+	if i < len(args) {
+		st.assigns = []string{argName(args[i])}
+	}
+	if cb, ok := o.get("C"); ok {
+		c.skipWord(cb)
+		if cb.dyn {
+			st.opaque = reasonDynamicScript
+		} else {
+			st.scripts = []string{cb.text + ` "$index" "$line"`}
+		}
+	}
+	return st
+}
+
+// reasonHistory is why fc is opaque, and history when it adds to the
+// history list what fc would run.
+const reasonHistory = "commands from the history"
+
+// fcStep: fc runs commands from the history list, and its -e editor as a
+// command: always opaque.
+func fcStep(*checker, *unit, []arg) step { return step{opaque: reasonHistory} }
+
+// historyStep: history -s, -r and -n put commands in the history list,
+// which fc runs; a dynamic word may be one of those options.
+func historyStep(_ *checker, _ *unit, args []arg) step {
+	for _, a := range args[1:] {
+		if a.dyn || isOptionWith(a, 's') || isOptionWith(a, 'r') || isOptionWith(a, 'n') {
+			return step{opaque: reasonHistory}
+		}
 	}
 	return step{}
 }
@@ -337,6 +462,29 @@ func printfStep(_ *checker, _ *unit, args []arg) step {
 		return step{assigns: []string{argName(v)}}
 	}
 	return step{}
+}
+
+// waitStep: wait -p NAME assigns NAME a pid. A word that may be several
+// (an unquoted $x) may hold -p NAME; a quoted one is taken for the job
+// it almost always is (`wait "$pid"`).
+func waitStep(_ *checker, _ *unit, args []arg) step {
+	var names []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a.multi:
+			names = append(names, dynName)
+		case a.dyn:
+		case isOptionWith(a, 'p'):
+			if _, attached, _ := strings.Cut(a.text, "p"); attached != "" {
+				names = append(names, argName(static(attached))) // -pNAME
+			} else if i+1 < len(args) {
+				i++
+				names = append(names, argName(args[i]))
+			}
+		}
+	}
+	return step{assigns: names}
 }
 
 // getoptsStep: getopts OPTSTRING NAME assigns NAME.
@@ -363,10 +511,11 @@ func letStep(_ *checker, _ *unit, args []arg) step {
 // letAssign matches an arithmetic assignment at the start of an expression.
 var letAssign = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^]]*\])?\s*(=|[-+*/%&|^]=|<<=|>>=|\*\*=|\+\+|--)`)
 
-// argName is the name an argument assigns, dynName when dynamic.
+// argName is the name an argument assigns, dynName when dynamic; an
+// array subscript is not part of it (`printf -v 'PATH[0]'` assigns PATH).
 func argName(a arg) string {
 	if a.dyn {
 		return dynName
 	}
-	return a.text
+	return refTarget(a)
 }

@@ -38,6 +38,12 @@ type scope struct {
 	src    string // the script being walked, for words as written
 	depth  int    // shells, evals and quoted code entered
 	quoted bool   // in quoted code: only deny, ask and opaque parts count (docs/spec.md §9.3 "Quoted code")
+	// writes: a redirection of the command running the script writes a
+	// file; it applies to every command of the script (`bash -c ls > f`).
+	writes bool
+	// aliases: the shell running the script expands aliases (sh, dash, …;
+	// not bash -c): an alias defined there is opaque.
+	aliases bool
 }
 
 // checker walks one command and collects its parts.
@@ -60,7 +66,7 @@ func (c *checker) script(sc *scope, text string) {
 		c.opaquePart(sc, []string{text}, reasonParse)
 		return
 	}
-	c.stmts(sc, f.Stmts, false)
+	c.stmts(sc, f.Stmts, sc.writes)
 }
 
 // crStandIn replaces carriage returns before parsing. Bash reads a CR as
@@ -85,13 +91,15 @@ func showCR(s string) string {
 	return strings.ReplaceAll(s, crStandIn, "\r")
 }
 
-// nested walks a script a shell, eval or wrapper runs.
-func (c *checker) nested(sc *scope, text string) {
+// nested walks a script a shell, eval or wrapper runs; writes says whether
+// that command's redirections write a file, aliases whether what runs the
+// script expands aliases.
+func (c *checker) nested(sc *scope, text string, writes, aliases bool) {
 	if sc.depth >= maxDepth {
 		c.opaquePart(sc, []string{text}, reasonDepth)
 		return
 	}
-	c.script(&scope{src: text, depth: sc.depth + 1, quoted: sc.quoted}, text)
+	c.script(&scope{src: text, depth: sc.depth + 1, quoted: sc.quoted, writes: writes, aliases: aliases}, text)
 }
 
 func (c *checker) stmts(sc *scope, ss []*syntax.Stmt, writes bool) {
@@ -146,6 +154,7 @@ func (c *checker) stmt(sc *scope, s *syntax.Stmt, writes bool) {
 			c.stmt(sc, cmd.Stmt, writes)
 		}
 	case *syntax.CoprocClause:
+		c.coprocName(sc, cmd, writes)
 		c.stmt(sc, cmd.Stmt, writes)
 	default:
 		c.opaquePart(sc, []string{source(sc, cmd)}, reasonUnsupported)
@@ -177,6 +186,22 @@ func (c *checker) forClause(sc *scope, fc *syntax.ForClause, writes bool) {
 	c.stmts(sc, fc.Do, writes)
 }
 
+// coprocName: `coproc NAME …` assigns the array NAME (the coprocess's
+// descriptors: PATH becomes "63"), an assignment like any other when NAME
+// is on the loader list.
+func (c *checker) coprocName(sc *scope, cp *syntax.CoprocClause, writes bool) {
+	if cp.Name == nil {
+		return
+	}
+	name, ok := staticWord(cp.Name)
+	if !ok {
+		name = dynName
+	}
+	if name == dynName || isLoader(name) {
+		c.internalPart(sc, []string{"coproc", source(sc, cp.Name)}, nil, []string{name}, writes)
+	}
+}
+
 // call walks a simple command: its part (or parts, through wrappers), then
 // the code in its words.
 func (c *checker) call(sc *scope, ce *syntax.CallExpr, redirs []*syntax.Redirect, writes bool) {
@@ -196,7 +221,7 @@ func (c *checker) call(sc *scope, ce *syntax.CallExpr, redirs []*syntax.Redirect
 		}
 		c.internalPart(sc, words, nil, names, writes)
 	} else {
-		u := &unit{assigned: names, prefix: words, writes: writes, stdin: c.stdinScript(redirs)}
+		u := &unit{assigned: names, prefix: words, writes: writes, stdin: c.stdinScript(redirs), aliases: sc.aliases}
 		c.unwrap(sc, u, args)
 	}
 	if !plain {

@@ -17,14 +17,16 @@ func init() {
 	builtins = map[string]handler{
 		"eval": evalStep, "command": commandStep, "builtin": builtinStep, "exec": execStep,
 		"trap": trapStep, "alias": aliasStep, "unalias": stateStep("unalias"), "hash": hashStep,
-		"enable": stateStep("enable"), "shopt": shoptStep, "source": sourceStep, ".": sourceStep,
+		"enable": stateStep("enable"), "shopt": shoptStep, "set": setStep,
+		"fc": fcStep, "history": historyStep, "source": sourceStep, ".": sourceStep,
 		"declare": declStep, "typeset": declStep, "local": declStep, "export": declStep,
 		"readonly": declStep, "nameref": declStep, "read": readStep, "mapfile": mapfileStep,
 		"readarray": mapfileStep, "printf": printfStep, "getopts": getoptsStep, "let": letStep,
+		"wait": waitStep,
 	}
 	programs = map[string]handler{
 		"timeout": wrapper(&timeoutOpts, true), "nohup": wrapper(&nohupOpts, true),
-		"stdbuf": wrapper(&stdbufOpts, true), "time": wrapper(&timeOpts, true),
+		"stdbuf": wrapper(&stdbufOpts, true), "time": timeStep,
 		"setsid": wrapper(&setsidOpts, true), "nice": niceStep, "env": envStep,
 		"ionice":  noCommandWith(&ioniceOpts, "p", "P", "u", "pid", "pgid", "uid"),
 		"taskset": noCommandWith(&tasksetOpts, "p", "pid"),
@@ -375,7 +377,7 @@ func envStep(c *checker, _ *unit, args []arg) step {
 		if s.dyn || strings.ContainsAny(s.text, `$\`) {
 			return step{opaque: reasonEnvString, assigns: names}
 		}
-		return step{scripts: []string{s.text + quoteArgs(args[i:])}, assigns: names, transparent: true}
+		return step{scripts: []string{s.text + quoteArgs(args[i:])}, assigns: names, transparent: true, shell: bashShell}
 	}
 	if i >= len(args) {
 		return step{assigns: names}
@@ -398,16 +400,39 @@ func quoteArgs(args []arg) string {
 	return b.String()
 }
 
+// timeStep reads GNU time [opts] COMMAND…: -o FILE writes its report to
+// FILE (appended with -a), a write of the part like a redirection.
+func timeStep(c *checker, u *unit, args []arg) step {
+	if o, _, bad := scan(args, &timeOpts, 1); bad == "" {
+		if f, ok := o.get("o", "output"); ok && writesTo(f) {
+			u.writes = true
+		}
+	}
+	return wrapper(&timeOpts, true)(c, u, args)
+}
+
+// writesTo reports whether writing to the file a names writes a file:
+// anything but /dev/null.
+func writesTo(a arg) bool { return a.dyn || a.text != "/dev/null" }
+
 // flockStep reads flock [opts] FILE (COMMAND… | -c SCRIPT), or FD alone.
-func flockStep(c *checker, _ *unit, args []arg) step {
+// With a command FILE is a file, even when it is a number, which flock
+// creates: a write of the part.
+func flockStep(c *checker, u *unit, args []arg) step {
 	_, i, bad := scan(args, &flockOpts, 1)
 	switch {
 	case bad != "":
 		return step{opaque: bad}
 	case i >= len(args):
 		return step{}
-	case !args[i].dyn && (args[i].text == "-c" || args[i].text == "--command"):
-		return scriptArg(c, args, i+1, true)
+	}
+	if writesTo(args[i-1]) {
+		u.writes = true
+	}
+	if !args[i].dyn && (args[i].text == "-c" || args[i].text == "--command") {
+		st := scriptArg(c, args, i+1, true)
+		st.shell = aliasShell // $SHELL, else /bin/sh
+		return st
 	}
 	return step{inners: [][]arg{args[i:]}, transparent: true}
 }
@@ -451,7 +476,7 @@ func sudoStep(c *checker, _ *unit, args []arg) step {
 			return step{opaque: reasonNoScript, assigns: names}
 		}
 		st := joinedScript(c, rest, reasonDynamicScript)
-		st.assigns = names
+		st.assigns, st.shell = names, aliasShell // the user's shell
 		return st
 	case len(rest) == 0 || o.has("e", "edit", "l", "list", "v", "validate", "V", "version", "h", "help"):
 		return step{assigns: names}
@@ -521,7 +546,9 @@ func suStep(c *checker, _ *unit, args []arg) step {
 // check, unless it only prints help or its version.
 func scriptOrShell(c *checker, o opts, keys ...string) step {
 	if s, ok := o.get(keys...); ok {
-		return scriptValue(c, s, false)
+		st := scriptValue(c, s, false)
+		st.shell = aliasShell // the user's shell, or $SHELL
+		return st
 	}
 	if o.has("h", "V", "help", "version") {
 		return step{}
@@ -551,7 +578,9 @@ func watchStep(c *checker, _ *unit, args []arg) step {
 	case o.has("x", "exec"):
 		return step{inners: [][]arg{args[i:]}}
 	}
-	return joinedScript(c, args[i:], reasonDynamicScript)
+	st := joinedScript(c, args[i:], reasonDynamicScript)
+	st.shell = aliasShell // sh -c
+	return st
 }
 
 // xargsStep reads xargs [opts] [COMMAND…]. The command gets the input:
@@ -641,7 +670,9 @@ func boxStep(shells ...string) handler {
 		}
 		for _, s := range shells {
 			if args[1].text == s {
-				return shellStep(c, u, args[1:])
+				st := shellStep(c, u, args[1:])
+				st.shell = aliasShell // ash, whatever its name
+				return st
 			}
 		}
 		return step{inners: [][]arg{args[1:]}}

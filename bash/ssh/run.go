@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	gossh "golang.org/x/crypto/ssh"
+
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
 )
@@ -55,15 +57,16 @@ type run struct {
 	killOnce sync.Once
 	exitOnce sync.Once
 
-	mu     sync.Mutex
-	pgid   int
-	status exitStatus
-	exitAt time.Time
-	killAt time.Time
-	err    error // the run failed: its connection was lost, or no exit status came
-	ended  time.Time
-	outRes capture.Result
-	errRes capture.Result
+	mu        sync.Mutex
+	pgid      int
+	abandoned bool // given up before its start frame: dsh closed the channel
+	status    exitStatus
+	exitAt    time.Time
+	killAt    time.Time
+	err       error // the run failed: its connection was lost, or no exit status came
+	ended     time.Time
+	outRes    capture.Result
+	errRes    capture.Result
 }
 
 // frameResult is the wrapper's start frame, or why none came.
@@ -213,12 +216,14 @@ func (r *run) supervise() {
 	case <-lost:
 	}
 	r.mu.Lock()
-	known := r.status.known
+	known, abandoned := r.status.known, r.abandoned
 	r.mu.Unlock()
 	switch {
 	case known:
 	case r.s.c.isLost() || !r.s.c.alive():
 		r.fail(lostError(r.s.c))
+	case abandoned:
+		// dsh closed the channel itself: no status was to come.
 	default:
 		// The channel ended with no exit status on a working
 		// connection: whatever ran, its end is unknown.
@@ -228,6 +233,38 @@ func (r *run) supervise() {
 	close(r.stopFeed)
 	r.feedWG.Wait()
 	r.closeCollectors()
+}
+
+// abandon gives up a run whose start frame did not come: the remote
+// login may be stuck before the wrapper (rc files that block), where
+// nothing reads the kill frame. sshd is asked to send SIGKILL to the
+// session's process group (RFC 4254's "signal"; OpenSSH signals the group
+// its session child leads, which holds the login shell, what its rc files
+// run and the wrapper), the exit status is awaited for graceMs, then the
+// channel is closed, which ends the run. A server that does not signal
+// still sees the channel close: a wrapper that gets that far finds its
+// stdin at its end, so its watchdog kills what it started.
+func (r *run) abandon() {
+	r.kill()
+	r.mu.Lock()
+	r.abandoned = true
+	r.mu.Unlock()
+	_, _ = r.s.ch.SendRequest("signal", false, gossh.Marshal(struct{ Signal string }{"KILL"}))
+	t := time.NewTimer(r.e.grace)
+	defer t.Stop()
+	select {
+	case <-r.exited:
+	case <-t.C:
+	case <-r.s.c.lost:
+	}
+	_ = r.s.ch.Close()
+}
+
+// failure is why the run failed, if it did.
+func (r *run) failure() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 func (r *run) fail(err error) {

@@ -29,8 +29,9 @@
 //   - changes to the working directory, or reports in a frame that it does
 //     not exist, is not a directory, or is not usable and why;
 //   - reads the payloads from stdin, each ending in a NUL: the script when
-//     the command is over 64 KiB, and the spec's stdin bytes (escaped for
-//     printf %b, so that they hold no NUL);
+//     the command is over 64 KiB or the quoted command line would be over
+//     128 KiB, and the spec's stdin bytes (escaped for printf %b, so that
+//     they hold no NUL);
 //   - starts the watchdog, a bash in a session of its own (setsid) that
 //     reads the channel's stdin;
 //   - writes the start frame, "\n<nonce> started <pgid>\n", on stdout,
@@ -91,7 +92,15 @@
 //     group means the command is gone.
 //   - The working directory defaults to ssh.cwd, else the remote user's
 //     home, where sshd starts commands; it is checked on the remote host.
+//   - The exec request's line is one argument of the login shell, which
+//     Linux caps at 128 KiB; a command whose quoted line (each ' is 4
+//     bytes) would reach that comes on stdin even when under 64 KiB.
 //   - Env names must be shell variable names: the wrapper exports them.
+//     BASH and names starting __dsh_ are refused, from env.set and from
+//     the request: the wrapper exports the env in its own shell, just
+//     before it starts the watchdog (with setsid and bash by the paths in
+//     __dsh_setsid and BASH) and execs the command (in __dsh_cmd), so one
+//     of those would change what runs.
 //     A command or env value holding a NUL is refused before anything runs.
 //   - The remote environment is sshd's, after the user's login shell ran
 //     its rc files (as for any ssh command); nothing is scrubbed, and
@@ -106,6 +115,14 @@
 //     swept (whether its owner runs cannot be told from the remote host).
 //   - A background process whose connection drops ends with State.Err set
 //     (a failed task), not as killed.
+//   - The wait for the start frame is bounded by the call's timeout (from
+//     the exec request), its context and Close: a remote login held up
+//     before the wrapper (rc files that block) sends none. Then the kill
+//     is requested and the frame awaited graceMs more; without one, sshd
+//     is asked to SIGKILL the session's process group (the "signal"
+//     request) and the channel is closed graceMs later at most. The call
+//     ends timed out or aborted; Start fails as the executor is closed.
+//     The command's own timeout starts at the start frame, as before.
 //   - Errors start with "ssh: ".
 package ssh
 
@@ -269,17 +286,34 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error)
 	if spec.TimeoutMs <= 0 {
 		return bash.Result{}, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
 	}
-	r, err := e.spawn(ctx, spec, true)
+	r, why, err := e.spawn(ctx, spec, spec.Timeout())
 	if err != nil {
 		return bash.Result{}, err
 	}
-	tctx, cancel := context.WithTimeoutCause(ctx, spec.Timeout(), errTimedOut)
+	// Cut before its start, the run is being killed, or is done.
+	timedOut, aborted := why == cutTimeout, why == cutAborted
+	if why == notCut {
+		timedOut, aborted = r.await(ctx, spec.Timeout())
+	}
+	<-r.done
+	r.mu.Lock()
+	err = r.err
+	r.mu.Unlock()
+	if err != nil {
+		return bash.Result{}, err
+	}
+	return r.result(spec.TimeoutMs, timedOut, aborted), nil
+}
+
+// await waits for a started run's end, its timeout or its caller's
+// context, killing it for either of these; it reports which ended it.
+func (r *run) await(ctx context.Context, timeout time.Duration) (timedOut, aborted bool) {
+	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
 	defer cancel()
-	var timedOut, aborted bool
 	select {
 	case <-r.exited:
 	case <-r.done:
-	case <-r.killCh: // Close, or the caller's context during the spawn
+	case <-r.killCh: // Close
 		aborted = true
 	case <-tctx.Done():
 		select {
@@ -293,23 +327,19 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error)
 			r.kill()
 		}
 	}
-	<-r.done
-	r.mu.Lock()
-	err = r.err
-	r.mu.Unlock()
-	if err != nil {
-		return bash.Result{}, err
-	}
-	return r.result(spec.TimeoutMs, timedOut, aborted), nil
+	return timedOut, aborted
 }
 
 // Start runs spec in the background. See [bash.Executor]. It returns once
 // the remote wrapper reported that the command started (or why it could
-// not), so a spawn failure is an error here.
+// not), so a spawn failure is an error here; so is Close meanwhile.
 func (e *Executor) Start(spec bash.Spec) (bash.Process, error) {
-	r, err := e.spawn(context.Background(), spec, false)
-	if err != nil {
+	r, why, err := e.spawn(context.Background(), spec, 0)
+	switch {
+	case err != nil:
 		return nil, err
+	case why != notCut: // Close: the run is being killed, or is done
+		return nil, errClosed
 	}
 	return &process{run: r}, nil
 }
@@ -334,20 +364,31 @@ func (e *Executor) Close() error {
 
 var errClosed = errors.New(Name + ": executor closed")
 
+// cut says why a run was ended before its start frame came.
+type cut int
+
+const (
+	notCut     cut = iota
+	cutTimeout     // the run's timeout
+	cutAborted     // the caller's context, or Close
+)
+
 // spawn opens a channel, runs the command's wrapper on it and waits for
 // the wrapper's start frame. A wrapper that says the command cannot start
 // (a workdir, a missing program) is waited for until its channel is done,
 // so a failed spawn leaves nothing behind. ctx (the caller's, for Run)
-// bounds the wait for a channel; once the command is asked for, its
-// cancellation kills the command instead.
-func (e *Executor) spawn(ctx context.Context, spec bash.Spec, foreground bool) (*run, error) {
+// bounds the wait for a channel; once the command is asked for, ctx,
+// timeout (0 for none) and Close bound the wait for the start frame (see
+// awaitStart), and spawn says which of them cut it: the run is then being
+// killed, or, when no frame came, abandoned and done.
+func (e *Executor) spawn(ctx context.Context, spec bash.Spec, timeout time.Duration) (*run, cut, error) {
 	if err := checkSpec(spec); err != nil {
-		return nil, err
+		return nil, notCut, err
 	}
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		return nil, errClosed
+		return nil, notCut, errClosed
 	}
 	e.wg.Add(1)
 	e.mu.Unlock()
@@ -355,44 +396,72 @@ func (e *Executor) spawn(ctx context.Context, spec bash.Spec, foreground bool) (
 	if err != nil {
 		e.wg.Done()
 		if ctx.Err() != nil {
-			return nil, bash.AbortedBeforeSpawn(ctx)
+			return nil, notCut, bash.AbortedBeforeSpawn(ctx)
 		}
-		return nil, err
+		return nil, notCut, err
 	}
-	r := e.newRun(spec, foreground, s)
+	r := e.newRun(spec, timeout > 0, s)
 	e.wg.Add(1)
 	go r.requests()
 	if err := execRequest(s.ch, r.inv.line); err != nil {
 		_ = s.ch.Close()
 		e.wg.Done()
-		return nil, e.lostOr(s.c, fmt.Errorf("%s: run a command on %s: %w", Name, e.target.host, err))
+		return nil, notCut, e.lostOr(s.c, fmt.Errorf("%s: run a command on %s: %w", Name, e.target.host, err))
 	}
 	e.track(r)
 	r.startIO()
 	go e.forget(r)
-	fr := awaitStart(ctx, r)
-	if fr.err == nil && fr.f.problem == "" {
+	fr, why, framed := r.awaitStart(ctx, timeout)
+	switch {
+	case !framed:
+		r.abandon()
+		<-r.done
+		if err := r.failure(); err != nil {
+			return nil, notCut, err
+		}
+		return r, why, nil
+	case fr.err == nil && fr.f.problem == "":
 		r.mu.Lock()
 		r.pgid = fr.f.pgid
 		r.mu.Unlock()
-		return r, nil
+		return r, why, nil
 	}
 	<-r.done
-	return nil, e.startError(spec, r, fr)
+	return nil, notCut, e.startError(spec, r, fr)
 }
 
-// awaitStart waits for the run's start frame; ctx's end meanwhile kills
-// the command once it starts.
-func awaitStart(ctx context.Context, r *run) frameResult {
-	cancelled := ctx.Done()
-	for {
-		select {
-		case fr := <-r.frame:
-			return fr
-		case <-cancelled:
-			cancelled = nil
-			r.kill()
-		}
+// awaitStart waits for the run's start frame until ctx ends, timeout
+// (counted from the exec request; 0 for none) passes, or the run is
+// killed (by Close). A remote login held up before the wrapper (rc files
+// that block) would never send the frame. When one of them cuts the wait,
+// the kill is requested, which the watchdog carries out once the command
+// started, and the frame is awaited for graceMs more, since a command
+// that just started may have its frame on the way; framed says whether
+// it came, and why which of them cut the wait.
+func (r *run) awaitStart(ctx context.Context, timeout time.Duration) (fr frameResult, why cut, framed bool) {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(time.Until(r.started.Add(timeout)))
+		defer t.Stop()
+		expired = t.C
+	}
+	why = cutAborted
+	select {
+	case fr := <-r.frame:
+		return fr, notCut, true
+	case <-expired:
+		why = cutTimeout
+	case <-ctx.Done():
+	case <-r.killCh:
+	}
+	r.kill()
+	t := time.NewTimer(r.e.grace)
+	defer t.Stop()
+	select {
+	case fr := <-r.frame:
+		return fr, why, true
+	case <-t.C:
+		return frameResult{}, why, false
 	}
 }
 
@@ -465,7 +534,8 @@ func (e *Executor) collector(stream string, head int64, observe func(string, []b
 }
 
 // checkSpec refuses what cannot reach a remote shell: a NUL in the
-// command, an env name a shell cannot export, a NUL in a value.
+// command, an env name a shell cannot export or that the wrapper keeps
+// for itself, a NUL in a value.
 func checkSpec(spec bash.Spec) error {
 	if strings.IndexByte(spec.Command, 0) >= 0 {
 		return fmt.Errorf("%s: the command holds a NUL byte, which no shell can run", Name)
@@ -473,6 +543,9 @@ func checkSpec(spec bash.Spec) error {
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		if !config.ShellName(k) {
 			return fmt.Errorf("%s: request env name %q is not a valid variable name", Name, k)
+		}
+		if config.ReservedName(k) {
+			return fmt.Errorf("%s: request env name %q is reserved: the remote wrapper uses it", Name, k)
 		}
 		if strings.IndexByte(spec.Env[k], 0) >= 0 {
 			return fmt.Errorf("%s: request env value of %q holds a NUL byte", Name, k)

@@ -5,8 +5,10 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -600,4 +602,186 @@ func TestGiBStreamHeapBounded(t *testing.T) {
 	if live > 16<<20 {
 		t.Fatalf("the live heap grew by %.1f MiB", float64(live)/(1<<20))
 	}
+}
+
+// TestQuotedCommandOverTheArgumentLimit: a command under 64 KiB that
+// quoting makes over the 128 KiB Linux allows a single argument (each '
+// becomes 4 bytes in the one string the login shell gets) comes on stdin,
+// like a longer command, and runs.
+func TestQuotedCommandOverTheArgumentLimit(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t, sshtest.Options{})
+	e := newExecutor(t, srv.Config(t))
+	cmd := "echo ok #" + strings.Repeat("'", 40000)
+	if len(cmd) > maxArgCommand {
+		t.Fatalf("the command is %d bytes, over maxArgCommand", len(cmd))
+	}
+	r, err := runIt(t, e, cmd, 0)
+	if err != nil || r.Stdout.Text != "ok\n" || r.Stderr.Text != "" || executortest.ExitCode(r) != "0" {
+		t.Fatalf("got %+v, %v", r, err)
+	}
+}
+
+// TestInvocationLineBound: the exec request's line stays under the
+// argument limit whatever the command, which comes on the line only when
+// both are short enough.
+func TestInvocationLineBound(t *testing.T) {
+	t.Parallel()
+	env := append(slices.Clone(fixedEnv), "Q="+strings.Repeat("'", 1000))
+	for _, tc := range []struct {
+		name    string
+		command string
+		inline  bool
+	}{
+		{"short", "echo hi", true},
+		{"64 KiB of text", strings.Repeat("x", maxArgCommand), true},
+		{"over 64 KiB", strings.Repeat("x", maxArgCommand+1), false},
+		{"40000 quotes", "echo ok #" + strings.Repeat("'", 40000), false},
+		{"30000 quotes", "echo ok #" + strings.Repeat("'", 30000), true},
+	} {
+		inv := invocationFor("dsh-0123456789abcdef", tc.command, "/w", nil, env, time.Second, time.Second)
+		inline := strings.Contains(inv.line, shellQuote(tc.command))
+		if len(inv.line) > maxArgLine || inline != tc.inline || (len(inv.payload) > 0) == tc.inline {
+			t.Errorf("%s: line of %d bytes, inline %v, payload of %d bytes", tc.name, len(inv.line), inline, len(inv.payload))
+		}
+	}
+}
+
+// TestReservedEnvNames: env names that would overwrite the remote
+// wrapper's own variables (BASH, the bash it execs; __dsh_*, its state,
+// the command included) are refused, from env.set and from the request,
+// before anything runs.
+func TestReservedEnvNames(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t, sshtest.Options{})
+	e := newExecutor(t, srv.Config(t))
+	marker := filepath.Join(srv.SharedDir(t), "ran")
+	for _, env := range []map[string]string{
+		{"__dsh_cmd": "echo INJECTED"},
+		{"BASH": "/bin/echo"},
+		{"__dsh_setsid": "/bin/true"},
+		{"__dsh_": "x"},
+	} {
+		name := slices.Collect(maps.Keys(env))[0]
+		spec, _ := e.Resolve(bash.Request{Command: "touch " + marker, Env: env})
+		want := fmt.Sprintf("ssh: request env name %q is reserved: the remote wrapper uses it", name)
+		if r, err := e.Run(context.Background(), spec); err == nil || err.Error() != want {
+			t.Errorf("env %v: got %+v, %v; want the error %q", env, r, err, want)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("env %v: the command ran", env)
+		}
+
+		cfg := srv.Config(t)
+		cfg.Env.Set = env
+		want = fmt.Sprintf("ssh: env.set name %q is reserved: the remote wrapper uses it", name)
+		if _, err := New(cfg); err == nil || err.Error() != want {
+			t.Errorf("env.set %v: err = %v, want %q", env, err, want)
+		}
+	}
+	// Names that only look alike are the command's own.
+	spec, _ := e.Resolve(bash.Request{Command: `echo "$BASHX $__dsh $_dsh_x"`, Env: map[string]string{"BASHX": "a", "__dsh": "b", "_dsh_x": "c"}})
+	if r, err := e.Run(context.Background(), spec); err != nil || r.Stdout.Text != "a b c\n" {
+		t.Fatalf("got %+v, %v", r, err)
+	}
+}
+
+// TestBlockedLogin: a remote login that never gets to the wrapper (rc
+// files that block) cannot hold a call beyond its timeout, nor beyond its
+// caller's cancellation, nor Close: the call ends, and what the login ran
+// is killed with it.
+func TestBlockedLogin(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t, sshtest.Options{LoginScript: "sleep 60"})
+	cfg := srv.Config(t)
+	e := newExecutor(t, cfg)
+	marker := filepath.Join(srv.SharedDir(t), "ran")
+	blocked := func() bool { return len(srv.LoginProcesses()) > 0 }
+	nothingLeft := func(what string) {
+		t.Helper()
+		if !proctest.Within(proctest.Wait, func() bool { return !blocked() }) {
+			t.Fatalf("%s: the login's processes %v are still there", what, srv.LoginProcesses())
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("%s: the command ran", what)
+		}
+	}
+	type outcome struct {
+		r   bash.Result
+		err error
+	}
+
+	// The timeout.
+	spec, _ := e.Resolve(bash.Request{Command: "touch " + marker, TimeoutMs: new(500.0)})
+	got := make(chan outcome, 1)
+	begin := time.Now()
+	go func() { r, err := e.Run(context.Background(), spec); got <- outcome{r, err} }()
+	if !proctest.Within(proctest.Wait, blocked) {
+		t.Fatal("the login did not block")
+	}
+	var o outcome
+	select {
+	case o = <-got:
+	case <-time.After(proctest.Wait):
+		t.Fatal("the call outlived its timeout")
+	}
+	took := time.Since(begin)
+	// The timeout, graceMs for a frame on its way, then the kill.
+	bound := 500*time.Millisecond + 2*config.Millis(cfg.GraceMs) + 2*drainSlack + slack
+	t.Logf("timed out after %v (bound %v): %+v", took, bound, o.r)
+	if o.err != nil || !o.r.TimedOut || o.r.Aborted || o.r.TimeoutMs != 500 || o.r.ExitCode != nil || took > bound {
+		t.Fatalf("got %+v, %v after %v", o.r, o.err, took)
+	}
+	nothingLeft("timeout")
+
+	// The caller's cancellation.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	spec, _ = e.Resolve(bash.Request{Command: "touch " + marker})
+	go func() { r, err := e.Run(ctx, spec); got <- outcome{r, err} }()
+	if !proctest.Within(proctest.Wait, blocked) {
+		t.Fatal("the login did not block")
+	}
+	cancel()
+	select {
+	case o = <-got:
+	case <-time.After(proctest.Wait):
+		t.Fatal("the cancelled call did not end")
+	}
+	if o.err != nil || !o.r.Aborted || o.r.TimedOut {
+		t.Fatalf("cancelled: got %+v, %v", o.r, o.err)
+	}
+	nothingLeft("cancellation")
+
+	// Close, during a background start.
+	e2, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan error, 1)
+	go func() {
+		spec, _ := e2.Resolve(bash.Request{Command: "touch " + marker})
+		p, err := e2.Start(spec)
+		if err == nil {
+			err = fmt.Errorf("started %v", p)
+		}
+		started <- err
+	}()
+	if !proctest.Within(proctest.Wait, blocked) {
+		t.Fatal("the login did not block")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- e2.Close() }()
+	select {
+	case err = <-started:
+	case <-time.After(proctest.Wait):
+		t.Fatal("Close did not end a start held up by the login")
+	}
+	if err == nil || err.Error() != errClosed.Error() {
+		t.Fatalf("Start: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	nothingLeft("Close")
 }

@@ -148,6 +148,14 @@ const (
 // Linux refuses a single argument of 128 KiB (as for the local executor).
 const maxArgCommand = 64 << 10
 
+// maxArgLine is the longest command line of an exec request. sshd hands
+// it whole to the login shell as the one argument after -c, and Linux
+// refuses a single argument of 128 KiB or more (MAX_ARG_STRLEN, its NUL
+// included). Quoting makes a command longer (each ' is 4 bytes), so a
+// command under maxArgCommand whose line would be over this one comes on
+// stdin as well.
+const maxArgLine = 128<<10 - 1
+
 // invocation is one command's remote side: the command line for sshd's
 // exec request, and what dsh writes on stdin before the frames.
 type invocation struct {
@@ -157,11 +165,25 @@ type invocation struct {
 }
 
 // invocationFor builds the remote side of a command. env holds the
-// NAME=VALUE assignments in the order they apply (a later one wins).
+// NAME=VALUE assignments in the order they apply (a later one wins). The
+// command comes on the command line when it and the line are short
+// enough, else on stdin.
 func invocationFor(nonce, command, workdir string, stdin []byte, env []string, keepalive, grace time.Duration) invocation {
+	if len(command) <= maxArgCommand {
+		inv := invocationWith(nonce, command, true, workdir, stdin, env, keepalive, grace)
+		if len(inv.line) <= maxArgLine {
+			return inv
+		}
+	}
+	return invocationWith(nonce, command, false, workdir, stdin, env, keepalive, grace)
+}
+
+// invocationWith builds the remote side of a command, which comes on the
+// command line when inline is set, else on stdin.
+func invocationWith(nonce, command string, inline bool, workdir string, stdin []byte, env []string, keepalive, grace time.Duration) invocation {
 	mode := ""
 	var payload []byte
-	if len(command) > maxArgCommand {
+	if !inline {
 		mode += modeScript
 		payload = append(append(payload, command...), 0)
 		command = ""

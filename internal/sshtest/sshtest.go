@@ -65,13 +65,20 @@ type Server struct {
 	// HostKey is the server's public host key.
 	HostKey gossh.PublicKey
 
-	cmd *exec.Cmd
+	cmd         *exec.Cmd
+	loginScript string // the file of Options.LoginScript, "" without one
 }
 
 // Options configure a server.
 type Options struct {
 	// MaxSessions is sshd's MaxSessions (0: sshd's default, 10).
 	MaxSessions int
+	// LoginScript, when set, is a stand-in for the remote user's rc files:
+	// every bash that a session of this server starts, the login shell
+	// (when it is bash) and the executor's own among them, sources it
+	// first. sshd's SetEnv points BASH_ENV at a file holding it, for this
+	// server's sessions only; LoginProcesses finds them.
+	LoginScript string
 }
 
 // sshdPath finds sshd, or "" when it is not installed.
@@ -105,6 +112,10 @@ func Start(t testing.TB, opts Options) *Server {
 	s.Dir = sharedDir(t, "", 0o755)
 	hostSigner := s.writeKeys(t)
 	s.HostKey = hostSigner.PublicKey()
+	if opts.LoginScript != "" {
+		s.loginScript = filepath.Join(s.Dir, "login.sh")
+		writeFile(t, s.loginScript, []byte(opts.LoginScript+"\n"), 0o644)
+	}
 	if os.Geteuid() == 0 {
 		// sshd's privilege separation needs its empty directory.
 		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
@@ -252,6 +263,9 @@ func (s *Server) writeConfig(t testing.TB, opts Options) {
 	if opts.MaxSessions > 0 {
 		lines = append(lines, fmt.Sprintf("MaxSessions %d", opts.MaxSessions))
 	}
+	if s.loginScript != "" {
+		lines = append(lines, "SetEnv BASH_ENV="+s.loginScript)
+	}
 	writeFile(t, filepath.Join(s.Dir, "sshd_config"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
@@ -315,6 +329,26 @@ func (s *Server) KillConnections() int {
 		}
 	}
 	return n
+}
+
+// LoginProcesses lists the live processes of this server's sessions that
+// carry its LoginScript (BASH_ENV names its file): a login it holds up, and
+// whatever the script started. None without a LoginScript.
+func (s *Server) LoginProcesses() []int {
+	if s.loginScript == "" {
+		return nil
+	}
+	pids, _ := procfs.Pids()
+	var out []int
+	for _, pid := range pids {
+		if st, ok := procfs.ReadStat(pid); !ok || st.Dead() || st.Kernel() {
+			continue
+		}
+		if v, env := procfs.LookupEnv(pid, "BASH_ENV"); env == procfs.EnvFound && v == s.loginScript {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // descendants lists the live descendants of pid, by the parent chain.
