@@ -191,7 +191,8 @@ func (s *Stack) useHooks(cfg config.File, o options) error {
 		s.hooksExec, exec = e, e
 	}
 	po := o.permissions
-	h, err := hooks.New(cfg, exec, hooks.Options{Home: po.Home, ManagedDir: po.ManagedDir, ProjectDir: po.ProjectDir, DefaultCwd: cfg.Local.Cwd, Logger: o.log})
+	h, err := hooks.New(cfg, exec, hooks.Options{Home: po.Home, ManagedDir: po.ManagedDir, ProjectDir: po.ProjectDir,
+		DefaultCwd: cfg.Local.Cwd, RemoteSessions: cfg.Executor == config.ExecutorSSH, Logger: o.log})
 	if err != nil {
 		return err
 	}

@@ -143,7 +143,7 @@ func TestDowngradedClientFallsBack(t *testing.T) {
 func TestRetryDoesNotRerunHooks(t *testing.T) {
 	dir := t.TempDir()
 	count := filepath.Join(dir, "hook-runs")
-	hook := config.Hook{Type: "command", Command: `echo run >> ` + count + `; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"touch rewritten"}}}'`}
+	hook := config.Hook{Type: "command", Command: `echo run >> ` + count + `; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"touch rewritten"},"additionalContext":"checked"}}'`}
 	cfg := config.File{
 		Permissions: &config.Permissions{Default: "ask", ClaudeSettings: new(false)},
 		Hooks:       config.Hooks{PreToolUse: []config.HookGroup{{Matcher: "Bash", Hooks: []config.Hook{hook}}}},
@@ -177,7 +177,7 @@ func TestRetryDoesNotRerunHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs, _ := os.ReadFile(count)
-	if got := texts(res); len(got) != 1 || got[0] != "(no output)" || len(asked) != 1 || !strings.Contains(asked[0], "touch rewritten") || string(runs) != "run\n" {
+	if got := texts(res); len(got) != 2 || got[0] != "(no output)" || got[1] != "[hook] checked" || len(asked) != 1 || !strings.Contains(asked[0], "touch rewritten") || string(runs) != "run\n" {
 		t.Errorf("result %q, questions %q, hook runs %q", got, asked, runs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "rewritten")); err != nil {

@@ -46,6 +46,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -87,7 +88,8 @@ type Server struct {
 	closed   bool
 	watchers sync.WaitGroup
 	nextID   uint64
-	stateKey []byte // signs the request states of suspended calls
+	stateKey []byte                                      // signs the request states of suspended calls
+	nonces   map[*mcp.ServerSession]map[string]time.Time // of suspended calls, under mu
 }
 
 // New returns a Server exposing every tool registered in opts.Tools now.
@@ -96,7 +98,8 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session), stateKey: newStateKey()}
+	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session), stateKey: newStateKey(),
+		nonces: make(map[*mcp.ServerSession]map[string]time.Time)}
 	instructions := ""
 	if opts.Prompt != nil {
 		instructions = opts.Prompt.Text()
@@ -231,6 +234,7 @@ func (s *Server) owner(ctx context.Context, ss *mcp.ServerSession, params *mcp.C
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.owners, ss)
+		delete(s.nonces, ss)
 		s.mu.Unlock()
 		owner.End()
 		s.mu.Lock()
