@@ -1,18 +1,22 @@
 package mcpserver
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // HTTPOptions configures the streamable HTTP endpoint.
 type HTTPOptions struct {
-	// Token is the bearer token every request must carry.
+	// Token is the bearer token every request must carry: at least
+	// MinTokenLength characters ([CheckToken]).
 	Token string
 	// NoAuth serves without a token. Callers allow it only on a loopback
 	// address (dsh serve refuses it elsewhere).
@@ -26,6 +30,19 @@ type HTTPOptions struct {
 // would refuse a large heredoc command that stdio accepts (16 MiB lines).
 const maxRequestBytes = 16 << 20
 
+// MinTokenLength is the fewest characters a bearer token may have: a
+// shorter one can be guessed by a client that simply tries.
+const MinTokenLength = 16
+
+// CheckToken refuses a bearer token shorter than MinTokenLength
+// characters.
+func CheckToken(token string) error {
+	if n := utf8.RuneCountInString(token); n < MinTokenLength {
+		return fmt.Errorf("the bearer token has %d characters, fewer than %d: use a random one (openssl rand -hex 32)", n, MinTokenLength)
+	}
+	return nil
+}
+
 // Handler returns the streamable HTTP endpoint, served at /mcp.
 // Cross-origin browser requests get 403, whatever their method and before
 // the token is looked at (net/http's CrossOriginProtection: Sec-Fetch-Site
@@ -34,6 +51,11 @@ const maxRequestBytes = 16 << 20
 func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	if opts.Token == "" && !opts.NoAuth {
 		return nil, errors.New("mcpserver: a bearer token is required unless NoAuth is set")
+	}
+	if !opts.NoAuth {
+		if err := CheckToken(opts.Token); err != nil {
+			return nil, fmt.Errorf("mcpserver: %w", err)
+		}
 	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.IdleTimeout,
@@ -69,14 +91,23 @@ func sameOrigin(next http.Handler) http.Handler {
 // bearer refuses requests that do not carry the token. The scheme is
 // case-insensitive (RFC 9110 §11.1); the token is compared in constant time.
 func bearer(token string, next http.Handler) http.Handler {
-	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimLeft(got, " ")), want) != 1 {
+		if !strings.EqualFold(scheme, "Bearer") || !sameToken(strings.TrimLeft(got, " "), token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="dsh"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sameToken compares two tokens in time that depends on neither their
+// contents nor their lengths: subtle.ConstantTimeCompare returns at once
+// for slices of different lengths, which tells a client probing the
+// server how long the token is. The SHA-256 digests always have the same
+// length.
+func sameToken(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }

@@ -201,7 +201,7 @@ func TestCancelKillsTheCommand(t *testing.T) {
 
 func TestHTTP(t *testing.T) {
 	s := newServer(t, "")
-	h, err := s.Handler(mcpserver.HTTPOptions{Token: "secret"})
+	h, err := s.Handler(mcpserver.HTTPOptions{Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,30 +236,30 @@ func TestHTTP(t *testing.T) {
 	if code := post("Bearer wrong", ""); code != http.StatusUnauthorized {
 		t.Errorf("wrong token: %d", code)
 	}
-	if code := post("Bearer secret", "https://evil.example"); code != http.StatusForbidden {
+	if code := post("Bearer "+testToken, "https://evil.example"); code != http.StatusForbidden {
 		t.Errorf("cross-origin: %d", code)
 	}
 	// A cross-origin GET (an event stream) is refused too, and a
 	// cross-origin request is refused before its token is looked at.
-	if code := send("GET", "Bearer secret", "https://evil.example"); code != http.StatusForbidden {
+	if code := send("GET", "Bearer "+testToken, "https://evil.example"); code != http.StatusForbidden {
 		t.Errorf("cross-origin GET: %d", code)
 	}
 	if code := post("", "https://evil.example"); code != http.StatusForbidden {
 		t.Errorf("cross-origin without a token: %d", code)
 	}
-	if code := post("Bearer secret", ""); code != http.StatusOK {
+	if code := post("Bearer "+testToken, ""); code != http.StatusOK {
 		t.Errorf("good request: %d", code)
 	}
-	if code := post("bearer secret", ""); code != http.StatusOK {
+	if code := post("bearer "+testToken, ""); code != http.StatusOK {
 		t.Errorf("good request, lower-case scheme: %d", code)
 	}
-	if code := post("Bearer secretX", ""); code != http.StatusUnauthorized {
+	if code := post("Bearer "+testToken+"X", ""); code != http.StatusUnauthorized {
 		t.Errorf("token with a suffix: %d", code)
 	}
 
 	// Two HTTP sessions are isolated.
 	client := func() *mcp.ClientSession {
-		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: tokenTransport{"secret"}}}
+		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: tokenTransport{testToken}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(), transport, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -280,7 +280,15 @@ func TestHTTP(t *testing.T) {
 	if _, err := s.Handler(mcpserver.HTTPOptions{}); err == nil {
 		t.Fatal("a handler without token or NoAuth")
 	}
+	short := "fifteen-chars-x"
+	_, err = s.Handler(mcpserver.HTTPOptions{Token: short})
+	if want := "mcpserver: the bearer token has 15 characters, fewer than 16: use a random one (openssl rand -hex 32)"; err == nil || err.Error() != want {
+		t.Fatalf("a handler with a short token: %v, want %q", err, want)
+	}
 }
+
+// testToken is a bearer token long enough for the handler.
+const testToken = "s3cret-test-token-0123"
 
 type tokenTransport struct{ token string }
 

@@ -144,7 +144,9 @@
 // dsh serve listens on --addr and serves MCP at /mcp. Every request must
 // carry the bearer token, read from --token-file (surrounding whitespace
 // trimmed; one line), else from the DSH_TOKEN environment variable; the flag
-// wins when both are set, since it is the explicit choice. Without a token
+// wins when both are set, since it is the explicit choice. A token must have
+// at least 16 characters, and a token file must be private to its owner
+// (no access for group or others, as ssh asks of a key). Without a token
 // dsh refuses to start unless --no-auth is given and the --addr host is
 // loopback (127.0.0.0/8, ::1 or localhost); --no-auth together with a token
 // is refused too, since it is unclear which the user meant. Those refusals,
@@ -359,11 +361,7 @@ func checkDir(what, dir string) (string, error) {
 	fi, err := os.Stat(abs)
 	switch {
 	case err != nil:
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return "", usageError("%s %s: %v", what, dir, err)
+		return "", usageError("%s %s: %v", what, dir, pathErr(err))
 	case !fi.IsDir():
 		return "", usageError("%s %s: not a directory", what, dir)
 	}

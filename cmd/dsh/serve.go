@@ -191,27 +191,68 @@ func (fe *frontEnd) close() {
 }
 
 // serveToken reads the token: --token-file, else $DSH_TOKEN; "" when
-// neither is set.
+// neither is set. A token shorter than mcpserver.MinTokenLength, and a
+// token file that group or others may read or write (as ssh refuses such
+// a private key), are refused.
 func serveToken(file string) (string, error) {
 	if file == "" {
-		return strings.TrimSpace(os.Getenv(tokenEnv)), nil
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
+		token := strings.TrimSpace(os.Getenv(tokenEnv))
+		if token == "" {
+			return "", nil
 		}
-		return "", usageError("serve: --token-file %s: %v", file, err)
+		if err := mcpserver.CheckToken(token); err != nil {
+			return "", usageError("serve: %s: %v", tokenEnv, err)
+		}
+		return token, nil
+	}
+	data, err := readPrivateFile(file)
+	if err != nil {
+		return "", err
 	}
 	token := strings.TrimSpace(string(data))
-	if token == "" {
+	switch {
+	case token == "":
 		return "", usageError("serve: --token-file %s is empty", file)
-	}
-	if strings.ContainsAny(token, "\r\n") {
+	case strings.ContainsAny(token, "\r\n"):
 		return "", usageError("serve: --token-file %s must hold one line", file)
 	}
+	if err := mcpserver.CheckToken(token); err != nil {
+		return "", usageError("serve: --token-file %s: %v", file, err)
+	}
 	return token, nil
+}
+
+// readPrivateFile reads the token file, refusing it when group or others
+// have any access to it. The mode is that of the file opened, not of a
+// path that could change between a check and the read.
+func readPrivateFile(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, usageError("serve: --token-file %s: %v", file, pathErr(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, usageError("serve: --token-file %s: %v", file, pathErr(err))
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, usageError("serve: --token-file %s: permissions %04o are too open (group or others have access): chmod 600 %s", file, perm, file)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, usageError("serve: --token-file %s: %v", file, pathErr(err))
+	}
+	return data, nil
+}
+
+// pathErr is err without the operation and path of an *os.PathError,
+// which the messages name themselves.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // isLoopback reports whether host names only this machine: localhost or an

@@ -31,11 +31,19 @@ func TestIsLoopback(t *testing.T) {
 	}
 }
 
+// testToken is a bearer token long enough for dsh serve.
+const testToken = "s3cret-test-token-0123"
+
 func TestServeRefuses(t *testing.T) {
 	t.Parallel()
 	empty := writeFile(t, "token", " \n")
 	twoLines := writeFile(t, "token", "a\nb\n")
 	missing := filepath.Join(t.TempDir(), "token")
+	short := writeFile(t, "token", "fifteen-chars-x\n")
+	open := writeFile(t, "token", testToken+"\n")
+	if err := os.Chmod(open, 0o640); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -50,14 +58,20 @@ func TestServeRefuses(t *testing.T) {
 			`serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not ":0"`},
 		{"no-auth on a public address", []string{tokenEnv + "="}, []string{"--addr", "0.0.0.0:0", "--no-auth"},
 			`serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not "0.0.0.0:0"`},
-		{"no-auth and a token", []string{tokenEnv + "=secret"}, []string{"--addr", "127.0.0.1:0", "--no-auth"},
+		{"no-auth and a token", []string{tokenEnv + "=" + testToken}, []string{"--addr", "127.0.0.1:0", "--no-auth"},
 			"serve: --no-auth given but a token is set (DSH_TOKEN or --token-file): drop one"},
 		{"empty token file", nil, []string{"--addr", "127.0.0.1:0", "--token-file", empty}, "serve: --token-file " + empty + " is empty"},
 		{"token file of two lines", nil, []string{"--addr", "127.0.0.1:0", "--token-file", twoLines},
 			"serve: --token-file " + twoLines + " must hold one line"},
 		{"missing token file", nil, []string{"--addr", "127.0.0.1:0", "--token-file", missing},
 			"serve: --token-file " + missing + ": no such file or directory"},
-		{"negative idle timeout", []string{tokenEnv + "=x"}, []string{"--addr", "127.0.0.1:0", "--idle-timeout", "-1s"},
+		{"short token", []string{tokenEnv + "=s3cret"}, []string{"--addr", "127.0.0.1:0"},
+			"serve: DSH_TOKEN: the bearer token has 6 characters, fewer than 16: use a random one (openssl rand -hex 32)"},
+		{"short token file", nil, []string{"--addr", "127.0.0.1:0", "--token-file", short},
+			"serve: --token-file " + short + ": the bearer token has 15 characters, fewer than 16: use a random one (openssl rand -hex 32)"},
+		{"token file open to the group", nil, []string{"--addr", "127.0.0.1:0", "--token-file", open},
+			"serve: --token-file " + open + ": permissions 0640 are too open (group or others have access): chmod 600 " + open},
+		{"negative idle timeout", []string{tokenEnv + "=" + testToken}, []string{"--addr", "127.0.0.1:0", "--idle-timeout", "-1s"},
 			"serve: --idle-timeout must not be negative, got -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,7 +129,7 @@ func (b *notifyBuffer) await(t testing.TB, re *regexp.Regexp) []string {
 
 func TestServe(t *testing.T) {
 	t.Parallel()
-	tokenFile := writeFile(t, "token", "s3cret\n")
+	tokenFile := writeFile(t, "token", testToken+"\n")
 	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0", "--token-file", tokenFile)
 	cmd.Env = append(os.Environ(), tokenEnv+"=ignored-when-the-flag-is-set")
 	stderr := newNotifyBuffer()
@@ -156,7 +170,7 @@ func TestServe(t *testing.T) {
 	if got := post("ignored-when-the-flag-is-set"); got != http.StatusUnauthorized {
 		t.Errorf("with DSH_TOKEN's value: %d, want 401", got)
 	}
-	if got := post("s3cret"); got != http.StatusOK {
+	if got := post(testToken); got != http.StatusOK {
 		t.Errorf("with the token: %d, want 200", got)
 	}
 	http.DefaultClient.CloseIdleConnections()
