@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -24,6 +25,13 @@ type HTTPOptions struct {
 	// IdleTimeout ends a session that made no request for that long;
 	// zero means never.
 	IdleTimeout time.Duration
+	// ReadTimeout bounds the reading of a request, headers and body
+	// ([Server.HTTPServer]); zero means a minute.
+	ReadTimeout time.Duration
+	// MaxPendingConns bounds the connections no request of which has
+	// authenticated yet ([Server.HTTPServer]); zero means
+	// DefaultMaxPendingConns.
+	MaxPendingConns int
 }
 
 // maxRequestBytes bounds one HTTP request body. The SDK's default (4 MiB)
@@ -43,12 +51,50 @@ func CheckToken(token string) error {
 	return nil
 }
 
+// HTTPServer returns an http.Server for the endpoint of [Server.Handler],
+// hardened against clients that never authenticate: headers must arrive
+// within 10 s and a whole request within opts.ReadTimeout (its response
+// is not bound: it streams as long as its command runs); an
+// authenticated keep-alive connection idle for 2 minutes is closed; a
+// connection no request of which carried the token is closed once it is
+// idle (after its 401), and when more than opts.MaxPendingConns are open
+// the oldest of them is closed, so a flood of idle connections can
+// exhaust neither the server's file descriptors nor its patience with the
+// next real client. Serve it on any listener.
+func (s *Server) HTTPServer(opts HTTPOptions) (*http.Server, error) {
+	g := newConnGuard(opts.MaxPendingConns)
+	h, err := s.httpHandler(opts, g)
+	if err != nil {
+		return nil, err
+	}
+	readTimeout := opts.ReadTimeout
+	if readTimeout <= 0 {
+		readTimeout = defaultReadTimeout
+	}
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(readHeaderTimeout, readTimeout),
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		ConnContext:       g.connContext,
+		ConnState:         g.connState,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}, nil
+}
+
 // Handler returns the streamable HTTP endpoint, served at /mcp.
 // Cross-origin browser requests get 403, whatever their method and before
 // the token is looked at (net/http's CrossOriginProtection: Sec-Fetch-Site
 // and Origin checks); requests without the bearer token get 401.
 // Each MCP session is isolated: its own owner, tasks and cwd.
+// [Server.HTTPServer] serves it with limits on connections.
 func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
+	return s.httpHandler(opts, nil)
+}
+
+// httpHandler is Handler whose requests, once past the bearer check, tell g
+// that their connection is authenticated; g may be nil.
+func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, error) {
 	if opts.Token == "" && !opts.NoAuth {
 		return nil, errors.New("mcpserver: a bearer token is required unless NoAuth is set")
 	}
@@ -62,7 +108,10 @@ func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		MaxRequestBodyBytes: maxRequestBytes,
 		Logger:              s.log,
 	})
-	var h http.Handler = streamable
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		authenticated(r, g)
+		streamable.ServeHTTP(w, r)
+	})
 	if !opts.NoAuth {
 		h = bearer(opts.Token, h)
 	}
@@ -75,7 +124,7 @@ func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 // sameOrigin refuses cross-origin browser requests of every method:
 // CrossOriginProtection lets GET, HEAD and OPTIONS through, but a GET opens
 // an MCP event stream, so each request is checked as if it were a POST.
-func sameOrigin(next http.Handler) http.Handler {
+func sameOrigin(next http.Handler) http.HandlerFunc {
 	check := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		probe := r.Clone(r.Context())
@@ -90,7 +139,7 @@ func sameOrigin(next http.Handler) http.Handler {
 
 // bearer refuses requests that do not carry the token. The scheme is
 // case-insensitive (RFC 9110 §11.1); the token is compared in constant time.
-func bearer(token string, next http.Handler) http.Handler {
+func bearer(token string, next http.Handler) http.HandlerFunc {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || !sameToken(strings.TrimLeft(got, " "), token) {

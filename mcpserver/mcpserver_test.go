@@ -432,3 +432,45 @@ func TestProgressNotifications(t *testing.T) {
 		last = p.Progress
 	}
 }
+
+// TestHTTPServerCallOutlivesReadTimeout: a call whose command runs longer
+// than the read timeout gets its result on the stream of its request: the
+// timeout bounds reading the request, not the response that streams while
+// the command runs (a response cut there makes the client resume the
+// stream with Last-Event-ID).
+func TestHTTPServerCallOutlivesReadTimeout(t *testing.T) {
+	s := newServer(t, "")
+	hs, err := s.HTTPServer(mcpserver.HTTPOptions{Token: testToken, ReadTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	resumed := 0
+	h := hs.Handler
+	hs.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Last-Event-ID") != "" {
+			mu.Lock()
+			resumed++
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+	srv := httptest.NewUnstartedServer(hs.Handler)
+	srv.Config = hs
+	srv.Start()
+	t.Cleanup(srv.Close)
+	transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: tokenTransport{testToken}}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(), transport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if got := texts(call(t, cs, "bash", map[string]any{"command": "sleep 1; echo done", "description": "wait a second"})); got[0] != "done\n" {
+		t.Fatalf("a call of a second with a read timeout of 200ms: %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if resumed != 0 {
+		t.Errorf("the client resumed %d streams: the read timeout cut a response", resumed)
+	}
+}

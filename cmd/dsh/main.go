@@ -2,7 +2,7 @@
 // reports honestly what a command did, and a CLI to try that tool by hand.
 //
 //	dsh mcp   [--config FILE] [--workdir DIR]                  MCP over stdio
-//	dsh serve --addr HOST:PORT [--config FILE] [--workdir DIR]
+//	dsh serve --addr HOST:PORT|unix:PATH [--config FILE] [--workdir DIR]
 //	          [--token-file F] [--no-auth] [--idle-timeout D]  MCP streamable HTTP at /mcp
 //	dsh run   [--config FILE] [--workdir DIR] [--timeout D] [--background] -- COMMAND...
 //	dsh tools [--config FILE]                                  tool schemas and the prompt
@@ -149,7 +149,11 @@
 // (no access for group or others, as ssh asks of a key). Without a token
 // dsh refuses to start unless --no-auth is given and the --addr host is
 // loopback (127.0.0.0/8, ::1 or localhost); --no-auth together with a token
-// is refused too, since it is unclear which the user meant. Those refusals,
+// is refused too, since it is unclear which the user meant. --addr
+// unix:PATH serves a Unix socket of mode 0600 instead, which needs no
+// token: only processes of dsh's own user may connect (their peer
+// credentials are checked too). --no-auth on a TCP address prints a
+// one-line warning that every local user can use it. Those refusals,
 // an unreadable or empty token file and a missing --addr are usage errors
 // (exit 2); an address that cannot be bound is exit 1. A session that makes
 // no request for --idle-timeout (default 30m; 0: never) is ended. On SIGINT

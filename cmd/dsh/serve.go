@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -71,7 +70,7 @@ type serveFlags struct {
 func newServeCmd(s streams) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve --addr HOST:PORT",
+		Use:   "serve --addr HOST:PORT|unix:PATH",
 		Short: "Serve MCP over streamable HTTP at /mcp",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
@@ -79,7 +78,7 @@ func newServeCmd(s streams) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.addr, "addr", "", "address to listen on, HOST:PORT (required)")
+	fl.StringVar(&f.addr, "addr", "", "address to listen on, HOST:PORT or unix:PATH (a socket only you can open; no token needed) (required)")
 	fl.StringVar(&f.config, "config", "", "config file (YAML)")
 	fl.StringVar(&f.workdir, "workdir", "", "working directory of every session (default: the client's first root, else the current directory)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token (default: $"+tokenEnv+")")
@@ -92,9 +91,9 @@ func serve(f serveFlags, s streams) error {
 	if f.addr == "" {
 		return usageError("serve: --addr HOST:PORT is required")
 	}
-	host, _, err := net.SplitHostPort(f.addr)
+	addr, err := parseAddr(f.addr)
 	if err != nil {
-		return usageError("serve: --addr %s: %v", f.addr, err)
+		return err
 	}
 	if f.idleTimeout < 0 {
 		return usageError("serve: --idle-timeout must not be negative, got %v", f.idleTimeout)
@@ -103,13 +102,11 @@ func serve(f serveFlags, s streams) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case token != "" && f.noAuth:
-		return usageError("serve: --no-auth given but a token is set (%s or --token-file): drop one", tokenEnv)
-	case token == "" && !f.noAuth:
-		return usageError("serve: no bearer token: set %s or --token-file (or --no-auth on a loopback address)", tokenEnv)
-	case f.noAuth && !isLoopback(host):
-		return usageError("serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not %q", f.addr)
+	if err := checkAuth(addr, token, f.noAuth); err != nil {
+		return err
+	}
+	if f.noAuth && addr.socket == "" {
+		fmt.Fprintln(s.err, noAuthWarning(f.addr))
 	}
 	fe, err := startFrontEnd(f.config, f.workdir, s)
 	if err != nil {
@@ -117,22 +114,21 @@ func serve(f serveFlags, s streams) error {
 	}
 	defer fe.close()
 	log, ctx, received := fe.log, fe.ctx, fe.received
-	h, err := fe.srv.Handler(mcpserver.HTTPOptions{Token: token, NoAuth: f.noAuth, IdleTimeout: f.idleTimeout})
+	hs, err := fe.srv.HTTPServer(mcpserver.HTTPOptions{Token: token, NoAuth: token == "", IdleTimeout: f.idleTimeout})
 	if err != nil {
 		return failure("serve: %v", err)
 	}
-	ln, err := net.Listen("tcp", f.addr)
+	ln, url, err := addr.listen(log)
 	if err != nil {
 		return failure("serve: %v", err)
-	}
-	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("dsh serving MCP", "url", "http://"+ln.Addr().String()+"/mcp", "auth", !f.noAuth)
+	if addr.socket != "" {
+		log.Info("dsh serving MCP", "socket", addr.socket, "url", url, "auth", token != "")
+	} else {
+		log.Info("dsh serving MCP", "url", url, "auth", token != "")
+	}
 
 	select {
 	case err := <-served:
@@ -152,6 +148,24 @@ func serve(f serveFlags, s streams) error {
 	}
 	<-served // http.ErrServerClosed
 	// The deferred close ends the sessions, then the app.
+	return nil
+}
+
+// checkAuth refuses what the token and --no-auth leave unclear or open:
+// both at once, neither on TCP, and no token on an address other users of
+// other machines can reach. A Unix socket needs no token: only its owner
+// can open it.
+func checkAuth(addr serveAddr, token string, noAuth bool) error {
+	switch {
+	case token != "" && noAuth:
+		return usageError("serve: --no-auth given but a token is set (%s or --token-file): drop one", tokenEnv)
+	case addr.socket != "":
+		return nil
+	case token == "" && !noAuth:
+		return usageError("serve: no bearer token: set %s or --token-file (or --no-auth on a loopback address, or --addr unix:PATH)", tokenEnv)
+	case noAuth && !isLoopback(addr.host):
+		return usageError("serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not %q", addr.tcp)
+	}
 	return nil
 }
 

@@ -53,7 +53,7 @@ func TestServeRefuses(t *testing.T) {
 		{"no addr", nil, []string{"--no-auth"}, "serve: --addr HOST:PORT is required"},
 		{"bad addr", nil, []string{"--addr", "localhost", "--no-auth"}, "serve: --addr localhost: address localhost: missing port in address"},
 		{"no token", []string{tokenEnv + "="}, []string{"--addr", "127.0.0.1:0"},
-			"serve: no bearer token: set DSH_TOKEN or --token-file (or --no-auth on a loopback address)"},
+			"serve: no bearer token: set DSH_TOKEN or --token-file (or --no-auth on a loopback address, or --addr unix:PATH)"},
 		{"no-auth on all interfaces", []string{tokenEnv + "="}, []string{"--addr", ":0", "--no-auth"},
 			`serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not ":0"`},
 		{"no-auth on a public address", []string{tokenEnv + "="}, []string{"--addr", "0.0.0.0:0", "--no-auth"},
