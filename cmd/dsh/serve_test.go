@@ -310,3 +310,34 @@ func TestMCP(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPSurvivesMalformedLines: dsh mcp answers lines that are not
+// messages it takes (a batch, a number, a wrong version) with errors and
+// keeps serving, its background task included.
+func TestMCPSurvivesMalformedLines(t *testing.T) {
+	t.Parallel()
+	cmd, c, stderr := startMCP(t)
+	resp := c.send("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{
+		"command": "sleep 60", "description": "sleep in the background", "run_in_background": true}}, false)
+	if got := callText(t, resp); got != "started background task bash-1" {
+		t.Fatalf("background text = %q", got)
+	}
+	for _, line := range []string{`[{"jsonrpc":"2.0","id":50,"method":"ping"}]`, `42`, `null`, `{}`, `{"jsonrpc":"1.0","id":51,"method":"ping"}`, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`} {
+		if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !c.out.Scan() || !strings.Contains(c.out.Text(), `"error":{"code":-326`) {
+			t.Fatalf("reply to %s: %q", line, c.out.Text())
+		}
+	}
+	resp = c.send("tools/call", map[string]any{"name": "task_list", "arguments": map[string]any{}}, false)
+	if got := callText(t, resp); got != "bash-1 [bash] running — sleep 60" {
+		t.Errorf("task_list after the bad lines = %q", got)
+	}
+	c.in.Close()
+	for c.out.Scan() {
+	}
+	if got := waitExit(t, cmd); got != 0 {
+		t.Errorf("exit status = %d, want 0; stderr:\n%s", got, stderr.String())
+	}
+}
