@@ -312,3 +312,14 @@ func TestInheritedFdsDoNotReachCommands(t *testing.T) {
 		t.Errorf("the command's fds: %q, want 0 1 2 and ls's own", out)
 	}
 }
+
+// TestRunPrintsSanitizedText: what dsh run prints (to a terminal or not)
+// is the model's text, without the escape sequences and controls a
+// terminal would act on.
+func TestRunPrintsSanitizedText(t *testing.T) {
+	t.Parallel()
+	got := dsh(t, nil, "run", "--", `printf '\033]0;pwned\a\033[31mred\033[0m\r\n\033]52;c;Y2xpcA==\a'`)
+	if got.code != 0 || got.stdout != "red\n" {
+		t.Errorf("status %d, stdout %q; want 0, %q", got.code, got.stdout, "red\n")
+	}
+}

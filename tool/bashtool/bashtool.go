@@ -51,6 +51,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/sanitize"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
@@ -222,7 +223,7 @@ func Workdir(wd string, s *session.Session) string {
 
 func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Request) (tool.Result, error) {
 	if report := tool.ProgressFrom(ctx); report != nil {
-		w := watchProgress(report)
+		w := watchProgress(report, t.modelText)
 		defer w.close()
 		req.Observe = w.observe
 	}
@@ -237,6 +238,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 		}
 		return tool.Result{}, err
 	}
+	res.Stdout, res.Stderr = t.modelOutput(res.Stdout), t.modelOutput(res.Stderr)
 	if res.Aborted {
 		// The model never sees these paths: nobody else would delete them.
 		t.spills.removeAll(res.Stdout.SpillPath, res.Stderr.SpillPath)
@@ -300,9 +302,23 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec) (tasks.Hooks, er
 		Read: func() string {
 			r := p.Read()
 			t.spills.track(s, r.StdoutSpill, r.StderrSpill)
+			r.Delta = t.modelText(r.Delta)
 			return readText(r)
 		},
 	}, nil
+}
+
+// modelText is command output as the model may read it: without the
+// escape sequences and control characters a terminal would act on
+// (docs/spec.md §3.4). The spill files keep the raw bytes.
+func (t *Tool) modelText(s string) string {
+	return sanitize.Text(s)
+}
+
+// modelOutput is o with its head and tail as the model may read them.
+func (t *Tool) modelOutput(o bash.Output) bash.Output {
+	o.Head, o.Text = t.modelText(o.Head), t.modelText(o.Text)
+	return o
 }
 
 // outputSchema describes Structured (MCP outputSchema). The pointer fields
