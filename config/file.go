@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"slices"
+
+	"github.com/dsh-go/dsh/redact"
 )
 
 // The executors and tool plugins a file can name.
@@ -37,6 +39,10 @@ type File struct {
 	Tasks Tasks `yaml:"tasks,omitempty"`
 	// Permissions is the command policy; nil: none (every call runs).
 	Permissions *Permissions `yaml:"permissions,omitempty"`
+	// Redact says which secrets in model-facing text are replaced
+	// (docs/spec.md §14): "known" (default) or "off". "all" is refused:
+	// no scanner's full rule set fits the budget ([redact.ErrAllUnavailable]).
+	Redact string `yaml:"redact,omitempty"`
 }
 
 // Bash is the bash tool's section.
@@ -95,6 +101,9 @@ func (f File) WithDefaults() File {
 		f.SSH = f.SSH.WithDefaults()
 	}
 	f.Tasks = f.Tasks.WithDefaults()
+	if f.Redact == "" {
+		f.Redact = redact.Known
+	}
 	if f.Permissions != nil {
 		p := f.Permissions.WithDefaults()
 		f.Permissions = &p
@@ -111,6 +120,9 @@ func (f File) Validate() error { return f.validate(nil) }
 func (f File) validate(lines map[string]int) error {
 	if f.Executor != "" && !slices.Contains(executors, f.Executor) {
 		return errOneOf("executor", f.Executor, lines["executor"], executors)
+	}
+	if err := checkRedact(f.Redact, lines["redact"]); err != nil {
+		return err
 	}
 	for i, name := range f.Tools {
 		if err := checkTool(f.Tools[:i], name, toolKey(i), lines[toolKey(i)]); err != nil {
@@ -155,6 +167,20 @@ func (f File) checkExecutor(lines map[string]int) error {
 		return keyErr("ssh.host", line, "must be set with executor: ssh")
 	case f.Executor != ExecutorSSH && !f.SSH.isZero():
 		return keyProblem("ssh", lines["ssh"], "the executor is local: set executor: ssh to run commands over SSH")
+	}
+	return nil
+}
+
+// checkRedact checks the redact key: one of the modes, and not "all",
+// which no scanner can back within the budget.
+func checkRedact(mode string, line int) error {
+	switch {
+	case mode == "":
+		return nil
+	case !slices.Contains(redact.Modes, mode):
+		return errOneOf("redact", mode, line, redact.Modes)
+	case mode == redact.All:
+		return keyProblem("redact", line, `"all" is not available: no maintained scanner's rule set redacts a 64 KB tail within 2 ms; use known`)
 	}
 	return nil
 }

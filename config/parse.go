@@ -175,6 +175,7 @@ func (f *File) decoder() decoder {
 			field{"maxWaitTimeoutMs", number(&f.Tasks.MaxWaitTimeoutMs)},
 		)},
 		field{"permissions", present(&f.Permissions, (*Permissions).decoder)},
+		field{"redact", str(&f.Redact)},
 	)
 }
 

@@ -372,6 +372,8 @@ func TestParseFile(t *testing.T) {
 		{"document marker and comment", "---\n# nothing\n...\n", File{}},
 		{"null", "~\n", File{}},
 		{"empty mapping", "{}\n", File{}},
+		{"redact off", "redact: off\n", File{Redact: "off"}},
+		{"redact known", "redact: known\n", File{Redact: "known"}},
 		{"everything", `
 executor: local
 local:
@@ -461,6 +463,10 @@ func TestParseFileErrors(t *testing.T) {
 			"tasks.waitTimeoutMs (5000) exceeds tasks.maxWaitTimeoutMs (1000) (line 2)"},
 		{"default wait over cap", "tasks:\n  maxWaitTimeoutMs: 1000\n",
 			"tasks.waitTimeoutMs (30000) exceeds tasks.maxWaitTimeoutMs (1000) (line 2)"},
+		{"redact all", "tools: [bash]\nredact: all\n",
+			`redact: "all" is not available: no maintained scanner's rule set redacts a 64 KB tail within 2 ms; use known (line 2)`},
+		{"redact unknown", "redact: some\n", `redact: "some" is not one of "known", "all" or "off" (line 1)`},
+		{"redact not a string", "redact: true\n", "redact must be a string (line 1)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse([]byte(tc.yaml))
@@ -496,10 +502,10 @@ func TestFileWithDefaults(t *testing.T) {
 		in   File
 		want File
 	}{
-		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on}, Tasks: tasks}},
-		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off}, Tasks: tasks}},
-		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off}, Tasks: tasks}},
-		{"background off kept", File{Bash: Bash{off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off}, Tasks: tasks}},
+		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on}, Tasks: tasks, Redact: "known"}},
+		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off}, Tasks: tasks, Redact: "known"}},
+		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off}, Tasks: tasks, Redact: "known"}},
+		{"background off kept", File{Bash: Bash{off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off}, Tasks: tasks, Redact: "known"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.in.WithDefaults()); diff != "" {

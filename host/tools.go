@@ -12,7 +12,8 @@ import (
 
 // BashTool is the bash tool as a plugin: it needs the executor, the tool
 // registry and the prompt, and uses the task runtime when there is one.
-func BashTool(cfg config.Bash) Plugin {
+// opts configure the tool (its redaction, [bashtool.WithRedactor]).
+func BashTool(cfg config.Bash, opts ...bashtool.Option) Plugin {
 	return Plugin{
 		Name:  bashtool.PluginName,
 		Needs: []ServiceKey{Executor, Tools, Prompt},
@@ -25,7 +26,7 @@ func BashTool(cfg config.Bash) Plugin {
 			t := bashtool.New(exec, func() *tasks.Service {
 				rt, _ := Service(env, Tasks)
 				return rt
-			}, cfg)
+			}, cfg, opts...)
 			if err := env.AddTool(t.Definition()); err != nil {
 				return nil, err
 			}

@@ -41,6 +41,7 @@
 //	  maxRunningPerSession: 64
 //	  waitTimeoutMs: 30000
 //	  maxWaitTimeoutMs: 600000
+//	redact: known            # secrets in output become [REDACTED:<rule>]; off: none
 //
 // config.Parse reads it (docs/config.md lists every key); its errors name
 // the key's path and line, after the file's name: `dsh: config file

@@ -53,6 +53,7 @@ import (
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/sanitize"
 	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -117,18 +118,33 @@ type Runtime func() *tasks.Service
 
 // Tool is the bash tool bound to an executor.
 type Tool struct {
-	exec    bash.Executor
-	runtime Runtime
-	cfg     config.Bash
-	spills  spillTracker
+	exec     bash.Executor
+	runtime  Runtime
+	cfg      config.Bash
+	spills   spillTracker
+	redactor *redact.Redactor
+}
+
+// Option configures a Tool.
+type Option func(*Tool)
+
+// WithRedactor makes r redact the secrets in model-facing text
+// (docs/spec.md §14); without it the Known rules apply, the default of
+// the redact key. A nil r redacts nothing.
+func WithRedactor(r *redact.Redactor) Option {
+	return func(t *Tool) { t.redactor = r }
 }
 
 // New returns the tool. runtime may be nil (no background execution).
-func New(exec bash.Executor, runtime Runtime, cfg config.Bash) *Tool {
+func New(exec bash.Executor, runtime Runtime, cfg config.Bash, opts ...Option) *Tool {
 	if runtime == nil {
 		runtime = func() *tasks.Service { return nil }
 	}
-	t := &Tool{exec: exec, runtime: runtime, cfg: cfg}
+	known, _ := redact.New(redact.Known)
+	t := &Tool{exec: exec, runtime: runtime, cfg: cfg, redactor: known}
+	for _, o := range opts {
+		o(t)
+	}
 	t.spills.remove = removeFiles
 	if r, ok := exec.(bash.SpillRemover); ok {
 		// Spill files on another machine (the SSH executor's).
@@ -310,9 +326,11 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec) (tasks.Hooks, er
 
 // modelText is command output as the model may read it: without the
 // escape sequences and control characters a terminal would act on
-// (docs/spec.md §3.4). The spill files keep the raw bytes.
+// (docs/spec.md §3.4), then with its secrets redacted (§14; after the
+// sanitizing, so that an escape sequence inside a token cannot hide it).
+// The spill files keep the raw bytes.
 func (t *Tool) modelText(s string) string {
-	return sanitize.Text(s)
+	return t.redactor.Text(sanitize.Text(s))
 }
 
 // modelOutput is o with its head and tail as the model may read them.
