@@ -50,6 +50,44 @@ type Bash struct {
 	// EnableRunInBackground offers run_in_background to the model. nil
 	// means true when the task tools are loaded, else false.
 	EnableRunInBackground *bool `yaml:"enableRunInBackground,omitempty"`
+	// MaxForegroundPerSession caps the foreground commands one session
+	// runs at once (default 16); a call over it is refused.
+	MaxForegroundPerSession int `yaml:"maxForegroundPerSession,omitempty"`
+	// MaxForeground caps the foreground commands of all sessions together
+	// (default 128).
+	MaxForeground int `yaml:"maxForeground,omitempty"`
+}
+
+// Defaults of [Bash].
+const (
+	DefaultMaxForegroundPerSession = 16
+	DefaultMaxForeground           = 128
+)
+
+// WithDefaults returns b with its zero limits set to the defaults
+// (EnableRunInBackground depends on the tools: see [File.WithDefaults]).
+func (b Bash) WithDefaults() Bash {
+	if b.MaxForegroundPerSession == 0 {
+		b.MaxForegroundPerSession = DefaultMaxForegroundPerSession
+	}
+	if b.MaxForeground == 0 {
+		b.MaxForeground = DefaultMaxForeground
+	}
+	return b
+}
+
+// Validate refuses a negative limit, with its key relative to the
+// section.
+func (b Bash) Validate() error {
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"maxForegroundPerSession", b.MaxForegroundPerSession}, {"maxForeground", b.MaxForeground}} {
+		if n.v < 0 {
+			return errType(n.key, "a positive integer", 0)
+		}
+	}
+	return nil
 }
 
 // Background reports whether background runs are on: true unless set to
@@ -96,6 +134,7 @@ func (f File) WithDefaults() File {
 		bg := f.Has(ToolTasks)
 		f.Bash.EnableRunInBackground = &bg
 	}
+	f.Bash = f.Bash.WithDefaults()
 	f.Local = f.Local.WithDefaults()
 	if f.Executor == ExecutorSSH {
 		f.SSH = f.SSH.WithDefaults()
@@ -133,7 +172,7 @@ func (f File) validate(lines map[string]int) error {
 		name string
 		err  error
 	}
-	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"tasks", f.Tasks.Validate()}}
+	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"bash", f.Bash.Validate()}, {"tasks", f.Tasks.Validate()}}
 	if f.Permissions != nil {
 		sections = append(sections, section{"permissions", f.Permissions.Validate()})
 	}

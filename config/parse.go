@@ -168,6 +168,8 @@ func (f *File) decoder() decoder {
 		field{"tools", toolList(&f.Tools)},
 		field{"bash", mapping(
 			field{"enableRunInBackground", optBool(&f.Bash.EnableRunInBackground)},
+			field{"maxForegroundPerSession", count(&f.Bash.MaxForegroundPerSession)},
+			field{"maxForeground", count(&f.Bash.MaxForeground)},
 		)},
 		field{"tasks", mapping(
 			field{"maxRunningPerSession", count(&f.Tasks.MaxRunningPerSession)},

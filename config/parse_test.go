@@ -374,6 +374,7 @@ func TestParseFile(t *testing.T) {
 		{"empty mapping", "{}\n", File{}},
 		{"redact off", "redact: off\n", File{Redact: "off"}},
 		{"redact known", "redact: known\n", File{Redact: "known"}},
+		{"foreground limits", "bash:\n  maxForegroundPerSession: 4\n  maxForeground: 32\n", File{Bash: Bash{MaxForegroundPerSession: 4, MaxForeground: 32}}},
 		{"everything", `
 executor: local
 local:
@@ -467,6 +468,7 @@ func TestParseFileErrors(t *testing.T) {
 			`redact: "all" is not available: no maintained scanner's rule set redacts a 64 KB tail within 2 ms; use known (line 2)`},
 		{"redact unknown", "redact: some\n", `redact: "some" is not one of "known", "all" or "off" (line 1)`},
 		{"redact not a string", "redact: true\n", "redact must be a string (line 1)"},
+		{"foreground limit zero", "bash:\n  maxForeground: 0\n", "bash.maxForeground must be a positive integer (line 2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse([]byte(tc.yaml))
@@ -502,10 +504,10 @@ func TestFileWithDefaults(t *testing.T) {
 		in   File
 		want File
 	}{
-		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on}, Tasks: tasks, Redact: "known"}},
-		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off}, Tasks: tasks, Redact: "known"}},
-		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off}, Tasks: tasks, Redact: "known"}},
-		{"background off kept", File{Bash: Bash{off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off}, Tasks: tasks, Redact: "known"}},
+		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128}, Tasks: tasks, Redact: "known"}},
+		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off, 16, 128}, Tasks: tasks, Redact: "known"}},
+		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off, 16, 128}, Tasks: tasks, Redact: "known"}},
+		{"background off kept", File{Bash: Bash{EnableRunInBackground: off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off, 16, 128}, Tasks: tasks, Redact: "known"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.in.WithDefaults()); diff != "" {

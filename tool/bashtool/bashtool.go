@@ -123,6 +123,7 @@ type Tool struct {
 	cfg      config.Bash
 	spills   spillTracker
 	redactor *redact.Redactor
+	limit    foregroundLimit
 }
 
 // Option configures a Tool.
@@ -141,7 +142,9 @@ func New(exec bash.Executor, runtime Runtime, cfg config.Bash, opts ...Option) *
 		runtime = func() *tasks.Service { return nil }
 	}
 	known, _ := redact.New(redact.Known)
-	t := &Tool{exec: exec, runtime: runtime, cfg: cfg, redactor: known}
+	limits := cfg.WithDefaults()
+	t := &Tool{exec: exec, runtime: runtime, cfg: cfg, redactor: known,
+		limit: foregroundLimit{perSession: limits.MaxForegroundPerSession, overall: limits.MaxForeground}}
 	for _, o := range opts {
 		o(t)
 	}
@@ -238,6 +241,11 @@ func Workdir(wd string, s *session.Session) string {
 }
 
 func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Request) (tool.Result, error) {
+	release, err := t.limit.acquire(s)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	defer release()
 	if report := tool.ProgressFrom(ctx); report != nil {
 		w := watchProgress(report, t.modelText)
 		defer w.close()
