@@ -39,6 +39,8 @@ type File struct {
 	Tasks Tasks `yaml:"tasks,omitempty"`
 	// Permissions is the command policy; nil: none (every call runs).
 	Permissions *Permissions `yaml:"permissions,omitempty"`
+	// Serve is the section of dsh serve (MCP over HTTP).
+	Serve Serve `yaml:"serve,omitempty"`
 	// Redact says which secrets in model-facing text are replaced
 	// (docs/spec.md §14): "known" (default) or "off". "all" is refused:
 	// no scanner's full rule set fits the budget ([redact.ErrAllUnavailable]).
@@ -56,6 +58,46 @@ type Bash struct {
 	// MaxForeground caps the foreground commands of all sessions together
 	// (default 128).
 	MaxForeground int `yaml:"maxForeground,omitempty"`
+}
+
+// Serve is the section of dsh serve; the other front ends ignore it.
+// Zero values take the defaults.
+type Serve struct {
+	// MaxSessions caps the MCP sessions open at once (default 64): a new
+	// one over it is refused with 503.
+	MaxSessions int `yaml:"maxSessions,omitempty"`
+	// MaxRequestBytes caps one request body (default 8 MiB): larger ones
+	// get 413.
+	MaxRequestBytes float64 `yaml:"maxRequestBytes,omitempty"`
+}
+
+// Defaults of [Serve].
+const (
+	DefaultMaxSessions     = 64
+	DefaultMaxRequestBytes = 8 << 20
+)
+
+// WithDefaults returns v with its zero values set to the defaults.
+func (v Serve) WithDefaults() Serve {
+	if v.MaxSessions == 0 {
+		v.MaxSessions = DefaultMaxSessions
+	}
+	if v.MaxRequestBytes == 0 {
+		v.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	return v
+}
+
+// Validate refuses a negative session limit and a request size that is
+// not a positive finite number, with the key relative to the section.
+func (v Serve) Validate() error {
+	if v.MaxSessions < 0 {
+		return errType("maxSessions", "a positive integer", 0)
+	}
+	if v.MaxRequestBytes != 0 && !PositiveFinite(v.MaxRequestBytes) {
+		return errPositive("maxRequestBytes", 0)
+	}
+	return nil
 }
 
 // Defaults of [Bash].
@@ -140,6 +182,7 @@ func (f File) WithDefaults() File {
 		f.SSH = f.SSH.WithDefaults()
 	}
 	f.Tasks = f.Tasks.WithDefaults()
+	f.Serve = f.Serve.WithDefaults()
 	if f.Redact == "" {
 		f.Redact = redact.Known
 	}
@@ -172,7 +215,7 @@ func (f File) validate(lines map[string]int) error {
 		name string
 		err  error
 	}
-	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"bash", f.Bash.Validate()}, {"tasks", f.Tasks.Validate()}}
+	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"bash", f.Bash.Validate()}, {"tasks", f.Tasks.Validate()}, {"serve", f.Serve.Validate()}}
 	if f.Permissions != nil {
 		sections = append(sections, section{"permissions", f.Permissions.Validate()})
 	}

@@ -177,6 +177,10 @@ func (f *File) decoder() decoder {
 			field{"maxWaitTimeoutMs", number(&f.Tasks.MaxWaitTimeoutMs)},
 		)},
 		field{"permissions", present(&f.Permissions, (*Permissions).decoder)},
+		field{"serve", mapping(
+			field{"maxSessions", count(&f.Serve.MaxSessions)},
+			field{"maxRequestBytes", number(&f.Serve.MaxRequestBytes)},
+		)},
 		field{"redact", str(&f.Redact)},
 	)
 }

@@ -374,6 +374,7 @@ func TestParseFile(t *testing.T) {
 		{"empty mapping", "{}\n", File{}},
 		{"redact off", "redact: off\n", File{Redact: "off"}},
 		{"redact known", "redact: known\n", File{Redact: "known"}},
+		{"serve limits", "serve:\n  maxSessions: 8\n  maxRequestBytes: 1e6\n", File{Serve: Serve{MaxSessions: 8, MaxRequestBytes: 1e6}}},
 		{"foreground limits", "bash:\n  maxForegroundPerSession: 4\n  maxForeground: 32\n", File{Bash: Bash{MaxForegroundPerSession: 4, MaxForeground: 32}}},
 		{"everything", `
 executor: local
@@ -469,6 +470,8 @@ func TestParseFileErrors(t *testing.T) {
 		{"redact unknown", "redact: some\n", `redact: "some" is not one of "known", "all" or "off" (line 1)`},
 		{"redact not a string", "redact: true\n", "redact must be a string (line 1)"},
 		{"foreground limit zero", "bash:\n  maxForeground: 0\n", "bash.maxForeground must be a positive integer (line 2)"},
+		{"serve sessions zero", "serve:\n  maxSessions: 0\n", "serve.maxSessions must be a positive integer (line 2)"},
+		{"serve request bytes negative", "serve:\n  maxRequestBytes: -1\n", "serve.maxRequestBytes must be a positive finite number (line 2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse([]byte(tc.yaml))
@@ -499,15 +502,16 @@ func TestFileWithDefaults(t *testing.T) {
 	on, off := ptr(true), ptr(false)
 	local := Local{}.WithDefaults()
 	tasks := Tasks{MaxRunningPerSession: 64, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
+	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20}
 	for _, tc := range []struct {
 		name string
 		in   File
 		want File
 	}{
-		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128}, Tasks: tasks, Redact: "known"}},
-		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off, 16, 128}, Tasks: tasks, Redact: "known"}},
-		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off, 16, 128}, Tasks: tasks, Redact: "known"}},
-		{"background off kept", File{Bash: Bash{EnableRunInBackground: off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off, 16, 128}, Tasks: tasks, Redact: "known"}},
+		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"background off kept", File{Bash: Bash{EnableRunInBackground: off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.in.WithDefaults()); diff != "" {

@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/config"
 )
 
 // HTTPOptions configures the streamable HTTP endpoint.
@@ -32,11 +36,20 @@ type HTTPOptions struct {
 	// authenticated yet ([Server.HTTPServer]); zero means
 	// DefaultMaxPendingConns.
 	MaxPendingConns int
+	// MaxSessions bounds the MCP sessions open at once; a request that
+	// would open another gets 503. Zero means no limit.
+	MaxSessions int
+	// MaxRequestBytes bounds one request body (413 beyond); zero means
+	// config.DefaultMaxRequestBytes (8 MiB: a 5 MiB heredoc command, as
+	// JSON, still fits; the SDK's own 4 MiB would refuse it).
+	MaxRequestBytes int64
 }
 
-// maxRequestBytes bounds one HTTP request body. The SDK's default (4 MiB)
-// would refuse a large heredoc command that stdio accepts (16 MiB lines).
-const maxRequestBytes = 16 << 20
+// tooManySessions is the body of the 503 a request that would open a
+// session over the limit gets (exact, docs/spec.md §6.1).
+func tooManySessions(limit int) string {
+	return "too many sessions (limit " + strconv.Itoa(limit) + "); try again when one has ended"
+}
 
 // MinTokenLength is the fewest characters a bearer token may have: a
 // shorter one can be guessed by a client that simply tries.
@@ -103,14 +116,19 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 			return nil, fmt.Errorf("mcpserver: %w", err)
 		}
 	}
+	maxBody := opts.MaxRequestBytes
+	if maxBody <= 0 {
+		maxBody = config.DefaultMaxRequestBytes
+	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.IdleTimeout,
-		MaxRequestBodyBytes: maxRequestBytes,
+		MaxRequestBodyBytes: maxBody,
 		Logger:              s.log,
 	})
+	limited := s.sessionLimit(opts.MaxSessions, streamable)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		authenticated(r, g)
-		streamable.ServeHTTP(w, r)
+		limited.ServeHTTP(w, r)
 	})
 	if !opts.NoAuth {
 		h = bearer(opts.Token, h)
@@ -119,6 +137,47 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	return mux, nil
+}
+
+// sessionLimit refuses, with 503, a request that would open an MCP
+// session (one without an Mcp-Session-Id) while max sessions are open or
+// being opened; max 0 is no limit.
+func (s *Server) sessionLimit(max int, next http.Handler) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	var mu sync.Mutex
+	opening := 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		if s.openSessions()+opening >= max {
+			mu.Unlock()
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, tooManySessions(max), http.StatusServiceUnavailable)
+			return
+		}
+		opening++
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			opening--
+			mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// openSessions counts the SDK's open sessions.
+func (s *Server) openSessions() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
 }
 
 // sameOrigin refuses cross-origin browser requests of every method:

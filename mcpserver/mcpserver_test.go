@@ -474,3 +474,96 @@ func TestHTTPServerCallOutlivesReadTimeout(t *testing.T) {
 		t.Errorf("the client resumed %d streams: the read timeout cut a response", resumed)
 	}
 }
+
+// httpServer serves s through HTTPServer with opts and the test token.
+func httpServer(t *testing.T, s *mcpserver.Server, opts mcpserver.HTTPOptions) string {
+	t.Helper()
+	opts.Token = testToken
+	hs, err := s.HTTPServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(hs.Handler)
+	srv.Config = hs
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+func httpClient(t *testing.T, url string) (*mcp.ClientSession, error) {
+	t.Helper()
+	transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tokenTransport{testToken}}}
+	return mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(), transport, nil)
+}
+
+// TestHTTPMaxSessions: past MaxSessions open sessions a new one is
+// refused with 503 and its exact text; once one ends, a new one opens.
+func TestHTTPMaxSessions(t *testing.T) {
+	s := newServer(t, "")
+	url := httpServer(t, s, mcpserver.HTTPOptions{MaxSessions: 2})
+	a, err := httpClient(t, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := httpClient(t, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || string(body) != "too many sessions (limit 2); try again when one has ended\n" {
+		t.Errorf("a third session: %d %q", resp.StatusCode, body)
+	}
+	if got := texts(call(t, b, "bash", map[string]any{"command": "echo still", "description": "run"})); got[0] != "still\n" {
+		t.Errorf("an open session after the refusal: %q", got)
+	}
+	_ = a.Close()
+	var c *mcp.ClientSession
+	proctest.Within(10*time.Second, func() bool {
+		c, err = httpClient(t, url)
+		return err == nil
+	})
+	if err != nil {
+		t.Fatalf("a session after one ended: %v", err)
+	}
+	_ = c.Close()
+}
+
+// TestHTTPRequestSize: a 5 MiB heredoc command runs over HTTP with the
+// default request limit (8 MiB); a larger body gets 413.
+func TestHTTPRequestSize(t *testing.T) {
+	s := newServer(t, "")
+	url := httpServer(t, s, mcpserver.HTTPOptions{})
+	cs, err := httpClient(t, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	line := strings.Repeat("x", 79) + "\n"
+	body := strings.Repeat(line, 5<<20/len(line))
+	cmd := "wc -c <<'EOF'\n" + body + "EOF"
+	if got := texts(call(t, cs, "bash", map[string]any{"command": cmd, "description": "count a large heredoc"})); got[0] != fmt.Sprintf("%d\n", len(body)) {
+		t.Errorf("a 5 MiB command: %q", got)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 9<<20)+`"}}`))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 9 MiB request: %d, want 413", resp.StatusCode)
+	}
+}

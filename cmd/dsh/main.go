@@ -37,10 +37,15 @@
 //	tools: [bash, tasks]     # tool plugins to load, default both; [] loads none
 //	bash:
 //	  enableRunInBackground: true
+//	  maxForegroundPerSession: 16 # foreground commands of one session at once
+//	  maxForeground: 128     # of all sessions
 //	tasks:                   # the task runtime and task_output/task_list/task_kill
 //	  maxRunningPerSession: 64
 //	  waitTimeoutMs: 30000
 //	  maxWaitTimeoutMs: 600000
+//	serve:                   # dsh serve only
+//	  maxSessions: 64        # MCP sessions open at once
+//	  maxRequestBytes: 8388608
 //	redact: known            # secrets in output become [REDACTED:<rule>]; off: none
 //
 // config.Parse reads it (docs/config.md lists every key); its errors name

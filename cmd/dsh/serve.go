@@ -114,7 +114,10 @@ func serve(f serveFlags, s streams) error {
 	}
 	defer fe.close()
 	log, ctx, received := fe.log, fe.ctx, fe.received
-	hs, err := fe.srv.HTTPServer(mcpserver.HTTPOptions{Token: token, NoAuth: token == "", IdleTimeout: f.idleTimeout})
+	hs, err := fe.srv.HTTPServer(mcpserver.HTTPOptions{
+		Token: token, NoAuth: token == "", IdleTimeout: f.idleTimeout,
+		MaxSessions: fe.cfg.Serve.MaxSessions, MaxRequestBytes: config.Bytes(fe.cfg.Serve.MaxRequestBytes),
+	})
 	if err != nil {
 		return failure("serve: %v", err)
 	}
@@ -173,6 +176,7 @@ func checkAuth(addr serveAddr, token string, noAuth bool) error {
 // logger on stderr, a context cancelled by SIGINT/SIGTERM, the app and the
 // MCP server over it.
 type frontEnd struct {
+	cfg      config.File
 	log      *slog.Logger
 	ctx      context.Context
 	received func() os.Signal
@@ -186,7 +190,7 @@ func startFrontEnd(configPath, workdir string, s streams) (*frontEnd, error) {
 	if err != nil {
 		return nil, err
 	}
-	fe := &frontEnd{log: newLogger(s.err)}
+	fe := &frontEnd{cfg: cfg, log: newLogger(s.err)}
 	fe.ctx, fe.received, fe.stop = signalContext(context.Background())
 	if fe.stack, err = host.Standard(cfg, host.WithLogger(fe.log)); err != nil {
 		fe.stop()
