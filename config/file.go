@@ -77,27 +77,30 @@ const (
 	DefaultMaxRequestBytes = 8 << 20
 )
 
+// counts lists the count keys of v.
+func (v *Serve) counts() []countKey {
+	return []countKey{{"maxSessions", &v.MaxSessions, DefaultMaxSessions}}
+}
+
+// numeric lists the numeric keys of v.
+func (v *Serve) numeric() []numKey {
+	return []numKey{{"maxRequestBytes", &v.MaxRequestBytes, DefaultMaxRequestBytes}}
+}
+
 // WithDefaults returns v with its zero values set to the defaults.
 func (v Serve) WithDefaults() Serve {
-	if v.MaxSessions == 0 {
-		v.MaxSessions = DefaultMaxSessions
-	}
-	if v.MaxRequestBytes == 0 {
-		v.MaxRequestBytes = DefaultMaxRequestBytes
-	}
+	defaultCounts(v.counts())
+	defaultNumbers(v.numeric())
 	return v
 }
 
 // Validate refuses a negative session limit and a request size that is
 // not a positive finite number, with the key relative to the section.
 func (v Serve) Validate() error {
-	if v.MaxSessions < 0 {
-		return errType("maxSessions", "a positive integer", 0)
+	if err := checkCounts(v.counts()); err != nil {
+		return err
 	}
-	if v.MaxRequestBytes != 0 && !PositiveFinite(v.MaxRequestBytes) {
-		return errPositive("maxRequestBytes", 0)
-	}
-	return nil
+	return checkNumbers(v.numeric())
 }
 
 // Defaults of [Bash].
@@ -106,31 +109,24 @@ const (
 	DefaultMaxForeground           = 128
 )
 
+// counts lists the count keys of b.
+func (b *Bash) counts() []countKey {
+	return []countKey{
+		{"maxForegroundPerSession", &b.MaxForegroundPerSession, DefaultMaxForegroundPerSession},
+		{"maxForeground", &b.MaxForeground, DefaultMaxForeground},
+	}
+}
+
 // WithDefaults returns b with its zero limits set to the defaults
 // (EnableRunInBackground depends on the tools: see [File.WithDefaults]).
 func (b Bash) WithDefaults() Bash {
-	if b.MaxForegroundPerSession == 0 {
-		b.MaxForegroundPerSession = DefaultMaxForegroundPerSession
-	}
-	if b.MaxForeground == 0 {
-		b.MaxForeground = DefaultMaxForeground
-	}
+	defaultCounts(b.counts())
 	return b
 }
 
 // Validate refuses a negative limit, with its key relative to the
 // section.
-func (b Bash) Validate() error {
-	for _, n := range []struct {
-		key string
-		v   int
-	}{{"maxForegroundPerSession", b.MaxForegroundPerSession}, {"maxForeground", b.MaxForeground}} {
-		if n.v < 0 {
-			return errType(n.key, "a positive integer", 0)
-		}
-	}
-	return nil
-}
+func (b Bash) Validate() error { return checkCounts(b.counts()) }
 
 // Background reports whether background runs are on: true unless set to
 // false.
