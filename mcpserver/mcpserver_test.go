@@ -301,43 +301,20 @@ func (tt tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestBadLinesOnStdio: a line that is not JSON gets a parse error and the
 // session serves the next call.
 func TestBadLinesOnStdio(t *testing.T) {
-	s := newServer(t, "")
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- s.RunLines(context.Background(), inR, outW); outW.Close() }()
-	lines := bufio.NewScanner(outR)
-	lines.Buffer(nil, 1<<20)
-	send := func(line string) { _, _ = io.WriteString(inW, line+"\n") }
-	next := func() string {
-		if !lines.Scan() {
-			t.Fatal("no answer")
-		}
-		return lines.Text()
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if got := next(); !strings.Contains(got, `"id":1`) {
-		t.Fatalf("initialize: %s", got)
-	}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	send(`not json`)
-	if got := next(); !strings.Contains(got, `"code":-32700`) {
+	ss := startStdio(t)
+	ss.send(`not json`)
+	if got := ss.next(); !strings.Contains(got, `"code":-32700`) {
 		t.Fatalf("bad line: %s", got)
 	}
-	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi","description":"say hi"}}}`)
-	if got := next(); !strings.Contains(got, `"id":2`) || !strings.Contains(got, `hi\n`) {
+	ss.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi","description":"say hi"}}}`)
+	if got := ss.next(); !strings.Contains(got, `"id":2`) || !strings.Contains(got, `hi\n`) {
 		t.Fatalf("call after the bad line: %s", got)
 	}
-	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}`)
-	if got := next(); !strings.Contains(got, `"id":3`) || !strings.Contains(got, "nope") {
+	ss.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}`)
+	if got := ss.next(); !strings.Contains(got, `"id":3`) || !strings.Contains(got, "nope") {
 		t.Fatalf("unknown tool: %s", got)
 	}
-	inW.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("RunLines: %v", err)
-	}
-	for lines.Scan() {
-	}
+	ss.end()
 }
 
 // TestRunLinesCancelledEndsItsReading: RunLines returns when its context
@@ -490,6 +467,23 @@ func httpServer(t *testing.T, s *mcpserver.Server, opts mcpserver.HTTPOptions) s
 	return srv.URL + "/mcp"
 }
 
+// postToken posts body to url with the test token and returns the
+// response and its body.
+func postToken(t *testing.T, url, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, data
+}
+
 func httpClient(t *testing.T, url string) (*mcp.ClientSession, error) {
 	t.Helper()
 	transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tokenTransport{testToken}}}
@@ -510,16 +504,7 @@ func TestHTTPMaxSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := postToken(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	if resp.StatusCode != http.StatusServiceUnavailable || string(body) != "too many sessions (limit 2); try again when one has ended\n" {
 		t.Errorf("a third session: %d %q", resp.StatusCode, body)
 	}
@@ -554,16 +539,7 @@ func TestHTTPRequestSize(t *testing.T) {
 	if got := texts(call(t, cs, "bash", map[string]any{"command": cmd, "description": "count a large heredoc"})); got[0] != fmt.Sprintf("%d\n", len(body)) {
 		t.Errorf("a 5 MiB command: %q", got)
 	}
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 9<<20)+`"}}`))
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+	if resp, _ := postToken(t, url, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 9<<20)+`"}}`); resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a 9 MiB request: %d, want 413", resp.StatusCode)
 	}
 }

@@ -118,19 +118,7 @@ func TestEndToEndRoots(t *testing.T) {
 
 func TestEndToEndHTTP(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = append(cmd.Environ(), tokenEnv+"="+testToken)
-	stderr := newNotifyBuffer()
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	cmd, stderr := startServe(t, "", []string{tokenEnv + "=" + testToken}, "--addr", "127.0.0.1:0")
 	url := stderr.await(t, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
 	connect := func() *mcp.ClientSession {
 		transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{testToken}}}

@@ -130,39 +130,14 @@ func (b *notifyBuffer) await(t testing.TB, re *regexp.Regexp) []string {
 func TestServe(t *testing.T) {
 	t.Parallel()
 	tokenFile := writeFile(t, "token", testToken+"\n")
-	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0", "--token-file", tokenFile)
-	cmd.Env = append(os.Environ(), tokenEnv+"=ignored-when-the-flag-is-set")
-	stderr := newNotifyBuffer()
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	cmd, stderr := startServe(t, "", []string{tokenEnv + "=ignored-when-the-flag-is-set"}, "--addr", "127.0.0.1:0", "--token-file", tokenFile)
 	url := stderr.await(t, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
-
-	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`
 	post := func(token string) int {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(initialize))
+		code, err := postInitialize(t, http.DefaultClient, url, token)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
+		return code
 	}
 	if got := post(""); got != http.StatusUnauthorized {
 		t.Errorf("without the token: %d, want 401", got)

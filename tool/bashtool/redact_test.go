@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dsh-go/dsh/config"
@@ -78,19 +77,7 @@ func TestBackgroundAndProgressSecretsRedacted(t *testing.T) {
 		t.Errorf("task_output %q, want %q", got, want)
 	}
 
-	f := newFixture(t, config.Bash{}, nil, nil)
-	var mu sync.Mutex
-	var msgs []string
-	ctx := tool.WithProgress(context.Background(), func(_ float64, msg string) {
-		mu.Lock()
-		msgs = append(msgs, msg)
-		mu.Unlock()
-	})
-	args := jsonArgs(map[string]any{"command": "echo using " + fakePAT + "; sleep 0.6", "description": "use a token"})
-	f.reg.Execute(ctx, tool.Call{Name: "bash", Args: json.RawMessage(args)})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(msgs) == 0 || msgs[0] != "using [REDACTED:github-pat]" {
-		t.Errorf("progress messages %q", msgs)
+	if got := firstProgress(t, "echo using "+fakePAT); got != "using [REDACTED:github-pat]" {
+		t.Errorf("progress message %q", got)
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
-	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/session"
@@ -53,19 +54,45 @@ func TestBackgroundReadIsSanitized(t *testing.T) {
 // TestProgressIsSanitized: the progress message is the last line without
 // controls.
 func TestProgressIsSanitized(t *testing.T) {
-	f := newFixture(t, config.Bash{}, nil, nil)
-	var mu sync.Mutex
-	var msgs []string
-	ctx := tool.WithProgress(context.Background(), func(_ float64, msg string) {
-		mu.Lock()
-		msgs = append(msgs, msg)
-		mu.Unlock()
-	})
-	args := jsonArgs(map[string]any{"command": `printf '\033]0;t\a\033[1mbuilding\033[0m\r\n'; sleep 0.6`, "description": "build"})
-	f.reg.Execute(ctx, tool.Call{Name: "bash", Args: json.RawMessage(args)})
-	mu.Lock()
-	defer mu.Unlock()
-	if len(msgs) == 0 || msgs[0] != "building" {
-		t.Errorf("progress messages %q, want \"building\"", msgs)
+	if got := firstProgress(t, `printf '\033]0;t\a\033[1mbuilding\033[0m\r\n'`); got != "building" {
+		t.Errorf("progress message %q, want \"building\"", got)
 	}
+}
+
+// firstProgress runs command in the foreground with a progress reporter
+// and returns the first progress message; the command is held (at a FIFO)
+// until that message came, so the report never races its end.
+func firstProgress(t *testing.T, command string) string {
+	t.Helper()
+	f := newFixture(t, config.Bash{}, nil, nil)
+	gate := t.TempDir() + "/gate"
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan string, 1)
+	ctx := tool.WithProgress(context.Background(), func(_ float64, msg string) {
+		select {
+		case first <- msg:
+		default:
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		args := jsonArgs(map[string]any{"command": command + "; read x < " + gate, "description": "report progress"})
+		f.reg.Execute(ctx, tool.Call{Name: "bash", Args: json.RawMessage(args)})
+	}()
+	var msg string
+	select {
+	case msg = <-first:
+	case <-time.After(10 * time.Second):
+		t.Error("no progress within 10 s")
+	}
+	w, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	<-done
+	return msg
 }
