@@ -46,6 +46,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -320,16 +321,37 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec) (tasks.Hooks, er
 		t.spills.track(s, out, errOut)
 		done <- outcome(p.State())
 	}()
+	var shown atomic.Bool // a read named the spill files to the model
 	return tasks.Hooks{
 		Cancel: func(string) error { p.Kill(); return nil },
 		Done:   done,
 		Read: func() string {
+			finished := isClosed(p.Done())
 			r := p.Read()
-			t.spills.track(s, r.StdoutSpill, r.StderrSpill)
+			if r.Lossy {
+				shown.Store(true)
+			}
+			if finished && !shown.Load() {
+				// The read took the rest, and the model was never told
+				// of the files: nobody needs them any more (§4.4).
+				t.spills.release(s, r.StdoutSpill, r.StderrSpill)
+			} else {
+				t.spills.track(s, r.StdoutSpill, r.StderrSpill)
+			}
 			r.Delta = t.modelText(r.Delta)
 			return readText(r)
 		},
 	}, nil
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // modelText is command output as the model may read it: without the
@@ -447,7 +469,7 @@ func (st *spillTracker) watch(s *session.Session) {
 	st.mu.Unlock()
 	if !known {
 		// Outside the lock: on an ended session OnEnd runs the hook at once.
-		s.OnEnd(func() { st.release(s) })
+		s.OnEnd(func() { st.end(s) })
 	}
 }
 
@@ -474,8 +496,20 @@ func (st *spillTracker) track(s *session.Session, paths ...string) {
 	st.removeAll(late...)
 }
 
-// release deletes a session's spill files and forgets the session.
-func (st *spillTracker) release(s *session.Session) {
+// release deletes spill files of s before s ends, and forgets them.
+func (st *spillTracker) release(s *session.Session, paths ...string) {
+	st.mu.Lock()
+	if ss := st.sessions[s]; ss != nil {
+		for _, p := range paths {
+			delete(ss.files, p)
+		}
+	}
+	st.mu.Unlock()
+	st.removeAll(paths...)
+}
+
+// end deletes a session's spill files and forgets the session.
+func (st *spillTracker) end(s *session.Session) {
 	st.mu.Lock()
 	var files map[string]bool
 	if ss := st.sessions[s]; ss != nil {
