@@ -29,6 +29,15 @@ func startServe(t *testing.T, prefix string, env []string, args ...string) (*exe
 		cmd = exec.Command("bash", append([]string{"-c", prefix + `; exec "$0" serve "$@"`, dshBin}, args...)...)
 	}
 	cmd.Env = append(os.Environ(), env...)
+	stderr := startCmd(t, cmd)
+	stderr.await(t, regexp.MustCompile(`dsh serving MCP`))
+	return cmd, stderr
+}
+
+// startCmd starts cmd with its stderr in the returned buffer; the test's
+// end kills it if it still runs.
+func startCmd(t *testing.T, cmd *exec.Cmd) *notifyBuffer {
+	t.Helper()
 	stderr := newNotifyBuffer()
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -40,8 +49,7 @@ func startServe(t *testing.T, prefix string, env []string, args ...string) (*exe
 			_ = cmd.Wait()
 		}
 	})
-	stderr.await(t, regexp.MustCompile(`dsh serving MCP`))
-	return cmd, stderr
+	return stderr
 }
 
 // postInitialize sends an initialize request with client and returns the

@@ -208,17 +208,7 @@ func startMCP(t *testing.T, args ...string) (*exec.Cmd, *mcpClient, *notifyBuffe
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := newNotifyBuffer()
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	stderr := startCmd(t, cmd)
 	sc := bufio.NewScanner(out)
 	sc.Buffer(nil, 1<<20)
 	c := &mcpClient{t: t, in: in, out: sc}
