@@ -110,10 +110,25 @@ func (g *connGuard) forget(c net.Conn) {
 	}
 }
 
+// closeUnauthenticated answers every request of a pending connection with
+// "Connection: close" unless the request authenticates (authenticated
+// takes the header back): the server closes such a connection after the
+// response, and a client told so does not send its next request on a
+// connection that is being closed.
+func (g *connGuard) closeUnauthenticated(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(net.Conn); ok && g.isPending(c) {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // authenticated marks the connection of r as authenticated: it is no
-// longer pending.
-func authenticated(r *http.Request, g *connGuard) {
+// longer pending, and stays open for the next request.
+func authenticated(w http.ResponseWriter, r *http.Request, g *connGuard) {
 	if c, ok := r.Context().Value(connKey{}).(net.Conn); ok && g != nil {
 		g.forget(c)
+		w.Header().Del("Connection")
 	}
 }

@@ -69,8 +69,9 @@ func CheckToken(token string) error {
 // within 10 s and a whole request within opts.ReadTimeout (its response
 // is not bound: it streams as long as its command runs); an
 // authenticated keep-alive connection idle for 2 minutes is closed; a
-// connection no request of which carried the token is closed once it is
-// idle (after its 401), and when more than opts.MaxPendingConns are open
+// connection no request of which carried the token is closed after its
+// response (a 401 says "Connection: close"), and when more than
+// opts.MaxPendingConns are open
 // the oldest of them is closed, so a flood of idle connections can
 // exhaust neither the server's file descriptors nor its patience with the
 // next real client. Serve it on any listener.
@@ -85,7 +86,7 @@ func (s *Server) HTTPServer(opts HTTPOptions) (*http.Server, error) {
 		readTimeout = defaultReadTimeout
 	}
 	return &http.Server{
-		Handler:           h,
+		Handler:           g.closeUnauthenticated(h),
 		ReadHeaderTimeout: min(readHeaderTimeout, readTimeout),
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
@@ -127,7 +128,7 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 	})
 	limited := s.sessionLimit(opts.MaxSessions, streamable)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		authenticated(r, g)
+		authenticated(w, r, g)
 		limited.ServeHTTP(w, r)
 	})
 	if !opts.NoAuth {

@@ -209,8 +209,8 @@ func TestServeIdleConnectionFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := io.ReadAll(c)
-	if err != nil || !strings.HasPrefix(string(got), "HTTP/1.1 401") {
-		t.Errorf("after a 401 the connection reads %q, %v; want the 401 and its end", got, err)
+	if err != nil || !strings.HasPrefix(string(got), "HTTP/1.1 401") || !strings.Contains(string(got), "\r\nConnection: close\r\n") {
+		t.Errorf("after a 401 the connection reads %q, %v; want the 401, saying it closes, and its end", got, err)
 	}
 }
 

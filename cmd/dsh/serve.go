@@ -105,12 +105,13 @@ func serve(f serveFlags, s streams) error {
 	if err := checkAuth(addr, token, f.noAuth); err != nil {
 		return err
 	}
-	if f.noAuth && addr.socket == "" {
-		fmt.Fprintln(s.err, noAuthWarning(f.addr))
-	}
 	fe, err := startFrontEnd(f.config, f.workdir, s)
 	if err != nil {
 		return err
+	}
+	if f.noAuth && addr.socket == "" {
+		// Once the config is good: a usage error stays its one line.
+		fmt.Fprintln(s.err, noAuthWarning(f.addr))
 	}
 	defer fe.close()
 	log, ctx, received := fe.log, fe.ctx, fe.received
