@@ -168,6 +168,8 @@ func (f *File) decoder() decoder {
 		field{"tools", toolList(&f.Tools)},
 		field{"bash", mapping(
 			field{"enableRunInBackground", optBool(&f.Bash.EnableRunInBackground)},
+			field{"maxForegroundPerSession", count(&f.Bash.MaxForegroundPerSession)},
+			field{"maxForeground", count(&f.Bash.MaxForeground)},
 		)},
 		field{"tasks", mapping(
 			field{"maxRunningPerSession", count(&f.Tasks.MaxRunningPerSession)},
@@ -178,6 +180,11 @@ func (f *File) decoder() decoder {
 		field{"hooks", f.Hooks.decoder()},
 		field{"claudeHooks", boolean(&f.ClaudeHooks)},
 		field{"trustProjectHooks", boolean(&f.TrustProjectHooks)},
+		field{"serve", mapping(
+			field{"maxSessions", count(&f.Serve.MaxSessions)},
+			field{"maxRequestBytes", number(&f.Serve.MaxRequestBytes)},
+		)},
+		field{"redact", str(&f.Redact)},
 	)
 }
 

@@ -372,6 +372,10 @@ func TestParseFile(t *testing.T) {
 		{"document marker and comment", "---\n# nothing\n...\n", File{}},
 		{"null", "~\n", File{}},
 		{"empty mapping", "{}\n", File{}},
+		{"redact off", "redact: off\n", File{Redact: "off"}},
+		{"redact known", "redact: known\n", File{Redact: "known"}},
+		{"serve limits", "serve:\n  maxSessions: 8\n  maxRequestBytes: 1e6\n", File{Serve: Serve{MaxSessions: 8, MaxRequestBytes: 1e6}}},
+		{"foreground limits", "bash:\n  maxForegroundPerSession: 4\n  maxForeground: 32\n", File{Bash: Bash{MaxForegroundPerSession: 4, MaxForeground: 32}}},
 		{"everything", `
 executor: local
 local:
@@ -461,6 +465,13 @@ func TestParseFileErrors(t *testing.T) {
 			"tasks.waitTimeoutMs (5000) exceeds tasks.maxWaitTimeoutMs (1000) (line 2)"},
 		{"default wait over cap", "tasks:\n  maxWaitTimeoutMs: 1000\n",
 			"tasks.waitTimeoutMs (30000) exceeds tasks.maxWaitTimeoutMs (1000) (line 2)"},
+		{"redact all", "tools: [bash]\nredact: all\n",
+			`redact: "all" is not available: no maintained scanner's rule set redacts a 64 KB tail within 2 ms; use known (line 2)`},
+		{"redact unknown", "redact: some\n", `redact: "some" is not one of "known", "all" or "off" (line 1)`},
+		{"redact not a string", "redact: true\n", "redact must be a string (line 1)"},
+		{"foreground limit zero", "bash:\n  maxForeground: 0\n", "bash.maxForeground must be a positive integer (line 2)"},
+		{"serve sessions zero", "serve:\n  maxSessions: 0\n", "serve.maxSessions must be a positive integer (line 2)"},
+		{"serve request bytes negative", "serve:\n  maxRequestBytes: -1\n", "serve.maxRequestBytes must be a positive finite number (line 2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse([]byte(tc.yaml))
@@ -491,15 +502,16 @@ func TestFileWithDefaults(t *testing.T) {
 	on, off := ptr(true), ptr(false)
 	local := Local{}.WithDefaults()
 	tasks := Tasks{MaxRunningPerSession: 64, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
+	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20}
 	for _, tc := range []struct {
 		name string
 		in   File
 		want File
 	}{
-		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on}, Tasks: tasks}},
-		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off}, Tasks: tasks}},
-		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off}, Tasks: tasks}},
-		{"background off kept", File{Bash: Bash{off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off}, Tasks: tasks}},
+		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"background off kept", File{Bash: Bash{EnableRunInBackground: off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.in.WithDefaults()); diff != "" {

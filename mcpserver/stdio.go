@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -17,9 +16,12 @@ const maxLine = mcp.DefaultMaxLineLength
 
 // lineTransport is newline-delimited JSON-RPC over a reader and a writer
 // that survives bad input. The SDK's own stdio connection ends the session
-// on the first line that is not JSON; here such a line (or one longer than
-// maxLine) is answered with a JSON-RPC parse error (-32700, id null) and
-// skipped, and the session goes on with the next line.
+// on the first line it cannot decode; here such a line is answered and
+// skipped, and the session goes on with the next line: one that is not
+// JSON, or is longer than maxLine, gets a parse error (-32700, id null),
+// and one that is JSON but not a single JSON-RPC 2.0 message the SDK
+// takes gets an invalid request error (-32600) echoing its id as written,
+// or null ([checkMessage]).
 //
 // stop ends the copying once the session is over. filterLines may be
 // blocked reading in, which only in can end: a reader with read deadlines
@@ -55,15 +57,14 @@ func filterLines(in io.Reader, pw *io.PipeWriter, w *lockedWriter) {
 	for {
 		line, tooLong, err := readLine(r)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			switch {
-			case tooLong:
-				w.parseError("message longer than 16 MiB")
-			case !json.Valid(line):
-				w.parseError("not valid JSON")
-			default:
-				if _, werr := pw.Write(append(line, '\n')); werr != nil {
-					return // the session is gone
-				}
+			bad := &badMessage{code: codeParseError, why: "message longer than 16 MiB"}
+			if !tooLong {
+				bad = checkMessage(line)
+			}
+			if bad != nil {
+				_, _ = w.Write(bad.reply())
+			} else if _, werr := pw.Write(append(line, '\n')); werr != nil {
+				return // the session is gone
 			}
 		}
 		if err != nil {
@@ -107,12 +108,3 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func (l *lockedWriter) Close() error { return nil }
-
-func (l *lockedWriter) parseError(why string) {
-	msg, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      nil,
-		"error":   map[string]any{"code": -32700, "message": "Parse error: " + why},
-	})
-	_, _ = l.Write(append(msg, '\n'))
-}

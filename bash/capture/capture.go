@@ -33,6 +33,11 @@
 //     stream ends) and report when unread bytes were dropped. They are meant
 //     for collectors without a head: with one, they see the head only while
 //     nothing between it and the tail was dropped.
+//   - A Consumed collector (a background stream, read only by ReadNew) is
+//     parked when it closes: memory keeps at most ParkedBytes of its
+//     unread bytes, and reads take the rest back from its spill file
+//     (made then, if the stream never overflowed), so a finished stream
+//     nobody has read costs a kilobyte rather than MaxBytes, twice.
 //
 // A Collector keeps no goroutine of its own.
 package capture
@@ -84,6 +89,11 @@ type Options struct {
 	// Observe, when set, sees every chunk written, on the writing
 	// goroutine, after it is recorded. It must not keep p.
 	Observe func(p []byte)
+	// Consumed says the stream is read with ReadNew alone (a background
+	// process's): Close reports no Head or Text, and parks the stream
+	// ([Collector.Close]), so a finished stream nobody read yet costs
+	// little memory.
+	Consumed bool
 }
 
 // Result is what a closed Collector kept.
@@ -122,7 +132,8 @@ const (
 )
 
 // Collector is one stream's collector. All its methods are safe for
-// concurrent use; writes are serialized, and reads never wait for the disk.
+// concurrent use; writes are serialized, and reads never wait for the disk
+// (but those of a parked stream, which read its spill file back).
 type Collector struct {
 	opts Options
 
@@ -145,6 +156,7 @@ type Collector struct {
 	path    string
 	closed  bool
 	result  Result
+	park    parked // a Consumed stream after Close
 }
 
 // New returns a Collector. It panics if MaxBytes or MaxSpillBytes is not
@@ -409,6 +421,9 @@ func (c *Collector) SpillPath() string {
 func (c *Collector) ReadNew() (data []byte, lossy bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.park.on {
+		return c.readParked()
+	}
 	kept := c.keptFrom()
 	from := c.readPos
 	if from < kept {
@@ -430,7 +445,12 @@ func (c *Collector) ReadNew() (data []byte, lossy bool) {
 }
 
 // Close ends the stream: it closes the spill file and computes the final
-// Result. Later calls return the same Result.
+// Result. Later calls return the same Result. A Consumed stream's Result
+// has no Head or Text, and the stream is parked: memory keeps at most
+// ParkedBytes of what ReadNew has not returned yet, and the unread bytes
+// before those are read back from the spill file, when the Spiller can
+// open its files ([Reopener]); a stream that never overflowed gets its
+// spill file now if its unread part is larger than that.
 func (c *Collector) Close() Result {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -456,7 +476,11 @@ func (c *Collector) Close() Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	c.result = c.kept()
+	if c.opts.Consumed {
+		c.parkStream()
+	} else {
+		c.result = c.kept()
+	}
 	c.result.SpillPath = c.path
 	c.result.TotalBytes = c.total
 	c.result.SpillErr = c.spillErr

@@ -565,8 +565,8 @@ func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, l 
 		keep:    foreground && e.keepDetached,
 		onKept:  e.keep,
 		log:     e.log,
-		stdout:  e.collector("stdout", head, spec.Observe, spill),
-		stderr:  e.collector("stderr", head, spec.Observe, spill),
+		stdout:  e.collector("stdout", head, !foreground, spec.Observe, spill),
+		stderr:  e.collector("stderr", head, !foreground, spec.Observe, spill),
 		outR:    p.outR,
 		errR:    p.errR,
 		exited:  make(chan struct{}),
@@ -589,14 +589,16 @@ func (e *Executor) forget(r *run, scope *scopeEntry) {
 }
 
 // collector is a stream's collector, keeping head bytes of its start
-// besides the tail.
-func (e *Executor) collector(stream string, head int64, observe func(string, []byte), spill spillDir) *capture.Collector {
+// besides the tail (a background stream, consumed by reads, is parked
+// when it ends: capture.Options.Consumed).
+func (e *Executor) collector(stream string, head int64, consumed bool, observe func(string, []byte), spill spillDir) *capture.Collector {
 	opts := capture.Options{
 		Stream:        stream,
 		MaxBytes:      e.maxOutputBytes,
 		HeadBytes:     head,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         spill,
+		Consumed:      consumed,
 	}
 	if observe != nil {
 		opts.Observe = func(p []byte) { observe(stream, p) }

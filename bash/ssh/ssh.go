@@ -499,8 +499,8 @@ func (e *Executor) newRun(spec bash.Spec, foreground bool, s *session) *run {
 		s:        s,
 		inv:      invocationFor(newNonce(), spec.Command, spec.Workdir, spec.Stdin, env, e.keepalive, e.grace),
 		started:  time.Now(),
-		stdout:   e.collector("stdout", head, spec.Observe),
-		stderr:   e.collector("stderr", head, spec.Observe),
+		stdout:   e.collector("stdout", head, !foreground, spec.Observe),
+		stderr:   e.collector("stderr", head, !foreground, spec.Observe),
 		frame:    make(chan frameResult, 1),
 		exited:   make(chan struct{}),
 		done:     make(chan struct{}),
@@ -518,14 +518,16 @@ func newNonce() string {
 }
 
 // collector is a stream's collector, keeping head bytes of its start
-// besides the tail; it spills to the remote host.
-func (e *Executor) collector(stream string, head int64, observe func(string, []byte)) *capture.Collector {
+// besides the tail (a background stream, consumed by reads, is parked
+// when it ends: capture.Options.Consumed); it spills to the remote host.
+func (e *Executor) collector(stream string, head int64, consumed bool, observe func(string, []byte)) *capture.Collector {
 	opts := capture.Options{
 		Stream:        stream,
 		MaxBytes:      e.maxOutputBytes,
 		HeadBytes:     head,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         e.spill,
+		Consumed:      consumed,
 	}
 	if observe != nil {
 		opts.Observe = func(p []byte) { observe(stream, p) }

@@ -52,7 +52,7 @@ func (s *stack) finishedCh(id string) chan struct{} {
 
 // awaitFinish waits until id has finished and its notice (if any) is queued,
 // without reading or waiting on it (which would mark it reported).
-func (s *stack) awaitFinish(t *testing.T, id string) {
+func (s *stack) awaitFinish(t testing.TB, id string) {
 	t.Helper()
 	select {
 	case <-s.finishedCh(id):

@@ -46,12 +46,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/sanitize"
 	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -138,11 +141,20 @@ type Runtime func() *tasks.Service
 
 // Tool is the bash tool bound to an executor.
 type Tool struct {
-	exec    bash.Executor
-	runtime Runtime
-	cfg     config.Bash
-	sandbox config.Sandbox // the executor's, for the description, schema and hints
-	spills  spillTracker
+	exec     bash.Executor
+	runtime  Runtime
+	cfg      config.Bash
+	sandbox  config.Sandbox // the executor's, for the description, schema and hints
+	spills   spillTracker
+	redactor *redact.Redactor
+	limit    foregroundLimit
+}
+
+// WithRedactor makes r redact the secrets in model-facing text
+// (docs/spec.md §14); without it the Known rules apply, the default of
+// the redact key. A nil r redacts nothing.
+func WithRedactor(r *redact.Redactor) Option {
+	return func(t *Tool) { t.redactor = r }
 }
 
 // Option configures the tool beyond its section.
@@ -161,7 +173,10 @@ func New(exec bash.Executor, runtime Runtime, cfg config.Bash, opts ...Option) *
 	if runtime == nil {
 		runtime = func() *tasks.Service { return nil }
 	}
-	t := &Tool{exec: exec, runtime: runtime, cfg: cfg}
+	known, _ := redact.New(redact.Known)
+	limits := cfg.WithDefaults()
+	t := &Tool{exec: exec, runtime: runtime, cfg: cfg, redactor: known,
+		limit: foregroundLimit{perSession: limits.MaxForegroundPerSession, overall: limits.MaxForeground}}
 	t.spills.remove = removeFiles
 	if r, ok := exec.(bash.SpillRemover); ok {
 		// Spill files on another machine (the SSH executor's).
@@ -268,8 +283,13 @@ func Workdir(wd string, s *session.Session) string {
 }
 
 func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Request) (tool.Result, error) {
+	release, err := t.limit.acquire(s)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	defer release()
 	if report := tool.ProgressFrom(ctx); report != nil {
-		w := watchProgress(report)
+		w := watchProgress(report, t.modelText)
 		defer w.close()
 		req.Observe = w.observe
 	}
@@ -284,6 +304,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 		}
 		return tool.Result{}, err
 	}
+	res.Stdout, res.Stderr = t.modelOutput(res.Stdout), t.modelOutput(res.Stderr)
 	if res.Aborted {
 		// The model never sees these paths: nobody else would delete them.
 		t.spills.removeAll(res.Stdout.SpillPath, res.Stderr.SpillPath)
@@ -341,21 +362,57 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec, req bash.Request
 		t.spills.track(s, out, errOut)
 		done <- outcome(p.State())
 	}()
+	var shown atomic.Bool // a read named the spill files to the model
 	return tasks.Hooks{
 		Cancel: func(string) error { p.Kill(); return nil },
 		Done:   done,
 		Read: func() string {
-			done := isDone(p)
+			finished := isClosed(p.Done())
 			r := p.Read()
-			t.spills.track(s, r.StdoutSpill, r.StderrSpill)
+			if r.Lossy {
+				shown.Store(true)
+			}
+			if finished && !shown.Load() {
+				// The read took the rest, and the model was never told
+				// of the files: nobody needs them any more (§4.4).
+				t.spills.release(s, r.StdoutSpill, r.StderrSpill)
+			} else {
+				t.spills.track(s, r.StdoutSpill, r.StderrSpill)
+			}
+			r.Delta = t.modelText(r.Delta)
 			text := readText(r)
-			if done {
+			if finished {
 				st := p.State()
 				text = withHint(text, t.hint(req, st.ExitCode, st.Signal, bash.Output{Text: r.Delta}))
 			}
 			return text
 		},
 	}, nil
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// modelText is command output as the model may read it: without the
+// escape sequences and control characters a terminal would act on
+// (docs/spec.md §3.4), then with its secrets redacted (§14; after the
+// sanitizing, so that an escape sequence inside a token cannot hide it).
+// The spill files keep the raw bytes.
+func (t *Tool) modelText(s string) string {
+	return t.redactor.Text(sanitize.Text(s))
+}
+
+// modelOutput is o with its head and tail as the model may read them.
+func (t *Tool) modelOutput(o bash.Output) bash.Output {
+	o.Head, o.Text = t.modelText(o.Head), t.modelText(o.Text)
+	return o
 }
 
 // outputSchema describes Structured (MCP outputSchema). The pointer fields
@@ -465,7 +522,7 @@ func (st *spillTracker) watch(s *session.Session) {
 	st.mu.Unlock()
 	if !known {
 		// Outside the lock: on an ended session OnEnd runs the hook at once.
-		s.OnEnd(func() { st.release(s) })
+		s.OnEnd(func() { st.end(s) })
 	}
 }
 
@@ -492,8 +549,20 @@ func (st *spillTracker) track(s *session.Session, paths ...string) {
 	st.removeAll(late...)
 }
 
-// release deletes a session's spill files and forgets the session.
-func (st *spillTracker) release(s *session.Session) {
+// release deletes spill files of s before s ends, and forgets them.
+func (st *spillTracker) release(s *session.Session, paths ...string) {
+	st.mu.Lock()
+	if ss := st.sessions[s]; ss != nil {
+		for _, p := range paths {
+			delete(ss.files, p)
+		}
+	}
+	st.mu.Unlock()
+	st.removeAll(paths...)
+}
+
+// end deletes a session's spill files and forgets the session.
+func (st *spillTracker) end(s *session.Session) {
 	st.mu.Lock()
 	var files map[string]bool
 	if ss := st.sessions[s]; ss != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/sanitize"
 	"github.com/dsh-go/dsh/tasks"
 )
 
@@ -159,7 +160,7 @@ func TestLastLine(t *testing.T) {
 		"x\n" + long:     strings.Repeat("é", 200),
 		"ok\n\xff\xfe\n": "\uFFFD\uFFFD",
 	} {
-		if got := lastLine([]byte(tail)); got != want {
+		if got := lastLine([]byte(tail), sanitize.Text); got != want {
 			t.Errorf("lastLine(%q) = %q, want %q", tail, got, want)
 		}
 	}
