@@ -50,6 +50,32 @@ type Bash struct {
 	// EnableRunInBackground offers run_in_background to the model. nil
 	// means true when the task tools are loaded, else false.
 	EnableRunInBackground *bool `yaml:"enableRunInBackground,omitempty"`
+	// YieldAfterMs is how long a foreground call waits before its command
+	// goes on as a background task (docs/spec.md §12): nil means
+	// DefaultYieldAfterMs, 0 never. Only front ends that allow it yield
+	// (MCP), and only with background runs on.
+	YieldAfterMs *float64 `yaml:"yieldAfterMs,omitempty"`
+}
+
+// DefaultYieldAfterMs is bash.yieldAfterMs's default: under the 60 s
+// request timeout common among MCP clients.
+const DefaultYieldAfterMs = 50000
+
+// YieldAfter is the effective yieldAfterMs in whole milliseconds: the
+// default when unset, 0 when yielding is off.
+func (b Bash) YieldAfter() int64 {
+	if b.YieldAfterMs == nil {
+		return DefaultYieldAfterMs
+	}
+	return WholeMillis(*b.YieldAfterMs)
+}
+
+// Validate refuses a yieldAfterMs that is not a finite number ≥ 0.
+func (b Bash) Validate() error {
+	if b.YieldAfterMs != nil && !NonNegativeFinite(*b.YieldAfterMs) {
+		return errNonNegative("yieldAfterMs", 0)
+	}
+	return nil
 }
 
 // Background reports whether background runs are on: true unless set to
@@ -82,7 +108,7 @@ func (f File) Has(tool string) bool {
 
 // WithDefaults returns f with every default spelled out: the executor, the
 // tool list, background runs (on exactly when the task tools are loaded,
-// unless set), and each section's own defaults (the ssh section's only
+// unless set), yieldAfterMs, and each section's own defaults (the ssh section's only
 // with executor ssh, and local.sandbox's only without it: the other must
 // stay empty). Call it on a File that passed [File.Validate].
 func (f File) WithDefaults() File {
@@ -95,6 +121,10 @@ func (f File) WithDefaults() File {
 	if f.Bash.EnableRunInBackground == nil {
 		bg := f.Has(ToolTasks)
 		f.Bash.EnableRunInBackground = &bg
+	}
+	if f.Bash.YieldAfterMs == nil {
+		ms := float64(DefaultYieldAfterMs)
+		f.Bash.YieldAfterMs = &ms
 	}
 	sandbox := f.Local.Sandbox
 	f.Local = f.Local.WithDefaults()
@@ -131,7 +161,7 @@ func (f File) validate(lines map[string]int) error {
 		name string
 		err  error
 	}
-	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"tasks", f.Tasks.Validate()}, {"hooks", f.Hooks.Validate()}}
+	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"bash", f.Bash.Validate()}, {"tasks", f.Tasks.Validate()}, {"hooks", f.Hooks.Validate()}}
 	if f.Permissions != nil {
 		sections = append(sections, section{"permissions", f.Permissions.Validate()})
 	}
