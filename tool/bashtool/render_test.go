@@ -120,8 +120,11 @@ func TestOutcome(t *testing.T) {
 		// with the executor's reason.
 		{bash.State{Status: bash.StatusKilled, Err: errLost},
 			tasks.Outcome{Status: tasks.Failed, Err: errLost}},
+		// A yielded run's timeout ended it (docs/spec.md §12, exact).
+		{bash.State{Status: bash.StatusKilled, Signal: "SIGTERM", TimedOut: true},
+			tasks.Outcome{Status: tasks.Killed, Detail: "timed out after 1500ms", Exit: tasks.Exit{Signal: "SIGTERM"}}},
 	} {
-		if diff := cmp.Diff(tc.want, outcome(tc.st), cmpopts.EquateErrors()); diff != "" {
+		if diff := cmp.Diff(tc.want, outcome(tc.st, 1500), cmpopts.EquateErrors()); diff != "" {
 			t.Errorf("%+v (-want +got):\n%s", tc.st, diff)
 		}
 	}
