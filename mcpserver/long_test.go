@@ -1,0 +1,113 @@
+package mcpserver_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/proctest"
+	"github.com/dsh-go/dsh/mcpserver"
+)
+
+// longServer serves the whole stack of cfg (the test's spill directory
+// and leak mark added) over an in-memory transport, with a client that
+// records the progress notifications it gets.
+func longServer(t *testing.T, cfg config.File) (*mcp.ClientSession, func() []*mcp.ProgressNotificationParams) {
+	t.Helper()
+	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
+	st, err := host.Standard(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: t.TempDir(), Version: "test"})
+	t.Cleanup(s.Close)
+	var mu sync.Mutex
+	var got []*mcp.ProgressNotificationParams
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params)
+			mu.Unlock()
+		},
+	})
+	ct, stt := mcp.NewInMemoryTransports()
+	if _, err := s.MCP().Connect(t.Context(), stt, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := client.Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, func() []*mcp.ProgressNotificationParams {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]*mcp.ProgressNotificationParams(nil), got...)
+	}
+}
+
+// TestHeartbeatsWhileHooksRunAndTheCommandIsQuiet: a call with a
+// progress token hears from dsh at least every second from its arrival,
+// through a slow PreToolUse hook and a command that prints nothing, with
+// strictly increasing progress (docs/spec.md §6.4, §12).
+func TestHeartbeatsWhileHooksRunAndTheCommandIsQuiet(t *testing.T) {
+	hook := filepath.Join(t.TempDir(), "slow.sh")
+	if err := os.WriteFile(hook, []byte("#!/bin/bash\nsleep 1.3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cs, notes := longServer(t, config.File{Hooks: config.Hooks{PreToolUse: []config.HookGroup{{Matcher: "Bash", Hooks: []config.Hook{{Type: "command", Command: hook}}}}}})
+	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "sleep 1.5; echo done", "description": "wait quietly"}}
+	params.SetProgressToken("tok")
+	start := time.Now()
+	res, err := cs.CallTool(t.Context(), params)
+	if err != nil || res.IsError || texts(res)[0] != "done\n" {
+		t.Fatal(err, res)
+	}
+	took := time.Since(start)
+	want := int(took/time.Second) - 1 // at least one a second, the last second aside
+	proctest.Within(5*time.Second, func() bool { return len(notes()) >= want })
+	got := notes()
+	if len(got) < 2 || len(got) < want {
+		t.Fatalf("%d notifications in %v", len(got), took)
+	}
+	last := -1.0
+	for i, p := range got {
+		if p.ProgressToken != "tok" || p.Progress <= last {
+			t.Fatalf("notification %d %+v after progress %v", i, p, last)
+		}
+		last = p.Progress
+	}
+	if got[0].Message != "running for 1s" || got[1].Message != "running for 2s" {
+		t.Fatalf("messages %q, %q", got[0].Message, got[1].Message)
+	}
+}
+
+// TestYieldOverMCP: a foreground call past bash.yieldAfterMs returns
+// the output so far and the exact line of docs/spec.md §12, with taskId and
+// yielded in structuredContent; the task ends with the command's output
+// and exit code.
+func TestYieldOverMCP(t *testing.T) {
+	after := 400.0
+	cs, _ := longServer(t, config.File{Bash: config.Bash{YieldAfterMs: &after}})
+	res := call(t, cs, "bash", map[string]any{"command": "echo first; sleep 1; echo second; exit 4", "description": "work a while"})
+	want := "first\n[still running after 400ms; continues as background task bash-1: read it with task_output, stop it with task_kill]"
+	if got := texts(res); res.IsError || len(got) != 1 || got[0] != want {
+		t.Fatalf("yield: %q", got)
+	}
+	st, _ := res.StructuredContent.(map[string]any)
+	if st["taskId"] != "bash-1" || st["yielded"] != true || st["exitCode"] != nil {
+		t.Fatalf("structuredContent %v", res.StructuredContent)
+	}
+	out := call(t, cs, "task_output", map[string]any{"task_id": "bash-1", "wait": true, "timeout_ms": 10000})
+	if got := texts(out); len(got) != 1 || got[0] != "second\n[status: completed, exit code: 4]" {
+		t.Fatalf("task_output: %q", got)
+	}
+}
