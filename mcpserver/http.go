@@ -40,7 +40,7 @@ func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 		MaxRequestBodyBytes: maxRequestBytes,
 		Logger:              s.log,
 	})
-	var h http.Handler = streamable
+	var h http.Handler = (&httpWatches{}).guard(streamable)
 	if !opts.NoAuth {
 		h = bearer(opts.Token, h)
 	}

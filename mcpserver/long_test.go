@@ -1,9 +1,14 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,5 +114,119 @@ func TestYieldOverMCP(t *testing.T) {
 	out := call(t, cs, "task_output", map[string]any{"task_id": "bash-1", "wait": true, "timeout_ms": 10000})
 	if got := texts(out); len(got) != 1 || got[0] != "second\n[status: completed, exit code: 4]" {
 		t.Fatalf("task_output: %q", got)
+	}
+}
+
+// TestNoResponseAfterCancelOnStdio: a call the client cancelled gets no
+// response and no more progress notifications (MCP: the receiver should
+// not respond); a call of the same session after it gets its response, and
+// a cancel of a call already answered changes nothing (docs/spec.md §6.4).
+func TestNoResponseAfterCancelOnStdio(t *testing.T) {
+	s := newServer(t, "")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- s.RunLines(context.Background(), inR, outW); outW.Close() }()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	send := func(line string) { _, _ = io.WriteString(inW, line+"\n") }
+	next := func() string {
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(10 * time.Second):
+			t.Fatal("no answer")
+			return ""
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if got := next(); !strings.Contains(got, `"id":1`) {
+		t.Fatalf("initialize: %s", got)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo started; sleep 5","description":"wait"},"_meta":{"progressToken":"p2"}}}`)
+	if got := next(); !strings.Contains(got, `"progressToken":"p2"`) || !strings.Contains(got, "started") {
+		t.Fatalf("progress before the cancel: %s", got)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"timed out"}}`)
+	time.Sleep(1500 * time.Millisecond) // a heartbeat's time, for a stray one to come
+	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo next","description":"go on"}}}`)
+	for got := next(); !strings.Contains(got, `"id":3`); got = next() {
+		if strings.Contains(got, `"id":2`) || strings.Contains(got, `"p2"`) {
+			t.Fatalf("sent after the cancel: %s", got)
+		}
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`)
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo four","description":"go on"}}}`)
+	if got := next(); !strings.Contains(got, `"id":4`) || !strings.Contains(got, `four`) {
+		t.Fatalf("after a late cancel: %s", got)
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("RunLines: %v", err)
+	}
+	for range lines {
+	}
+}
+
+// TestNoResponseAfterCancelOverHTTP: the same over streamable HTTP, where
+// the cancel comes in a POST of its own and the call's POST stream ends
+// without its response.
+func TestNoResponseAfterCancelOverHTTP(t *testing.T) {
+	s := newServer(t, "")
+	h, err := s.Handler(mcpserver.HTTPOptions{NoAuth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	post := func(sid, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := res.Header.Get("Mcp-Session-Id")
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	call := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo started; sleep 5","description":"wait"},"_meta":{"progressToken":"p2"}}}`)
+	defer call.Body.Close()
+	stream := bufio.NewReader(call.Body)
+	for {
+		line, err := stream.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the call's stream ended before its first progress: %v", err)
+		}
+		if strings.Contains(line, `"progressToken":"p2"`) {
+			break
+		}
+	}
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`).Body.Close()
+	rest, _ := io.ReadAll(stream) // the stream ends when the call does
+	if strings.Contains(string(rest), "data:") {
+		t.Fatalf("sent after the cancel: %q", rest)
+	}
+	next := post(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo next","description":"go on"}}}`)
+	body, _ := io.ReadAll(next.Body)
+	next.Body.Close()
+	if !strings.Contains(string(body), `"id":3`) || !strings.Contains(string(body), `next\n`) {
+		t.Fatalf("the next call: %q", body)
 	}
 }

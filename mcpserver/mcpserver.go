@@ -42,7 +42,10 @@
 //
 // Cancellation: the SDK cancels a call's context on notifications/cancelled
 // (and when an HTTP request goes away); the bash tool kills the foreground
-// command's group at once.
+// command's group at once. The SDK would still send the call's response,
+// which MCP says the receiver should not, and clients log; dsh drops it,
+// and the call's progress notifications, in the transports it owns
+// (cancel.go): the stdio line transport and each POST's event stream.
 package mcpserver
 
 import (

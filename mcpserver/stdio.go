@@ -19,7 +19,8 @@ const maxLine = mcp.DefaultMaxLineLength
 // that survives bad input. The SDK's own stdio connection ends the session
 // on the first line that is not JSON; here such a line (or one longer than
 // maxLine) is answered with a JSON-RPC parse error (-32700, id null) and
-// skipped, and the session goes on with the next line.
+// skipped, and the session goes on with the next line. A call the client
+// cancelled gets no response (cancel.go).
 //
 // stop ends the copying once the session is over. filterLines may be
 // blocked reading in, which only in can end: a reader with read deadlines
@@ -28,7 +29,7 @@ const maxLine = mcp.DefaultMaxLineLength
 // ends the copy at its next return (for os.Stdin that is the process's
 // exit).
 func lineTransport(in io.Reader, out io.Writer) (t mcp.Transport, stop func()) {
-	w := &lockedWriter{w: out}
+	w := &lockedWriter{w: out, watch: newWatch()}
 	pr, pw := io.Pipe()
 	copied := make(chan struct{})
 	go func() { defer close(copied); filterLines(in, pw, w) }()
@@ -61,6 +62,7 @@ func filterLines(in io.Reader, pw *io.PipeWriter, w *lockedWriter) {
 			case !json.Valid(line):
 				w.parseError("not valid JSON")
 			default:
+				w.watch.incoming(line)
 				if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return // the session is gone
 				}
@@ -94,13 +96,18 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 }
 
 // lockedWriter serializes the SDK's writes and the parse errors, so a
-// message is never interleaved with another.
+// message is never interleaved with another. It sends nothing of a call
+// the client cancelled (cancel.go); the SDK writes one message a Write.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	watch *watch
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	if l.watch != nil && !l.watch.outgoing(p) {
+		return len(p), nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)

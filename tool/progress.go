@@ -101,14 +101,27 @@ func (h *Heartbeat) Report(progress float64, message string) {
 }
 
 // Stop ends the heartbeat and waits for its goroutine; nothing is sent
-// after it returns.
+// after it returns. When a notification went out less than settleTime
+// ago, Stop waits until that much time has passed, so that the result does
+// not reach the client in the same read as it: the TypeScript SDK handles
+// a notification a moment after the read it came in and the response at
+// once, and would then find the request gone ("Received a progress
+// notification for an unknown token").
 func (h *Heartbeat) Stop() {
 	h.mu.Lock()
 	h.stopped = true
+	sentAt, sent := h.sentAt, h.sent
 	h.mu.Unlock()
 	close(h.stop)
 	<-h.done
+	if wait := settleTime - time.Since(sentAt); sent > 0 && wait > 0 {
+		time.Sleep(wait)
+	}
 }
+
+// settleTime is how long after its last notification a call's result
+// waits at most.
+const settleTime = 20 * time.Millisecond
 
 // beat is the heartbeat's goroutine: it sends a notification whenever
 // one is due, until Stop.

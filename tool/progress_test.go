@@ -23,8 +23,15 @@ func TestHeartbeat(t *testing.T) {
 		h.Report(100, "building")
 		time.Sleep(100 * time.Millisecond)
 		h.Report(120, "") // too soon: waits for 250 ms after the last one
-		time.Sleep(time.Second + 200*time.Millisecond)
+		time.Sleep(time.Second + 160*time.Millisecond)
+		// 10 ms after a notification: the result waits 10 ms more; the
+		// report still waiting is not sent.
+		h.Report(130, "")
+		stopAt := time.Now()
 		h.Stop()
+		if waited := time.Since(stopAt); waited != 10*time.Millisecond {
+			t.Errorf("Stop 10 ms after a notification returned after %v", waited)
+		}
 		h.Report(500, "late")
 		want := []string{
 			"500ms 0 running for 1s",
