@@ -21,37 +21,44 @@ import (
 	"github.com/dsh-go/dsh/mcpserver"
 )
 
-// longServer serves the whole stack of cfg (the test's spill directory
-// and leak mark added) over an in-memory transport, with a client that
-// records the progress notifications it gets.
-func longServer(t *testing.T, cfg config.File) (*mcp.ClientSession, func() []*mcp.ProgressNotificationParams) {
+// serveFile serves the whole stack of cfg (the test's spill directory and
+// leak mark added) in workdir over an in-memory transport, to a client
+// with copts.
+func serveFile(t *testing.T, cfg config.File, workdir string, copts *mcp.ClientOptions, hopts ...host.Option) *mcp.ClientSession {
 	t.Helper()
 	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
-	st, err := host.Standard(cfg)
+	st, err := host.Standard(cfg, hopts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: t.TempDir(), Version: "test"})
+	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: workdir, Version: "test"})
 	t.Cleanup(s.Close)
+	ct, stt := mcp.NewInMemoryTransports()
+	if _, err := s.MCP().Connect(t.Context(), stt, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, copts).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// longServer is serveFile with a client that records the progress
+// notifications it gets.
+func longServer(t *testing.T, cfg config.File) (*mcp.ClientSession, func() []*mcp.ProgressNotificationParams) {
+	t.Helper()
 	var mu sync.Mutex
 	var got []*mcp.ProgressNotificationParams
-	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+	cs := serveFile(t, cfg, t.TempDir(), &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			mu.Lock()
 			got = append(got, req.Params)
 			mu.Unlock()
 		},
 	})
-	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := s.MCP().Connect(t.Context(), stt, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := client.Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
 	return cs, func() []*mcp.ProgressNotificationParams {
 		mu.Lock()
 		defer mu.Unlock()

@@ -335,7 +335,7 @@ func (e *Executor) RunOrYield(ctx context.Context, spec bash.Spec, yield <-chan 
 		timedOut = r.killUnlessExited()
 	case <-yield:
 		if r.detach() {
-			res := r.soFar(spec.TimeoutMs)
+			res := bash.SoFar(spec.TimeoutMs, r.started, r.stdout, r.stderr)
 			go r.keepTimeout(timer)
 			return res, &process{run: r}, nil
 		}

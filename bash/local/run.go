@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
 )
 
@@ -106,17 +105,6 @@ func (r *run) detach() bool {
 	}
 	r.keep = false
 	return true
-}
-
-// soFar is a yielded run's Result: no exit facts, the output so far, which
-// the process's reads then go on after.
-func (r *run) soFar(timeoutMs int64) bash.Result {
-	return bash.Result{
-		TimeoutMs: timeoutMs,
-		Duration:  time.Since(r.started),
-		Stdout:    bash.OutputOf(r.stdout.Yield()),
-		Stderr:    bash.OutputOf(r.stderr.Yield()),
-	}
 }
 
 // keepTimeout is the goroutine that keeps a yielded run bound to its

@@ -104,17 +104,6 @@ func (r *run) killUnlessExited() bool {
 	}
 }
 
-// soFar is a yielded run's Result: no exit facts, the output so far, which
-// the process's reads then go on after.
-func (r *run) soFar(timeoutMs int64) bash.Result {
-	return bash.Result{
-		TimeoutMs: timeoutMs,
-		Duration:  time.Since(r.started),
-		Stdout:    bash.OutputOf(r.stdout.Yield()),
-		Stderr:    bash.OutputOf(r.stderr.Yield()),
-	}
-}
-
 // keepTimeout is the goroutine that keeps a yielded run bound to its
 // timeout: when timer fires before the exit status came, the run is
 // killed and marked timed out. It ends when the run exits (Close, Kill

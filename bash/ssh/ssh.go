@@ -305,7 +305,7 @@ func (e *Executor) RunOrYield(ctx context.Context, spec bash.Spec, yield <-chan 
 		var yielded bool
 		timedOut, aborted, yielded = r.await(ctx, spec.Timeout(), yield)
 		if yielded {
-			return r.soFar(spec.TimeoutMs), &process{run: r}, nil
+			return bash.SoFar(spec.TimeoutMs, r.started, r.stdout, r.stderr), &process{run: r}, nil
 		}
 	}
 	<-r.done
