@@ -99,7 +99,7 @@ func description(cfg config.Bash, sb config.Sandbox) string {
 }
 
 // yieldClause tells the model, with background runs on, that a long
-// foreground command becomes a task too (docs/spec.md §12); "" when
+// foreground command goes on as a task too (docs/spec.md §12); "" when
 // yielding is off.
 func yieldClause(ms int64) string {
 	if ms == 0 {
@@ -109,7 +109,7 @@ func yieldClause(ms int64) string {
 	if ms%1000 == 0 {
 		after = strconv.FormatInt(ms/1000, 10) + "s"
 	}
-	return " (a foreground command still running after " + after + " becomes one too)"
+	return " (a foreground command still running after " + after + " goes on as a task too)"
 }
 
 // Parameters is the tool's schema for the given config, without a

@@ -346,8 +346,8 @@ func TestSchemaAndDescription(t *testing.T) {
 		cfg  config.Bash
 		want string
 	}{
-		{config.Bash{}, clause + "50s becomes one too)."},
-		{config.Bash{YieldAfterMs: &ms}, clause + "1500ms becomes one too)."},
+		{config.Bash{}, clause + "50s goes on as a task too)."},
+		{config.Bash{YieldAfterMs: &ms}, clause + "1500ms goes on as a task too)."},
 		{config.Bash{YieldAfterMs: &zero}, ""},
 		{config.Bash{EnableRunInBackground: &off}, ""},
 	} {
