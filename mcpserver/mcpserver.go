@@ -165,11 +165,12 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			// From the call's arrival to its result, the asks for roots
 			// and approvals and the hooks included (docs/spec.md §12).
+			reqCtx := ctx // ctx itself gains values below
 			hb := tool.StartHeartbeat(func(progress float64, message string) {
-				if ctx.Err() != nil {
+				if reqCtx.Err() != nil {
 					return // cancelled: the client forgot the token
 				}
-				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: message})
+				err := req.Session.NotifyProgress(reqCtx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: message})
 				if err != nil {
 					s.log.Debug("mcpserver: progress notification", "err", err)
 				}
