@@ -6,7 +6,7 @@
 //	          [--token-file F] [--no-auth] [--idle-timeout D]  MCP streamable HTTP at /mcp
 //	dsh run   [--config FILE] [--workdir DIR] [--timeout D] [--background] -- COMMAND...
 //	dsh tools [--config FILE]                                  tool schemas and the prompt
-//	dsh version
+//	dsh version | dsh --version                                version, commit and date
 //	dsh doctor [--config FILE]                                 the executor (shell and containment, or the SSH host), rule sources
 //	dsh policy check [--config FILE] [--workdir DIR] [--json] -- COMMAND
 //	                                                           what the command policy decides, part by part
@@ -107,8 +107,17 @@
 //
 // # dsh version
 //
-// Prints "dsh <version> <go version>": the main module's version from the
-// build info, or "devel" for a build from a checkout.
+// dsh version and dsh --version print one line: "dsh <version> (commit
+// <12 hex>[+dirty], <commit date>) <go version> <os>/<arch>". The version is
+// the release's (scripts/release.sh sets it), else the main module's from
+// the build info: the tag for `go install …@vX.Y.Z`, a pseudo-version for a
+// build in a git checkout, "(devel)" when Go recorded none. The commit, its
+// date and "+dirty" (uncommitted changes) come from the build info's
+// vcs.revision, vcs.time and vcs.modified; without them (-buildvcs=false,
+// a build outside a git checkout or in a git worktree, whose .git Go does
+// not recognise) the line says "commit unknown: built without version
+// control information". The date is the commit's, not the build's, so the
+// same commit builds the same binary.
 //
 // # dsh doctor
 //
@@ -182,8 +191,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -299,6 +306,9 @@ func newRoot(s streams) *cobra.Command {
 		},
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
+	// dsh --version prints what dsh version does.
+	root.Version = readBuildFacts().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -445,32 +455,4 @@ func signalStatus(sig os.Signal) int {
 		return 128 + int(s)
 	}
 	return exitFailure
-}
-
-// buildVersion returns the main module's version ("devel" for a build
-// from a checkout) and the Go version dsh was built with.
-func buildVersion() (version, goVersion string) {
-	version, goVersion = "devel", runtime.Version()
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			version = v
-		}
-		if bi.GoVersion != "" {
-			goVersion = bi.GoVersion
-		}
-	}
-	return version, goVersion
-}
-
-func newVersionCmd(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print dsh's version and the Go version it was built with",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			v, g := buildVersion()
-			fmt.Fprintf(s.out, "dsh %s %s\n", v, g)
-			return nil
-		},
-	}
 }

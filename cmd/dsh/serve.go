@@ -301,7 +301,7 @@ func isLoopback(host string) bool {
 }
 
 func serverOptions(st *host.Stack, workdir string, cfg config.File, log *slog.Logger) mcpserver.Options {
-	v, _ := buildVersion()
+	v := buildVersion()
 	// When the last session is gone, give the memory the sessions used back
 	// to the system (otherwise the runtime keeps it for minutes).
 	return mcpserver.Options{
