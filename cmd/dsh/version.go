@@ -10,10 +10,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is the release's version, set by scripts/release.sh with
-// -ldflags "-X main.version=vX.Y.Z"; empty for other builds, which take the
-// module version from the build info.
-var version string
+// The release's version, commit, commit time and whether the tree had
+// changes, set by scripts/release.sh with -ldflags "-X main.version=vX.Y.Z
+// -X main.commit=… -X main.commitTime=… -X main.modified=false" (a build
+// from a git worktree has no vcs.* build info). Empty for other builds,
+// which take all of them from the build info.
+var version, commit, commitTime, modified string
 
 // develVersion is the version of a build from a checkout that Go gave no
 // version: `go build` with -buildvcs=false, or outside a git checkout.
@@ -38,8 +40,16 @@ func readBuildFacts() buildFacts {
 	if ok {
 		f = factsFrom(bi, f)
 	}
+	return f.stamped()
+}
+
+// stamped is f with what the release script stamped in.
+func (f buildFacts) stamped() buildFacts {
 	if version != "" {
 		f.version = version
+	}
+	if commit != "" {
+		f.revision, f.time, f.modified = commit, commitTime, modified == "true"
 	}
 	return f
 }
