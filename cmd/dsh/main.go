@@ -191,6 +191,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -299,37 +300,65 @@ func newRoot(s streams) *cobra.Command {
 		Short:         "dsh: the shell for LLM agents (an MCP server and a CLI)",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// Without a subcommand, a command is missing: a usage error.
-		Args: cobra.NoArgs,
+		// Without a subcommand, a command is missing: a usage error; an
+		// argument is a mistyped one.
+		Args: subcommandArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError("missing command: try dsh --help")
 		},
+		SuggestionsMinimumDistance: 2,
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
 	// dsh --version prints what dsh version does.
 	root.Version = readBuildFacts().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		hint := flagSuggestion(c, err)
 		if c.HasParent() {
-			return usageError("%s: %v", c.Name(), err)
+			return usageError("%s: %v%s", c.Name(), err, hint)
 		}
-		return usageError("%v", err)
+		return usageError("%v%s", err, hint)
 	})
 	root.AddCommand(newRunCmd(s), newToolsCmd(s), newVersionCmd(s), newDoctorCmd(s), newPolicyCmd(s))
 	for _, mk := range extraCommands {
 		root.AddCommand(mk(s))
 	}
+	// Made now rather than when the command runs, so that describe and
+	// the help tests see them: help, and completion bash|zsh|fish|powershell.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	describe(root)
 	return root
 }
 
-// newLogger is dsh's logger: text on stderr, also the default for the
-// packages that log through slog's default.
-func newLogger(w io.Writer) *slog.Logger {
-	log := slog.New(slog.NewTextHandler(w, nil))
+// newLogger is dsh's logger: text on stderr at INFO and above, also the
+// default for the packages that log through slog's default.
+func newLogger(w io.Writer) *slog.Logger { return newLevelLogger(w, slog.LevelInfo) }
+
+// newLevelLogger is newLogger at level.
+func newLevelLogger(w io.Writer, level slog.Level) *slog.Logger {
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log)
 	return log
+}
+
+// logLevels are the values of --log-level, least verbose first.
+var logLevels = []string{"error", "warn", "info", "debug"}
+
+// addLogLevel adds --log-level to cmd, with completion of its values, and
+// returns the function that parses it (a usage error for another value).
+func addLogLevel(cmd *cobra.Command) func() (slog.Level, error) {
+	var v string
+	cmd.Flags().StringVar(&v, "log-level", "info", "what dsh logs on stderr: "+strings.Join(logLevels, ", ")+" (each includes the ones before it)")
+	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions(logLevels, cobra.ShellCompDirectiveNoFileComp))
+	return func() (slog.Level, error) {
+		var l slog.Level
+		if !slices.Contains(logLevels, v) || l.UnmarshalText([]byte(v)) != nil {
+			return 0, usageError("%s: --log-level %q: want one of %s", cmd.Name(), v, strings.Join(logLevels, ", "))
+		}
+		return l, nil
+	}
 }
 
 // closeStack ends the stack, logging what it could not clean up (a spill
