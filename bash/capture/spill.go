@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/dsh-go/dsh/internal/procfs"
 )
@@ -180,6 +181,38 @@ func Sweep(base string) ([]string, error) {
 		}
 		path := filepath.Join(base, e.Name())
 		if !ours(path) {
+			continue
+		}
+		if err := os.RemoveAll(path); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, path)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// SweepOlder removes, under base, the private spill directories (real
+// directories owned by this user, named as [SpillDir] names them) last
+// modified before cutoff, whatever their process: the kept spill files of
+// dsh run (docs/spec.md §6.1), whose paths were printed for a user who
+// may read them after dsh exited. It returns the directories it removed.
+func SweepOlder(base string, cutoff time.Time) ([]string, error) {
+	entries, err := os.ReadDir(base)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join(base, e.Name())
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), spillPrefix) || !ours(path) {
+			continue
+		}
+		if info, err := e.Info(); err != nil || !info.ModTime().Before(cutoff) {
 			continue
 		}
 		if err := os.RemoveAll(path); err != nil {

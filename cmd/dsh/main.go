@@ -94,10 +94,22 @@
 // (its text printed) and awaited, its last output printed. Either way dsh
 // exits 128+n for the signal it received (130 for Ctrl-C), like a shell.
 //
-// The run's spill files belong to its session and the executor's private
-// directory: a "full output" path printed by dsh run is removed when dsh
-// exits. Point spillDir at a directory of your own and copy the file from a
-// command of the same run if you need to keep it.
+// A "full output" path dsh run prints is still there after dsh exits:
+// with the local executor, dsh run spills into its own base,
+// "dsh-run-<uid>" (mode 0700, refused when it is not a real directory of
+// this user's that no one else can enter) under local.spillDir (default:
+// the OS temp dir), apart from the base of dsh mcp and dsh serve, whose
+// start-up sweep removes the directories of every executor that exited.
+// Neither the session's end nor the executor's close removes them there
+// (host.WithKeptSpills); each dsh run removes the spill directories in it
+// last modified more than 24 hours ago. A sandboxed run spills into a
+// "kept" directory of its private one, which outlives the session's
+// sandbox scope. With executor ssh the files are the remote host's and go
+// when dsh exits, as before.
+//
+// On a terminal, dsh run ends its output with a newline when the model's
+// text does not end in one, so that the shell's prompt starts on a line
+// of its own; into a pipe or a file it prints the model's text exactly.
 //
 // # dsh tools
 //
