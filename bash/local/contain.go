@@ -1,8 +1,8 @@
 package local
 
 // Containment: an executor's choice between a cgroup per command
-// (cgroup.go) and the marker (marker.go), and the container of one
-// command, which the kill sequence acts on. What a dsh that died left is
+// (cgroup.go), the marker and the group (marker.go), and the container of
+// one command, which the kill sequence acts on. What a dsh that died left is
 // swept at start-up (sweep.go).
 
 import (
@@ -31,26 +31,36 @@ import (
 const RunIDEnv = "DSH_RUN_ID"
 
 // containment is how an executor keeps track of its commands' processes:
-// one cgroup v2 per command where it can make one, else the marker.
+// one cgroup v2 per command where it can make one, else the marker (on
+// macOS the group, platform_darwin.go); or the group alone, as the config
+// asks.
 type containment struct {
-	mode    string // config.ContainCgroup or config.ContainMarker
-	reason  string // why the marker is used, in marker mode
+	mode    string // config.ContainCgroup, ContainMarker or ContainGroup
+	reason  string // why the marker or the group is used
 	base    string // cgroup mode: this executor's cgroup, parent of one per command
 	hasKill bool   // cgroup.kill exists (Linux 5.14)
 	prefix  string // run ids: "<pidns>-<pid>-<start>-<executor>-"
 	seq     atomic.Uint64
 }
 
-// newContainment sets up containment as cfg asks ("auto" when empty).
+// newContainment sets up containment as cfg asks ("auto" when empty). A
+// mode this platform cannot do is an error.
 func newContainment(want string) (*containment, error) {
+	if err := unavailable(want); err != nil {
+		return nil, fmt.Errorf("%s: containment: %s: %w", Name, want, err)
+	}
 	rnd := make([]byte, 4)
 	_, _ = rand.Read(rnd)
 	c := &containment{
-		mode:   config.ContainMarker,
+		mode:   autoFallback,
 		prefix: fmt.Sprintf("%s-%s-", procfs.Owner(), hex.EncodeToString(rnd)),
 	}
-	if want == config.ContainMarker {
-		c.reason = "chosen by the config"
+	if want == config.ContainMarker || want == config.ContainGroup {
+		c.mode, c.reason = want, "chosen by the config"
+		return c, nil
+	}
+	if errNoCgroups != nil {
+		c.reason = errNoCgroups.Error()
 		return c, nil
 	}
 	parent, err := ownCgroup()
@@ -70,8 +80,11 @@ func newContainment(want string) (*containment, error) {
 
 // describe says what containment is in use, for dsh doctor.
 func (c *containment) describe() string {
-	if c.mode == config.ContainCgroup {
+	switch c.mode {
+	case config.ContainCgroup:
 		return "cgroup v2, one cgroup per command under " + filepath.Dir(c.base)
+	case config.ContainGroup:
+		return "group: the process group and its descendants by the parent chain (" + c.reason + ")"
 	}
 	return "marker: the " + RunIDEnv + " variable and the parent chain (" + c.reason + ")"
 }
@@ -90,6 +103,7 @@ func (c *containment) command() (*commandContainer, error) {
 		runID:  c.prefix + n,
 		cgFD:   -1,
 		marker: c.mode == config.ContainMarker,
+		chain:  c.mode == config.ContainMarker || c.mode == config.ContainGroup,
 	}
 	if c.mode == config.ContainCgroup {
 		dir, fd, err := makeCommandCgroup(c.base, n)
@@ -123,13 +137,15 @@ type container interface {
 }
 
 // commandContainer is a command's processes: its process group, and its
-// cgroup or (marker mode) every process carrying its run id or descending
-// from one that does. It implements container.
+// cgroup, or (marker mode) every process carrying its run id, or (group
+// mode) nothing more; and, but in cgroup mode, the descendants of those by
+// the parent chain. It implements container.
 type commandContainer struct {
 	runID   string
 	leader  int    // pid of the shell; set once it runs
 	since   uint64 // the shell's start time: no member started before it
-	marker  bool   // find members by the marker and the parent chain
+	marker  bool   // find members by the marker
+	chain   bool   // and by the parent chain
 	cg      string
 	cgFD    int
 	hasKill bool
@@ -148,11 +164,12 @@ type commandContainer struct {
 	signalled map[int]bool
 }
 
-// leaderStarted records the shell's pid once it runs and, for the marker,
-// its start time: no member started before it.
+// leaderStarted records the shell's pid once it runs and, for a scan of
+// the process table (marker and group modes), its start time: no member
+// started before it.
 func (cc *commandContainer) leaderStarted(pid int) {
 	cc.leader = pid
-	if cc.marker {
+	if cc.chain {
 		cc.since = procfs.Start(pid)
 	}
 }
@@ -268,5 +285,5 @@ func (cc *commandContainer) members() ([]int, error) {
 		}
 		return live, nil
 	}
-	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.runID)
+	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.chain, cc.runID)
 }

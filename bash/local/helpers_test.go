@@ -24,8 +24,7 @@ func TestMain(m *testing.M) {
 		runHelperProcess()
 		return
 	}
-	if base := os.Getenv(pidnsHelperEnv); base != "" {
-		runPidnsHelper(base)
+	if platformHelper() {
 		return
 	}
 	os.Exit(proctest.Main(m))

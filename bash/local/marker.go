@@ -1,8 +1,10 @@
 package local
 
-// The marker: without a cgroup, a command's members are found in /proc,
-// by its process group, by the run id (RunIDEnv) in their environment,
-// and by the parent chain.
+// The marker and the group: without a cgroup, a command's members are
+// found in the process table (/proc; on macOS the kern.proc sysctls): by
+// its process group, by the run id (RunIDEnv) in their environment (marker
+// mode only: macOS does not show another process's environment), and by
+// the parent chain.
 
 import (
 	"os"
@@ -11,13 +13,13 @@ import (
 	"github.com/dsh-go/dsh/internal/procfs"
 )
 
-// scanMembers lists, from /proc, the live processes in the group led by
-// leader and, with marker, those carrying runID and their descendants.
+// scanMembers lists the live processes in the group led by leader, with
+// marker those carrying runID, and with chain the descendants of both.
 // Only processes started at or after since can be members: the others'
 // environments are not read. Once the leader was reaped (reaped > 0), the
 // group counts only processes started before that.
-func scanMembers(leader int, since, reaped uint64, marker bool, runID string) ([]int, error) {
-	all, err := procfs.Pids()
+func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string) ([]int, error) {
+	all, err := procfs.Table()
 	if err != nil {
 		return nil, err
 	}
@@ -25,12 +27,9 @@ func scanMembers(leader int, since, reaped uint64, marker bool, runID string) ([
 	in := make(map[int]bool)
 	parent := make(map[int]int)
 	var pending []int // environment read empty: none, or in execve
-	for _, pid := range all {
-		if pid == self {
-			continue
-		}
-		st, ok := procfs.ReadStat(pid)
-		if !ok || st.Dead() || st.Kernel() || st.Start < since {
+	for _, p := range all {
+		pid, st := p.Pid, p.Stat
+		if pid == self || st.Dead() || st.Kernel() || st.Start < since {
 			continue
 		}
 		parent[pid] = st.PPid
@@ -46,9 +45,9 @@ func scanMembers(leader int, since, reaped uint64, marker bool, runID string) ([
 	if len(pending) > 0 {
 		awaitEnvs(pending, runID, in)
 	}
-	if marker {
+	if chain {
 		// The parent chain: children of members are members, even if they
-		// dropped the marker from their environment.
+		// left the group or dropped the marker from their environment.
 		for grew := true; grew; {
 			grew = false
 			for pid, ppid := range parent {

@@ -1,0 +1,19 @@
+package main
+
+// What differs on macOS (platform_linux.go has Linux's): the ioctl that
+// reads a terminal's attributes, and how a Unix socket names its peer.
+
+import "golang.org/x/sys/unix"
+
+// getTermios is the ioctl isTerminal asks.
+const getTermios = unix.TIOCGETA
+
+// socketPeerUID is the user id of the process at the other end of the
+// connected Unix socket fd (LOCAL_PEERCRED).
+func socketPeerUID(fd int) (int, error) {
+	cred, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
+	if err != nil {
+		return -1, err
+	}
+	return int(cred.Uid), nil
+}
