@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -104,6 +105,10 @@ func (c *containment) command() (*commandContainer, error) {
 		cgFD:   -1,
 		marker: c.mode == config.ContainMarker,
 		chain:  c.mode == config.ContainMarker || c.mode == config.ContainGroup,
+		freeze: c.mode == config.ContainGroup,
+	}
+	if cc.freeze {
+		cc.known = make(map[int]uint64)
 	}
 	if c.mode == config.ContainCgroup {
 		dir, fd, err := makeCommandCgroup(c.base, n)
@@ -141,11 +146,16 @@ type container interface {
 // mode) nothing more; and, but in cgroup mode, the descendants of those by
 // the parent chain. It implements container.
 type commandContainer struct {
-	runID   string
-	leader  int    // pid of the shell; set once it runs
-	since   uint64 // the shell's start time: no member started before it
-	marker  bool   // find members by the marker
-	chain   bool   // and by the parent chain
+	runID  string
+	leader int    // pid of the shell; set once it runs
+	since  uint64 // the shell's start time: no member started before it
+	marker bool   // find members by the marker
+	chain  bool   // and by the parent chain
+	freeze bool   // stop every member before a signal (group mode)
+	// known holds the members found so far, pid → start time (group
+	// mode; nil else): one whose parent died is still found.
+	known   map[int]uint64
+	knownMu sync.Mutex
 	cg      string
 	cgFD    int
 	hasKill bool
@@ -182,6 +192,13 @@ func (cc *commandContainer) env() string { return RunIDEnv + "=" + cc.runID }
 
 func (cc *commandContainer) signal(sig syscall.Signal) {
 	cc.sent, cc.signalled = sig, make(map[int]bool)
+	if cc.freeze {
+		// Group mode finds what left the group by the parent chain
+		// alone: a member that dies before its new children are found
+		// orphans them out of reach (a fork storm). Stopped, no member
+		// forks or dies until every one has the signal.
+		defer resume(cc.stopAll())
+	}
 	// The group at once (atomic for its members), but only without a
 	// cgroup and while the shell is not reaped: a cgroup lists every
 	// member, and a reaped shell's pgid may be reused; and not a SIGTERM
@@ -197,6 +214,51 @@ func (cc *commandContainer) signal(sig syscall.Signal) {
 		}
 	}
 	cc.signalNew()
+}
+
+// stopAll sends SIGSTOP to the group and to every member, looking again
+// until a look finds no member it has not stopped and every one is
+// stopped (or dead), or freezeRounds looks were made; it returns the pids
+// it stopped.
+func (cc *commandContainer) stopAll() []int {
+	if cc.leader > 1 && cc.reaped.Load() == 0 {
+		_ = syscall.Kill(-cc.leader, syscall.SIGSTOP)
+	}
+	stopped := make(map[int]bool)
+	for range freezeRounds {
+		pids, err := cc.members()
+		if err != nil {
+			break
+		}
+		settled := true
+		for _, pid := range pids {
+			if !stopped[pid] {
+				stopped[pid], settled = true, false
+				_ = syscall.Kill(pid, syscall.SIGSTOP)
+			} else if st, ok := procfs.ReadStat(pid); ok && st.State != 'T' && st.State != 't' && !st.Dead() {
+				settled = false // the SIGSTOP is not delivered yet: it may still fork
+			}
+		}
+		if settled {
+			break
+		}
+	}
+	pids := make([]int, 0, len(stopped))
+	for pid := range stopped {
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// freezeRounds bounds stopAll's looks: a member that cannot stop at once
+// (in uninterruptible sleep) does not hold the kill forever.
+const freezeRounds = 100
+
+// resume sends SIGCONT to what stopAll stopped, so a SIGTERM is handled.
+func resume(pids []int) {
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
 }
 
 // signalNew sends the last signal to the members it has not reached yet.
@@ -285,5 +347,7 @@ func (cc *commandContainer) members() ([]int, error) {
 		}
 		return live, nil
 	}
-	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.chain, cc.runID)
+	cc.knownMu.Lock()
+	defer cc.knownMu.Unlock()
+	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.chain, cc.runID, cc.known)
 }

@@ -14,11 +14,13 @@ import (
 )
 
 // scanMembers lists the live processes in the group led by leader, with
-// marker those carrying runID, and with chain the descendants of both.
-// Only processes started at or after since can be members: the others'
-// environments are not read. Once the leader was reaped (reaped > 0), the
-// group counts only processes started before that.
-func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string) ([]int, error) {
+// marker those carrying runID, with known those it holds (pid → start
+// time: a member once found stays one, even when its parent died), and
+// with chain the descendants of all these; it records what it found in
+// known. Only processes started at or after since can be members: the
+// others' environments are not read. Once the leader was reaped (reaped >
+// 0), the group counts only processes started before that.
+func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string, known map[int]uint64) ([]int, error) {
 	all, err := procfs.Table()
 	if err != nil {
 		return nil, err
@@ -26,15 +28,21 @@ func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID str
 	self := os.Getpid()
 	in := make(map[int]bool)
 	parent := make(map[int]int)
-	var pending []int // environment read empty: none, or in execve
+	start := make(map[int]uint64) // for known
+	var pending []int             // environment read empty: none, or in execve
 	for _, p := range all {
 		pid, st := p.Pid, p.Stat
 		if pid == self || st.Dead() || st.Kernel() || st.Start < since {
 			continue
 		}
 		parent[pid] = st.PPid
+		if known != nil {
+			start[pid] = st.Start
+		}
 		switch {
 		case leader > 1 && st.Pgrp == leader && (reaped == 0 || st.Start < reaped):
+			in[pid] = true
+		case known != nil && known[pid] == st.Start && st.Start != 0:
 			in[pid] = true
 		case marker:
 			if markByEnv(pid, runID, in) {
@@ -60,6 +68,9 @@ func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID str
 	pids := make([]int, 0, len(in))
 	for pid := range in {
 		pids = append(pids, pid)
+		if known != nil {
+			known[pid] = start[pid]
+		}
 	}
 	return pids, nil
 }
