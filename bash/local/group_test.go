@@ -71,7 +71,10 @@ func TestGroupMissesAnOrphanThatLeftTheGroup(t *testing.T) {
 	e := groupExecutor(t)
 	f := tempFile(t, "orphan")
 	killOnCleanup(t, f)
-	if res := runCmd(t, e, "setsid sleep 300 >/dev/null 2>&1 & echo $! > "+f, 0); exitCode(res) != "0" {
+	// The command ends only once the sleep runs, that is once setsid
+	// took it out of the group: before, the group still holds it.
+	if res := runCmd(t, e, "setsid sleep 300 >/dev/null 2>&1 & echo $! > "+f+
+		"\nuntil [ \"$(cat /proc/$!/comm)\" = sleep ]; do sleep 0.01; done", 0); exitCode(res) != "0" {
 		t.Fatalf("%+v", res)
 	}
 	pid := proctest.ReadPid(t, f)
