@@ -1,9 +1,13 @@
 package main
 
 // What differs on macOS (platform_linux.go has Linux's): the ioctl that
-// reads a terminal's attributes, and how a Unix socket names its peer.
+// reads a terminal's attributes, how a Unix socket names its peer, and
+// where the open descriptors are listed.
 
 import "golang.org/x/sys/unix"
+
+// ownFDs lists this process's open descriptors: /dev/fd (fdesc: this process's own).
+const ownFDs = "/dev/fd"
 
 // getTermios is the ioctl isTerminal asks.
 const getTermios = unix.TIOCGETA

@@ -1,9 +1,13 @@
 package main
 
 // What differs on Linux (platform_darwin.go has macOS's): the ioctl that
-// reads a terminal's attributes, and how a Unix socket names its peer.
+// reads a terminal's attributes, how a Unix socket names its peer, and
+// where the open descriptors are listed.
 
 import "golang.org/x/sys/unix"
+
+// ownFDs lists this process's open descriptors: /proc/self/fd.
+const ownFDs = "/proc/self/fd"
 
 // getTermios is the ioctl isTerminal asks.
 const getTermios = unix.TCGETS
