@@ -65,6 +65,9 @@ func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID str
 			}
 		}
 	}
+	if known != nil {
+		clear(known) // a member not found again has exited
+	}
 	pids := make([]int, 0, len(in))
 	for pid := range in {
 		pids = append(pids, pid)
