@@ -1,15 +1,24 @@
 // Command dsh is the shell for LLM agents: an MCP server whose `bash` tool
 // reports honestly what a command did, and a CLI to try that tool by hand.
 //
-//	dsh mcp   [--config FILE] [--workdir DIR]                  MCP over stdio
+//	dsh mcp   [--config FILE] [--workdir DIR] [--log-level L]  MCP over stdio
 //	dsh serve --addr HOST:PORT|unix:PATH [--config FILE] [--workdir DIR]
-//	          [--token-file F] [--no-auth] [--idle-timeout D]  MCP streamable HTTP at /mcp
+//	          [--token-file F] [--no-auth] [--idle-timeout D]
+//	          [--log-level L]                                  MCP streamable HTTP at /mcp
 //	dsh run   [--config FILE] [--workdir DIR] [--timeout D] [--background] -- COMMAND...
 //	dsh tools [--config FILE]                                  tool schemas and the prompt
 //	dsh version | dsh --version                                version, commit and date
 //	dsh doctor [--config FILE]                                 the executor (shell and containment, or the SSH host), rule sources
 //	dsh policy check [--config FILE] [--workdir DIR] [--json] -- COMMAND
 //	                                                           what the command policy decides, part by part
+//	dsh completion bash|zsh|fish|powershell                    a shell completion script
+//
+// Every command's --help gives examples, its exit statuses, the config
+// keys it reads and its --workdir fallbacks (help.go, golden-tested in
+// testdata/help). A mistyped command or long flag gets "; did you mean
+// X?" after the error when a name is within an edit distance of 2 or
+// starts with what was typed. --log-level (error, warn, info, debug;
+// default info) sets what dsh mcp and dsh serve log on stderr.
 //
 // Every front end runs calls through the same pipeline: the tool registry
 // (validation, waterfalls), the bash tool, the executor (local, or SSH with
@@ -169,7 +178,9 @@
 //
 // dsh mcp serves one session on stdin/stdout until stdin reaches EOF or dsh
 // gets SIGINT/SIGTERM; either way the session ends (its tasks are killed and
-// awaited), the app closes, and dsh exits 0.
+// awaited), the app closes, and dsh exits 0. At EOF every request read is
+// answered first, so `dsh mcp < session.jsonl` gets every answer
+// (mcpserver's line transport holds the end of input back).
 //
 // dsh serve listens on --addr and serves MCP at /mcp. Every request must
 // carry the bearer token, read from --token-file (surrounding whitespace
