@@ -335,6 +335,16 @@ func TestRunSpillBaseRefused(t *testing.T) {
 			return os.Chmod(base, 0o770)
 		},
 		"symlink": func(base string) error { return os.Symlink(t.TempDir(), base) },
+		// As root: a directory another user made in a shared base.
+		"another user's": func(base string) error {
+			if err := os.Mkdir(base, 0o700); err != nil {
+				return err
+			}
+			if os.Getuid() != 0 {
+				return os.Chmod(base, 0o777) // refused for its mode instead
+			}
+			return os.Chown(base, 65534, 65534)
+		},
 	} {
 		spill := t.TempDir()
 		base := filepath.Join(spill, fmt.Sprintf("dsh-run-%d", os.Getuid()))
