@@ -218,13 +218,13 @@ func (cc *commandContainer) signal(sig syscall.Signal) {
 
 // stopAll sends SIGSTOP to the group and to every member, looking again
 // until a look finds no member it has not stopped and every one is
-// stopped (or dead), or freezeRounds looks were made; it returns the pids
-// it stopped.
-func (cc *commandContainer) stopAll() []int {
+// stopped (or dead), or freezeRounds looks were made; it returns what it
+// stopped, by pid and start time, for resume.
+func (cc *commandContainer) stopAll() map[int]procRef {
 	if cc.leader > 1 && cc.reaped.Load() == 0 {
 		_ = syscall.Kill(-cc.leader, syscall.SIGSTOP)
 	}
-	stopped := make(map[int]bool)
+	stopped := make(map[int]procRef)
 	for range freezeRounds {
 		pids, err := cc.members()
 		if err != nil {
@@ -232,9 +232,18 @@ func (cc *commandContainer) stopAll() []int {
 		}
 		settled := true
 		for _, pid := range pids {
-			if !stopped[pid] {
-				stopped[pid], settled = true, false
-				_ = syscall.Kill(pid, syscall.SIGSTOP)
+			start := cc.startOf(pid)
+			if old, ok := stopped[pid]; !ok || old.start != start {
+				// New, or a new process under a member's pid.
+				settled = false
+				if ok {
+					old.close()
+					delete(stopped, pid)
+				}
+				if ref, ok := openRef(pid, start); ok {
+					stopped[pid] = ref
+					ref.signal(syscall.SIGSTOP)
+				}
 			} else if st, ok := procfs.ReadStat(pid); ok && st.State != 'T' && st.State != 't' && !st.Dead() {
 				settled = false // the SIGSTOP is not delivered yet: it may still fork
 			}
@@ -243,21 +252,27 @@ func (cc *commandContainer) stopAll() []int {
 			break
 		}
 	}
-	pids := make([]int, 0, len(stopped))
-	for pid := range stopped {
-		pids = append(pids, pid)
-	}
-	return pids
+	return stopped
+}
+
+// startOf is the start time of member pid as the last look found it.
+func (cc *commandContainer) startOf(pid int) uint64 {
+	cc.knownMu.Lock()
+	defer cc.knownMu.Unlock()
+	return cc.known[pid]
 }
 
 // freezeRounds bounds stopAll's looks: a member that cannot stop at once
 // (in uninterruptible sleep) does not hold the kill forever.
 const freezeRounds = 100
 
-// resume sends SIGCONT to what stopAll stopped, so a SIGTERM is handled.
-func resume(pids []int) {
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGCONT)
+// resume sends SIGCONT to what stopAll stopped, so a SIGTERM is handled:
+// to each process itself, never to one that took over the pid of a
+// member that died meanwhile.
+func resume(stopped map[int]procRef) {
+	for _, ref := range stopped {
+		ref.signal(syscall.SIGCONT)
+		ref.close()
 	}
 }
 

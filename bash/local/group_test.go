@@ -85,3 +85,39 @@ func TestGroupMissesAnOrphanThatLeftTheGroup(t *testing.T) {
 		t.Fatalf("pid %d is gone: group mode caught what it documents it cannot see", pid)
 	}
 }
+
+// TestGroupKeepsMembersStartedAfterTheShell: a process that stays in the
+// command's group is a member even when it started after the shell was
+// reaped and its parent is gone: the group itself still holds a process
+// from before the reap, so its id cannot have been reused. Here a kept
+// job (keepDetached) double-forks once the shell is gone; Close must end
+// the grandchild too.
+func TestGroupKeepsMembersStartedAfterTheShell(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t)
+	cfg.Containment = config.ContainGroup
+	cfg.KeepDetached = true
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	f := tempFile(t, "late")
+	killOnCleanup(t, f)
+	// The job waits until the shell is reaped (kill -0 fails on a reaped
+	// pid, not on a zombie), lets a clock tick pass, then double-forks.
+	res := runCmd(t, e, "( while kill -0 $$ 2>/dev/null; do sleep 0.01; done; sleep 0.1; ( sleep 300 & echo $! > "+f+" ); sleep 300 ) >/dev/null 2>&1 &", 0)
+	if exitCode(res) != "0" {
+		t.Fatalf("%+v", res)
+	}
+	pid := proctest.ReadPid(t, f)
+	if proctest.Gone(pid) {
+		t.Fatalf("pid %d was not kept", pid)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !proctest.Gone(pid) {
+		t.Errorf("pid %d, in the command's group, outlived Close", pid)
+	}
+}

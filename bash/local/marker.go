@@ -19,12 +19,15 @@ import (
 // with chain the descendants of all these; it records what it found in
 // known. Only processes started at or after since can be members: the
 // others' environments are not read. Once the leader was reaped (reaped >
-// 0), the group counts only processes started before that.
+// 0), its pgid may be reused once the group is empty: the group counts
+// then only while it still holds a process started before the reap
+// (groupHeld).
 func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string, known map[int]uint64) ([]int, error) {
 	all, err := procfs.Table()
 	if err != nil {
 		return nil, err
 	}
+	held := leader > 1 && groupHeld(all, leader, since, reaped)
 	self := os.Getpid()
 	in := make(map[int]bool)
 	parent := make(map[int]int)
@@ -40,7 +43,7 @@ func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID str
 			start[pid] = st.Start
 		}
 		switch {
-		case leader > 1 && st.Pgrp == leader && (reaped == 0 || st.Start < reaped):
+		case held && st.Pgrp == leader:
 			in[pid] = true
 		case known != nil && known[pid] == st.Start && st.Start != 0:
 			in[pid] = true
@@ -121,3 +124,21 @@ const execEnvWait = 250 * time.Millisecond
 // minEnvReads is how often a scan reads such an environment again at
 // least: about 90 ms of pauses when the machine keeps time.
 const minEnvReads = 8
+
+// groupHeld reports whether the process group leader is still the
+// command's: the shell is not reaped, or the group still holds a process
+// (a zombie too: it keeps the id) started before the reap. A group is
+// never empty while it exists, so the id was not free meanwhile and every
+// process in it now, whenever it started, is the command's: a job's
+// double fork after the shell ended, whose parent is gone, is found so.
+func groupHeld(all []procfs.Proc, leader int, since, reaped uint64) bool {
+	if reaped == 0 {
+		return true
+	}
+	for _, p := range all {
+		if p.Pgrp == leader && p.Start >= since && p.Start < reaped {
+			return true
+		}
+	}
+	return false
+}

@@ -337,6 +337,13 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 		}
 		return tool.Result{}, err
 	}
+	if taskID != "" && ctx.Err() != nil {
+		// Cancelled as it yielded: the transport drops this call's
+		// response (docs/spec.md §6.4), so nobody would learn of the task.
+		// The cancel ends the command, as it ends a foreground one.
+		_, _, _ = t.runtime().Kill(s, taskID)
+		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
+	}
 	res.Stdout, res.Stderr = t.modelOutput(res.Stdout), t.modelOutput(res.Stderr)
 	if res.Aborted {
 		// The model never sees these paths: nobody else would delete them.

@@ -3,11 +3,14 @@ package bashtool_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -119,5 +122,50 @@ func TestNoYield(t *testing.T) {
 				t.Fatalf("structured %+v", st)
 			}
 		})
+	}
+}
+
+// cancelledOnceTasked is a call's context that the client cancels at the
+// moment the call yields: its Err turns to Canceled as soon as the task
+// runtime lists a task of the session, and its Done closes then too, which
+// the executor, already past its select, does not see.
+type cancelledOnceTasked struct {
+	context.Context
+	rt   *tasks.Service
+	sess *session.Session
+	once sync.Once
+	done chan struct{}
+}
+
+func (c *cancelledOnceTasked) Err() error {
+	if len(c.rt.List(c.sess)) > 0 {
+		c.once.Do(func() { close(c.done) })
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *cancelledOnceTasked) Done() <-chan struct{} { return c.done }
+
+// TestCancelAtTheYieldKillsTheCommand: a cancel that reaches the call as
+// it yields gets no response (docs/spec.md §6.4: the transport drops it),
+// so the model would never learn the task id: the command must end as a
+// cancelled foreground one does, not go on as an unannounced task.
+func TestCancelAtTheYieldKillsTheCommand(t *testing.T) {
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(60000)})
+	a := session.New("a", "")
+	defer a.End()
+	pid := filepath.Join(t.TempDir(), "pid")
+	ctx := &cancelledOnceTasked{Context: context.Background(), rt: s.rt, sess: a, done: make(chan struct{})}
+	b, _ := json.Marshal(map[string]any{"command": "echo $$ > " + pid + "; sleep 30", "description": "wait long"})
+	res := s.reg.Execute(tool.AllowYield(ctx, time.Now().Add(-time.Minute)), tool.Call{Name: "bash", Args: b, Session: a})
+	if !res.IsError || !strings.Contains(res.Text(), bashtool.Aborted) {
+		t.Errorf("a call cancelled as it yielded returned %q", res.Text())
+	}
+	for _, snap := range s.rt.List(a) {
+		s.awaitFinish(t, snap.ID)
+	}
+	if p, err := proctest.PidInFile(pid); err == nil {
+		proctest.AwaitGone(t, p)
 	}
 }
