@@ -192,6 +192,9 @@ type State struct {
 	// learn how it ended ("ssh: connection to build1 lost"): Status is
 	// then StatusKilled, and ExitCode and Signal are unset.
 	Err error
+	// StdoutBytes and StderrBytes count what each stream wrote so far, as
+	// the process wrote it (the audit log and metrics, docs/spec.md §15).
+	StdoutBytes, StderrBytes int64
 }
 
 // Process is the handle of a background command.

@@ -66,6 +66,11 @@ type Exit struct {
 	// Signal names the signal that ended the work ("SIGTERM"); "" when
 	// none did.
 	Signal string
+	// TimedOut: the work's own time limit ended it.
+	TimedOut bool
+	// StdoutBytes and StderrBytes count what the program wrote to each
+	// stream (the audit log's task-end line, metrics).
+	StdoutBytes, StderrBytes int64
 }
 
 // clone returns e with its own copy of Code, so that neither a producer

@@ -158,9 +158,17 @@ func readText(r bash.ReadResult) string {
 }
 
 // outcome maps a finished background process to a task outcome. Its Exit
-// facts say what its Detail says, no more: a kill before exit carries none,
-// even when the process's own exit raced the kill.
+// facts say what its Detail says, no more (a kill before exit carries no
+// code, even when the process's own exit raced the kill), and how much each
+// stream wrote.
 func outcome(st bash.State) tasks.Outcome {
+	o := ending(st)
+	o.Exit.StdoutBytes, o.Exit.StderrBytes = st.StdoutBytes, st.StderrBytes
+	return o
+}
+
+// ending is how the process ended, as a task outcome.
+func ending(st bash.State) tasks.Outcome {
 	switch {
 	case st.Err != nil:
 		// The executor lost the process (a dropped connection): how it
