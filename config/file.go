@@ -64,6 +64,24 @@ type Bash struct {
 	// MaxForeground caps the foreground commands of all sessions together
 	// (default 128).
 	MaxForeground int `yaml:"maxForeground,omitempty"`
+	// YieldAfterMs is how long a foreground call waits before its command
+	// goes on as a background task (docs/spec.md §12): nil means
+	// DefaultYieldAfterMs, 0 never. Only front ends that allow it yield
+	// (MCP), and only with background runs on.
+	YieldAfterMs *float64 `yaml:"yieldAfterMs,omitempty"`
+}
+
+// DefaultYieldAfterMs is bash.yieldAfterMs's default: under the 60 s
+// request timeout common among MCP clients.
+const DefaultYieldAfterMs = 50000
+
+// YieldAfter is the effective yieldAfterMs in whole milliseconds: the
+// default when unset, 0 when yielding is off.
+func (b Bash) YieldAfter() int64 {
+	if b.YieldAfterMs == nil {
+		return DefaultYieldAfterMs
+	}
+	return WholeMillis(*b.YieldAfterMs)
 }
 
 // Serve is the section of dsh serve; the other front ends ignore it.
@@ -130,9 +148,14 @@ func (b Bash) WithDefaults() Bash {
 	return b
 }
 
-// Validate refuses a negative limit, with its key relative to the
-// section.
-func (b Bash) Validate() error { return checkCounts(b.counts()) }
+// Validate refuses a negative limit or a yieldAfterMs that is not a
+// finite number ≥ 0, with its key relative to the section.
+func (b Bash) Validate() error {
+	if b.YieldAfterMs != nil && !NonNegativeFinite(*b.YieldAfterMs) {
+		return errNonNegative("yieldAfterMs", 0)
+	}
+	return checkCounts(b.counts())
+}
 
 // Background reports whether background runs are on: true unless set to
 // false.
@@ -164,7 +187,7 @@ func (f File) Has(tool string) bool {
 
 // WithDefaults returns f with every default spelled out: the executor, the
 // tool list, background runs (on exactly when the task tools are loaded,
-// unless set), and each section's own defaults (the ssh section's only
+// unless set), yieldAfterMs, and each section's own defaults (the ssh section's only
 // with executor ssh, and local.sandbox's only without it: the other must
 // stay empty). Call it on a File that passed [File.Validate].
 func (f File) WithDefaults() File {
@@ -177,6 +200,10 @@ func (f File) WithDefaults() File {
 	if f.Bash.EnableRunInBackground == nil {
 		bg := f.Has(ToolTasks)
 		f.Bash.EnableRunInBackground = &bg
+	}
+	if f.Bash.YieldAfterMs == nil {
+		ms := float64(DefaultYieldAfterMs)
+		f.Bash.YieldAfterMs = &ms
 	}
 	sandbox := f.Local.Sandbox
 	f.Bash = f.Bash.WithDefaults()

@@ -397,6 +397,9 @@ tasks: {maxRunningPerSession: 3, waitTimeoutMs: 10, maxWaitTimeoutMs: 20.5}
 		{"bash only", "tools: [bash]\n", File{Tools: []string{"bash"}}},
 		{"no tools", "tools: []\n", File{Tools: []string{}}},
 		{"background off", "bash: {enableRunInBackground: false}\n", File{Bash: Bash{EnableRunInBackground: ptr(false)}}},
+		{"yield off", "bash: {yieldAfterMs: 0}\n", File{Bash: Bash{YieldAfterMs: ptr(0.0)}}},
+		{"yield after 1.5 s", "bash: {yieldAfterMs: 1500}\n", File{Bash: Bash{YieldAfterMs: ptr(1500.0)}}},
+		{"yield default", "bash: {yieldAfterMs: ~}\n", File{}},
 		{"aliases", "tasks: {waitTimeoutMs: &w 10, maxWaitTimeoutMs: *w}\n", File{Tasks: Tasks{WaitTimeoutMs: 10, MaxWaitTimeoutMs: 10}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -452,6 +455,9 @@ func TestParseFileErrors(t *testing.T) {
 		{"bash type", "bash: true\n", "bash must be a mapping (line 1)"},
 		{"bash unknown key", "bash:\n  background: true\n", `bash.background: unknown key (line 2)`},
 		{"bash bool", "bash: {enableRunInBackground: \"yes\"}\n", "bash.enableRunInBackground must be true or false (line 1)"},
+		{"yield negative", "bash:\n  yieldAfterMs: -1\n", "bash.yieldAfterMs must be a non-negative finite number (line 2)"},
+		{"yield infinite", "bash: {yieldAfterMs: .inf}\n", "bash.yieldAfterMs must be a non-negative finite number (line 1)"},
+		{"yield type", "bash: {yieldAfterMs: \"50s\"}\n", "bash.yieldAfterMs must be a number (line 1)"},
 		{"background without tasks", "tools: [bash]\nbash:\n  enableRunInBackground: true\n",
 			`bash.enableRunInBackground needs the task tools: add "tasks" to tools (line 3)`},
 		{"tasks type", "tasks: 3\n", "tasks must be a mapping (line 1)"},
@@ -503,15 +509,17 @@ func TestFileWithDefaults(t *testing.T) {
 	local := Local{}.WithDefaults()
 	tasks := Tasks{MaxRunningPerSession: 64, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
 	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20}
+	yield := ptr(50000.0)
 	for _, tc := range []struct {
 		name string
 		in   File
 		want File
 	}{
-		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
-		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
-		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
-		{"background off kept", File{Bash: Bash{EnableRunInBackground: off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off, 16, 128}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"background off kept", File{Bash: Bash{EnableRunInBackground: off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"yield off kept", File{Bash: Bash{YieldAfterMs: ptr(0.0)}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128, ptr(0.0)}, Tasks: tasks, Serve: serve, Redact: "known"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.in.WithDefaults()); diff != "" {
@@ -670,6 +678,23 @@ trustProjectHooks: true
 	} {
 		if _, err := Parse([]byte(doc)); errText(err) != want {
 			t.Errorf("%q:\n got %q\nwant %q", doc, errText(err), want)
+		}
+	}
+}
+
+// TestBashYieldAfter: a Go caller's yieldAfterMs gets the file's rule,
+// and the effective value is whole milliseconds, 0 for off.
+func TestBashYieldAfter(t *testing.T) {
+	err := File{Bash: Bash{YieldAfterMs: ptr(-1.0)}}.Validate()
+	if errText(err) != "bash.yieldAfterMs must be a non-negative finite number" {
+		t.Errorf("Validate: %v", err)
+	}
+	for _, tc := range []struct {
+		in   *float64
+		want int64
+	}{{nil, 50000}, {ptr(0.0), 0}, {ptr(999.5), 1000}} {
+		if got := (Bash{YieldAfterMs: tc.in}).YieldAfter(); got != tc.want {
+			t.Errorf("YieldAfter(%v) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 }

@@ -194,6 +194,24 @@ echo '{"decision":"block","reason":"the build failed","hookSpecificOutput":{"hoo
 	if got.HookEventName != "PostToolUse" || fmt.Sprint(got.Response) != fmt.Sprint(want) {
 		t.Errorf("tool_response\n got %v\nwant %v", got.Response, want)
 	}
+	// A yield is seen like a background start (docs/spec.md §10, §12):
+	// no exit facts, and the text the call returned.
+	one := 1.0 // the call arrived a second ago: it yields at once
+	raw, _ := json.Marshal(map[string]any{"command": "sleep 0.3", "description": "wait"})
+	st = f.stack(t, config.File{Bash: config.Bash{YieldAfterMs: &one},
+		Hooks: config.Hooks{PostToolUse: []config.HookGroup{{Matcher: "Bash", Hooks: []config.Hook{command(hook)}}}}})
+	s := f.session(t)
+	res = st.Tools.Execute(tool.AllowYield(context.Background(), time.Now().Add(-time.Second)), tool.Call{Name: "bash", Args: raw, Session: s})
+	text := "(no output)\n[still running after 1ms; continues as background task bash-1: read it with task_output, stop it with task_kill]"
+	if res.Text() != text {
+		t.Errorf("yielded result %q", res.Text())
+	}
+	data, _ = os.ReadFile(out)
+	_ = json.Unmarshal(data, &got)
+	want = map[string]any{"stdout": "", "stderr": "", "interrupted": false, "isImage": false, "exitCode": nil, "signal": nil, "timedOut": false, "text": text}
+	if fmt.Sprint(got.Response) != fmt.Sprint(want) {
+		t.Errorf("tool_response of a yield\n got %v\nwant %v", got.Response, want)
+	}
 	// No PostToolUse for a refusal: a blocked call's result has no notes.
 	st = f.stack(t, config.File{Hooks: config.Hooks{
 		PreToolUse:  []config.HookGroup{{Hooks: []config.Hook{command("exit 2")}}},

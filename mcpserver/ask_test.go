@@ -24,30 +24,13 @@ import (
 func askingServer(t *testing.T, dir string, answer func(*mcp.ElicitRequest) *mcp.ElicitResult) (*mcp.ClientSession, *atomic.Int32) {
 	t.Helper()
 	cfg := config.File{Permissions: &config.Permissions{Default: "ask", Allow: []string{"true"}, ClaudeSettings: new(false)}}
-	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
-	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: dir, Version: "test"})
-	t.Cleanup(s.Close)
 	var asked atomic.Int32
-	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+	cs := serveFile(t, cfg, dir, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked.Add(1)
 			return answer(req), nil
 		},
-	})
-	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := s.MCP().Connect(t.Context(), stt, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := client.Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	}, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
 	return cs, &asked
 }
 

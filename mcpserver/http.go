@@ -126,8 +126,8 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 		MaxRequestBodyBytes: maxBody,
 		Logger:              s.log,
 	})
-	limited := s.sessionLimit(opts.MaxSessions, streamable)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	limited := s.sessionLimit(opts.MaxSessions, (&httpWatches{maxBody: maxBody}).guard(streamable))
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		authenticated(w, r, g)
 		limited.ServeHTTP(w, r)
 	})

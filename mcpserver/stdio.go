@@ -21,7 +21,8 @@ const maxLine = mcp.DefaultMaxLineLength
 // JSON, or is longer than maxLine, gets a parse error (-32700, id null),
 // and one that is JSON but not a single JSON-RPC 2.0 message the SDK
 // takes gets an invalid request error (-32600) echoing its id as written,
-// or null ([checkMessage]).
+// or null ([checkMessage]). A call the client cancelled gets no response
+// (cancel.go).
 //
 // stop ends the copying once the session is over. filterLines may be
 // blocked reading in, which only in can end: a reader with read deadlines
@@ -30,7 +31,7 @@ const maxLine = mcp.DefaultMaxLineLength
 // ends the copy at its next return (for os.Stdin that is the process's
 // exit).
 func lineTransport(in io.Reader, out io.Writer) (t mcp.Transport, stop func()) {
-	w := &lockedWriter{w: out}
+	w := &lockedWriter{w: out, watch: newWatch()}
 	pr, pw := io.Pipe()
 	copied := make(chan struct{})
 	go func() { defer close(copied); filterLines(in, pw, w) }()
@@ -63,8 +64,11 @@ func filterLines(in io.Reader, pw *io.PipeWriter, w *lockedWriter) {
 			}
 			if bad != nil {
 				_, _ = w.Write(bad.reply())
-			} else if _, werr := pw.Write(append(line, '\n')); werr != nil {
-				return // the session is gone
+			} else {
+				w.watch.incoming(line)
+				if _, werr := pw.Write(append(line, '\n')); werr != nil {
+					return // the session is gone
+				}
 			}
 		}
 		if err != nil {
@@ -95,13 +99,18 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 }
 
 // lockedWriter serializes the SDK's writes and the parse errors, so a
-// message is never interleaved with another.
+// message is never interleaved with another. It sends nothing of a call
+// the client cancelled (cancel.go); the SDK writes one message a Write.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	watch *watch
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	if l.watch != nil && !l.watch.outgoing(p) {
+		return len(p), nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)

@@ -38,6 +38,9 @@
 //     unread bytes, and reads take the rest back from its spill file
 //     (made then, if the stream never overflowed), so a finished stream
 //     nobody has read costs a kilobyte rather than MaxBytes, twice.
+//   - [Collector.Yield] reports the kept text so far as Close would, and
+//     consumes it: reads go on after it (a foreground run that continues
+//     in the background, docs/spec.md §12).
 //
 // A Collector keeps no goroutine of its own.
 package capture
@@ -491,23 +494,67 @@ func (c *Collector) Close() Result {
 	return c.result
 }
 
+// Yield reports what is kept of the stream so far, as Close would, but
+// leaves the stream open: the head and tail as they are now, the spill
+// file's path (still being written) and its size, and TotalBytes = the
+// bytes the result covers. An incomplete character at the end is held
+// back, as a consuming read would. It also consumes what it reports: the
+// next ReadNew starts right after it. A foreground run that goes on in the
+// background (docs/spec.md §12) reports its output so far with Yield and
+// is read from there on. After Close it returns Close's result.
+func (c *Collector) Yield() Result {
+	c.wmu.Lock() // no write in between, and the spill state holds still
+	defer c.wmu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		c.readPos = c.total
+		return c.result
+	}
+	r, held := c.keptUpTo(true)
+	r.TotalBytes = c.total - int64(held)
+	c.readPos = r.TotalBytes
+	r.SpillPath = c.path
+	if c.path != "" {
+		r.SpillBytes = c.spillBytes
+		r.SpillCapped = c.total > c.opts.MaxSpillBytes
+	}
+	return r
+}
+
 // kept is the text of a stream that ended: all of it when nothing was
 // dropped; else the head cut back to a line or character end (when there
 // is a head), the tail from its first character start, and the count of
 // the raw bytes in neither. Called with mu held.
 func (c *Collector) kept() Result {
+	r, _ := c.keptUpTo(false)
+	return r
+}
+
+// keptUpTo is kept; with open, an incomplete character at the end is
+// held back (held says how many bytes) and counted nowhere. Called with
+// mu held.
+func (c *Collector) keptUpTo(open bool) (r Result, held int) {
+	hold := func(b []byte) ([]byte, int) {
+		if !open {
+			return b, 0
+		}
+		n := incompleteSuffix(b)
+		return b[:len(b)-n], n
+	}
 	if c.dropped() == 0 {
-		return Result{Text: Text(c.copyFrom(0))}
+		all, n := hold(c.copyFrom(0))
+		return Result{Text: Text(all)}, n
 	}
 	head := c.head[:headCut(c.head)]
 	tail := c.copyFrom(c.total - int64(c.n))
-	tail = tail[skipContinuation(tail):]
+	tail, held = hold(tail[skipContinuation(tail):])
 	return Result{
 		Head:         Text(head),
 		Text:         Text(tail),
-		OmittedBytes: c.total - int64(len(head)) - int64(len(tail)),
+		OmittedBytes: c.total - int64(held) - int64(len(head)) - int64(len(tail)),
 		Truncated:    true,
-	}
+	}, held
 }
 
 // headCut returns where the kept part of a head ends (docs/spec.md

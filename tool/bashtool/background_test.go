@@ -70,6 +70,12 @@ func newStack(t *testing.T, tune func(*config.Local)) *stack {
 // benchmarks alike.
 func newStackWith(t testing.TB, tune func(*config.Local), tc tasks.Config) *stack {
 	t.Helper()
+	return newStackBash(t, tune, tc, config.Bash{})
+}
+
+// newStackBash is newStackWith with the bash tool's section.
+func newStackBash(t testing.TB, tune func(*config.Local), tc tasks.Config, bc config.Bash) *stack {
+	t.Helper()
 	lc := config.Local{GraceMs: 300, SpillDir: t.TempDir()}
 	if tune != nil {
 		tune(&lc)
@@ -85,7 +91,7 @@ func newStackWith(t testing.TB, tune func(*config.Local), tc tasks.Config) *stac
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []host.Plugin{host.BashTool(config.Bash{}), host.TaskTools(config.Tasks{})} {
+	for _, p := range []host.Plugin{host.BashTool(bc), host.TaskTools(config.Tasks{})} {
 		if err := h.Load(p); err != nil {
 			t.Fatal(err)
 		}

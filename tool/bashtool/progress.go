@@ -69,7 +69,7 @@ func (w *progressWatch) loop() {
 		case <-tick.C:
 		}
 		w.mu.Lock()
-		n, line := w.bytes, lastLine(w.tail, w.text)
+		n, line := w.bytes, lastLine(w.tail, w.bytes > int64(len(w.tail)), w.text)
 		w.mu.Unlock()
 		if n != sent {
 			sent = n
@@ -85,10 +85,17 @@ func (w *progressWatch) close() {
 }
 
 // lastLine is the last non-empty line of tail made model-facing by text,
-// at most maxProgressLine characters, as valid UTF-8.
-func lastLine(tail []byte, text func(string) string) string {
+// at most maxProgressLine characters, as valid UTF-8. When tail was cut
+// from longer output, its first line is a fragment: it is left out, as a
+// secret cut there would have lost the prefix redaction finds it by
+// (docs/spec.md §14).
+func lastLine(tail []byte, cut bool, text func(string) string) string {
 	lines := strings.Split(text(capture.Text(tail)), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
+	first := 0
+	if cut {
+		first = 1
+	}
+	for i := len(lines) - 1; i >= first; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
 			if utf8.RuneCountInString(l) > maxProgressLine {
 				l = string([]rune(l)[:maxProgressLine])
