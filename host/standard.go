@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dsh-go/dsh/audit"
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/bash/ssh"
@@ -39,6 +40,8 @@ type Stack struct {
 	Gate *permissions.Gate
 	// Hooks run hook commands around calls; nil without hooks configured.
 	Hooks *hooks.Hooks
+	// Audit is the audit log; nil without one configured.
+	Audit *audit.Log
 
 	host      *Host
 	hooksExec *local.Executor // the hooks' own executor, with executor ssh
@@ -83,11 +86,30 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	if s.Gate != nil {
 		s.Tools.UsePre(s.Gate.Middleware())
 	}
-	if err := s.compose(cfg); err != nil {
+	red, err := redact.New(cfg.Redact)
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	s.useAudit(cfg, red, o)
+	if err := s.compose(cfg, red); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// useAudit opens the audit log, when cfg names one, and makes it see
+// every call that ends and every task that settles (docs/spec.md §15).
+func (s *Stack) useAudit(cfg config.File, red *redact.Redactor, o options) {
+	if cfg.Audit.Path == "" {
+		return
+	}
+	s.Audit = audit.Open(cfg.Audit.Path, audit.Options{Redactor: red, Logger: o.log})
+	s.Tools.Observe(s.Audit.Call)
+	if s.Tasks != nil {
+		s.Tasks.OnSettled(s.Audit.TaskEnd)
+	}
 }
 
 // newGate makes the permissions gate: the command policy of a permissions
@@ -132,7 +154,7 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 
 // compose provides the services, then loads the plugins in the order the
 // config names them: each applies as it loads.
-func (s *Stack) compose(cfg config.File) error {
+func (s *Stack) compose(cfg config.File, red *redact.Redactor) error {
 	errs := []error{
 		Provide(s.host, Tools, s.Tools),
 		Provide(s.host, Prompt, s.Prompt),
@@ -140,10 +162,6 @@ func (s *Stack) compose(cfg config.File) error {
 	}
 	if s.Tasks != nil {
 		errs = append(errs, Provide(s.host, Tasks, s.Tasks))
-	}
-	red, err := redact.New(cfg.Redact)
-	if err != nil {
-		return err
 	}
 	for _, name := range cfg.Tools {
 		errs = append(errs, s.host.Load(plugins[name].make(cfg, red)))
@@ -165,8 +183,9 @@ func (s *Stack) compose(cfg config.File) error {
 // Close ends everything the stack started, in order: the host disposes the
 // plugins (the tools stop taking calls that start tasks), the task runtime
 // kills and awaits every task, and the executor kills and awaits whatever
-// is left and removes its spill directory. Its error is the executor's
-// (a spill directory it could not remove).
+// is left and removes its spill directory, and the audit log is closed. Its
+// error is the executor's (a spill directory it could not remove) or the
+// audit log's.
 func (s *Stack) Close() error {
 	s.host.Close()
 	if s.Tasks != nil {
@@ -175,6 +194,10 @@ func (s *Stack) Close() error {
 	err := s.Executor.Close()
 	if s.hooksExec != nil {
 		err = errors.Join(err, s.hooksExec.Close())
+	}
+	if s.Audit != nil {
+		// Last: the tasks ended above have written their lines.
+		err = errors.Join(err, s.Audit.Close())
 	}
 	return err
 }

@@ -188,13 +188,30 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			return ask, nil
 		}
 		resume, resumed := s.resumed(req.Session, req.Params)
-		call := tool.Call{Name: name, Args: req.Params.Arguments, Session: owner, Asker: s.asker(req.Session, req.Params, resumed), Resume: resume}
+		call := tool.Call{Name: name, Args: req.Params.Arguments, Session: owner, Asker: s.asker(req.Session, req.Params, resumed), Resume: resume,
+			Client: clientName(req.Session), Started: arrived}
 		res := s.opts.Tools.Execute(ctx, call)
 		if res.Question != nil {
 			return s.suspended(req.Session, req.Params, res.Question), nil
 		}
 		return s.result(res, owner), nil
 	}
+}
+
+// clientName is the session's MCP clientInfo as "name/version" (the
+// audit log's client); "" before an initialize.
+func clientName(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.ClientInfo == nil {
+		return ""
+	}
+	if p.ClientInfo.Version == "" {
+		return p.ClientInfo.Name
+	}
+	return p.ClientInfo.Name + "/" + p.ClientInfo.Version
 }
 
 // result converts a registry result, adding the owner's pending notices.
