@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/audit"
 	"github.com/dsh-go/dsh/bash"
@@ -45,17 +46,22 @@ type Stack struct {
 
 	host      *Host
 	hooksExec *local.Executor // the hooks' own executor, with executor ssh
+	running   atomic.Int64    // foreground commands running (the metrics)
 }
+
+// ForegroundRunning counts the bash tool's foreground commands running
+// now, in all sessions.
+func (s *Stack) ForegroundRunning() int64 { return s.running.Load() }
 
 // plugins maps the names of the config's tools list to their plugins.
 var plugins = map[string]struct {
 	name string
-	make func(config.File, *redact.Redactor) Plugin
+	make func(config.File, *redact.Redactor, *Stack) Plugin
 }{
-	config.ToolBash: {bashtool.PluginName, func(f config.File, r *redact.Redactor) Plugin {
-		return BashTool(f.Bash, bashtool.WithSandbox(f.Local.Sandbox), bashtool.WithRedactor(r))
+	config.ToolBash: {bashtool.PluginName, func(f config.File, r *redact.Redactor, s *Stack) Plugin {
+		return BashTool(f.Bash, bashtool.WithSandbox(f.Local.Sandbox), bashtool.WithRedactor(r), bashtool.WithRunning(&s.running))
 	}},
-	config.ToolTasks: {tasktool.PluginName, func(f config.File, _ *redact.Redactor) Plugin { return TaskTools(f.Tasks) }},
+	config.ToolTasks: {tasktool.PluginName, func(f config.File, _ *redact.Redactor, _ *Stack) Plugin { return TaskTools(f.Tasks) }},
 }
 
 // Standard builds the stack cfg describes (its zero value is the default
@@ -164,7 +170,7 @@ func (s *Stack) compose(cfg config.File, red *redact.Redactor) error {
 		errs = append(errs, Provide(s.host, Tasks, s.Tasks))
 	}
 	for _, name := range cfg.Tools {
-		errs = append(errs, s.host.Load(plugins[name].make(cfg, red)))
+		errs = append(errs, s.host.Load(plugins[name].make(cfg, red, s)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

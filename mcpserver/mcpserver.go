@@ -100,6 +100,7 @@ type Server struct {
 	nextID   uint64
 	stateKey []byte                                      // signs the request states of suspended calls
 	nonces   map[*mcp.ServerSession]map[string]time.Time // of suspended calls, under mu
+	calls    calls                                       // in flight, for draining
 }
 
 // New returns a Server exposing every tool registered in opts.Tools now.
@@ -164,6 +165,8 @@ func mcpTool(t tool.Schema) *mcp.Tool {
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		arrived := time.Now()
+		ctx, end := s.calls.begin(ctx) // a drain waits for it, or cuts it
+		defer end()
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			// From the call's arrival to its result, the asks for roots
 			// and approvals and the hooks included (docs/spec.md §12).

@@ -28,6 +28,9 @@ func TestOnSettledSeesEveryEnd(t *testing.T) {
 	b := start(t, svc, "bash", "b", owner, killed)
 	c := start(t, svc, "bash", "c", owner, ownerEnd)
 	d := start(t, svc, "bash", "d", nil, closed)
+	if n := svc.Live(); n != 4 {
+		t.Errorf("Live() = %d with four tasks running", n)
+	}
 	byItself.finish(Outcome{Status: Completed, Detail: "exit code: 3", Exit: Exit{Code: &code, StdoutBytes: 10, StderrBytes: 2}})
 	settled(t, svc, a.ID)
 	if _, _, err := svc.Kill(owner, b.ID); err != nil {
@@ -36,6 +39,9 @@ func TestOnSettledSeesEveryEnd(t *testing.T) {
 	settled(t, svc, b.ID)
 	owner.End()
 	svc.Close()
+	if n := svc.Live(); n != 0 {
+		t.Errorf("Live() = %d after Close", n)
+	}
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -627,6 +627,20 @@ func (s *Service) Close() {
 	close(s.closeDone)
 }
 
+// Live counts the tasks of all owners that have not ended (running or
+// stopping): the metrics' background commands.
+func (s *Service) Live() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for e := s.order.Front(); e != nil; e = e.Next() {
+		if !e.Value.(*task).status.Terminal() {
+			n++
+		}
+	}
+	return n
+}
+
 // lookupLocked finds id for caller, applying the fence. Called with s.mu
 // held.
 func (s *Service) lookupLocked(caller *session.Session, id string) (*task, error) {
