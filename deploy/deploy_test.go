@@ -158,6 +158,9 @@ func TestManifests(t *testing.T) {
 			}
 		}
 	}
+	if svc.Spec.SessionAffinity != corev1.ServiceAffinityClientIP {
+		t.Errorf("the Service's session affinity is %q, want ClientIP", svc.Spec.SessionAffinity)
+	}
 	if pdb.Spec.MaxUnavailable == nil && pdb.Spec.MinAvailable == nil {
 		t.Error("the PodDisruptionBudget bounds nothing")
 	}

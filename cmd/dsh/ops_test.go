@@ -142,13 +142,21 @@ func (d *drainServer) awaitFile(t *testing.T, name string) {
 	}
 }
 
-// postNew is a POST that would open a session.
-func postNew(t *testing.T, url string) int {
-	code, err := postInitialize(t, http.DefaultClient, url, "")
+// postNew is a POST that would open a session: its status and body.
+func postNew(t *testing.T, url string) (int, string) {
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(initializeBody))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return code
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
 
 // TestServeDrain: SIGTERM while a 3 s foreground call and a 2 s
@@ -180,8 +188,8 @@ func TestServeDrain(t *testing.T) {
 	if code, _ := get(t, base+"/healthz", ""); code != 200 {
 		t.Errorf("/healthz while draining: %d", code)
 	}
-	if code := postNew(t, d.url); code != 503 {
-		t.Errorf("a new session while draining: %d, want 503", code)
+	if code, body := postNew(t, d.url); code != 503 || body != "this server is shutting down and accepts no new sessions; connect again to reach another\n" {
+		t.Errorf("a new session while draining: %d %q, want 503 and the exact text", code, body)
 	}
 	if text, isErr := d.call(t, map[string]any{"command": "echo still"}); isErr || text != "still\n" {
 		t.Errorf("the existing session while draining: %q", text)
