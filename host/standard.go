@@ -56,12 +56,16 @@ func (s *Stack) ForegroundRunning() int64 { return s.running.Load() }
 // plugins maps the names of the config's tools list to their plugins.
 var plugins = map[string]struct {
 	name string
-	make func(config.File, *redact.Redactor, *Stack) Plugin
+	make func(config.File, *redact.Redactor, options, *Stack) Plugin
 }{
-	config.ToolBash: {bashtool.PluginName, func(f config.File, r *redact.Redactor, s *Stack) Plugin {
-		return BashTool(f.Bash, bashtool.WithSandbox(f.Local.Sandbox), bashtool.WithRedactor(r), bashtool.WithRunning(&s.running))
+	config.ToolBash: {bashtool.PluginName, func(f config.File, r *redact.Redactor, o options, s *Stack) Plugin {
+		opts := []bashtool.Option{bashtool.WithSandbox(f.Local.Sandbox), bashtool.WithRedactor(r), bashtool.WithRunning(&s.running)}
+		if o.keepSpills {
+			opts = append(opts, bashtool.WithSpillsKept())
+		}
+		return BashTool(f.Bash, opts...)
 	}},
-	config.ToolTasks: {tasktool.PluginName, func(f config.File, _ *redact.Redactor, _ *Stack) Plugin { return TaskTools(f.Tasks) }},
+	config.ToolTasks: {tasktool.PluginName, func(f config.File, _ *redact.Redactor, _ options, _ *Stack) Plugin { return TaskTools(f.Tasks) }},
 }
 
 // Standard builds the stack cfg describes (its zero value is the default
@@ -98,7 +102,7 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 		return nil, err
 	}
 	s.useAudit(cfg, red, o)
-	if err := s.compose(cfg, red); err != nil {
+	if err := s.compose(cfg, red, o); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -150,7 +154,11 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 		s.SSH, s.Executor = e, e
 		return nil
 	}
-	e, err := local.New(cfg.Local, local.WithLogger(o.log), local.WithHidden(o.hide...))
+	lopts := []local.Option{local.WithLogger(o.log), local.WithHidden(o.hide...)}
+	if o.keepSpills {
+		lopts = append(lopts, local.WithKeptSpill())
+	}
+	e, err := local.New(cfg.Local, lopts...)
 	if err != nil {
 		return err
 	}
@@ -160,7 +168,7 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 
 // compose provides the services, then loads the plugins in the order the
 // config names them: each applies as it loads.
-func (s *Stack) compose(cfg config.File, red *redact.Redactor) error {
+func (s *Stack) compose(cfg config.File, red *redact.Redactor, o options) error {
 	errs := []error{
 		Provide(s.host, Tools, s.Tools),
 		Provide(s.host, Prompt, s.Prompt),
@@ -170,7 +178,7 @@ func (s *Stack) compose(cfg config.File, red *redact.Redactor) error {
 		errs = append(errs, Provide(s.host, Tasks, s.Tasks))
 	}
 	for _, name := range cfg.Tools {
-		errs = append(errs, s.host.Load(plugins[name].make(cfg, red, s)))
+		errs = append(errs, s.host.Load(plugins[name].make(cfg, red, o, s)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

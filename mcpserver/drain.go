@@ -1,129 +1,101 @@
 package mcpserver
 
 import (
-	"context"
-	"net/http"
-	"sync"
-	"sync/atomic"
+	"encoding/json"
+	"io"
 )
 
-// Draining (docs/spec.md §15.3): a server about to stop takes no new
-// sessions but lets the ones it has finish their work. [Server.Drain]
-// turns /readyz to 503 and refuses a request that would open a session
-// (one without an Mcp-Session-Id) with 503; the sessions it has keep
-// calling. [Server.CallsRunning] says when their calls are done;
-// [Server.AbortCalls] cuts the calls still running when the time is up, so
-// that each returns `Error: command aborted` to its client before the
-// sessions end.
+// Answering a whole session piped in (`dsh mcp < session.jsonl`). The
+// SDK ends the stdio session at the end of its input and abandons the
+// calls still running, so a session read from a file would get the
+// answers of its fast requests only. The line transport therefore holds
+// the end of input back until every call it passed on has been answered.
+// A call that waits for the client (roots/list, an elicitation of the
+// command policy) would then wait forever, since nothing more will come:
+// each request dsh sends the client after its input ended, or had sent
+// before and is still unanswered, is answered on the client's behalf with
+// the error inputEndedCode, which the server treats as a client that
+// cannot answer (roots: the default cwd; an ask: its fallback).
 
-// drainingBody is the body of the 503 a new session gets while the server
-// drains (exact, docs/spec.md §15.3).
-const drainingBody = "this server is shutting down and accepts no new sessions; connect again to reach another"
+// inputEndedCode is the JSON-RPC error of a request to the client that the
+// client can no longer answer: its input ended (JSON-RPC's "server error"
+// range, implementation-defined).
+const inputEndedCode = -32000
 
-// calls tracks the tool calls in flight, to wait for and to cut them.
-type calls struct {
-	draining atomic.Bool
-	mu       sync.Mutex
-	next     uint64
-	cancels  map[uint64]context.CancelFunc
+// inputEndedMessage is that error's message.
+const inputEndedMessage = "the client's input ended before it answered"
+
+// newStdioWatch is the watch of the stdio transport, which also tracks
+// the requests dsh sends the client, for drain.
+func newStdioWatch() *watch {
+	w := newWatch()
+	w.toClient, w.change = make(map[string]bool), make(chan struct{}, 1)
+	return w
 }
 
-// begin registers a call: its context is cancelled by AbortCalls; end
-// must be called when it returned.
-func (c *calls) begin(ctx context.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	c.mu.Lock()
-	if c.cancels == nil {
-		c.cancels = make(map[uint64]context.CancelFunc)
-	}
-	c.next++
-	id := c.next
-	c.cancels[id] = cancel
-	c.mu.Unlock()
-	return ctx, func() {
-		c.mu.Lock()
-		delete(c.cancels, id)
-		c.mu.Unlock()
-		cancel()
+// clientAnswer forgets the requests the client answered in data.
+func (w *watch) clientAnswer(data []byte) {
+	for _, h := range heads(data) {
+		if id := key(h.ID); id != "" && h.Method == "" {
+			w.mu.Lock()
+			delete(w.toClient, id)
+			w.mu.Unlock()
+		}
 	}
 }
 
-// Drain stops taking new sessions (see above); it cannot be undone.
-func (s *Server) Drain() { s.calls.draining.Store(true) }
-
-// Draining reports whether Drain was called.
-func (s *Server) Draining() bool { return s.calls.draining.Load() }
-
-// CallsRunning counts the tool calls in flight, in all sessions.
-func (s *Server) CallsRunning() int {
-	s.calls.mu.Lock()
-	defer s.calls.mu.Unlock()
-	return len(s.calls.cancels)
-}
-
-// AbortCalls cancels every call in flight: a foreground command is killed
-// and its call returns `Error: command aborted`.
-func (s *Server) AbortCalls() {
-	s.calls.mu.Lock()
-	defer s.calls.mu.Unlock()
-	for _, cancel := range s.calls.cancels {
-		cancel()
+// changed wakes drain: a message went out (a call's answer, a request to
+// the client). It is called after the message was written, so that the
+// end of input, which drain lets through, cannot overtake an answer.
+func (w *watch) changed() {
+	if w.change == nil {
+		return
+	}
+	select {
+	case w.change <- struct{}{}:
+	default:
 	}
 }
 
-// Sessions counts the MCP sessions open now.
-func (s *Server) Sessions() int { return s.openSessions() }
-
-// refuseWhileDraining answers 503 to a request that would open a session
-// while the server drains.
-func (s *Server) refuseWhileDraining(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.Draining() && r.Header.Get("Mcp-Session-Id") == "" {
-			w.Header().Set("Connection", "close")
-			http.Error(w, drainingBody, http.StatusServiceUnavailable)
+// drain waits, at the end of the input, until every call in flight has
+// been answered, answering the requests dsh sent the client on its behalf
+// through pw (the server's input). It returns early when quit closes (the
+// session is being stopped) or pw fails (the session is gone).
+func (w *watch) drain(pw io.Writer, quit <-chan struct{}) {
+	answered := make(map[string]bool)
+	for {
+		w.mu.Lock()
+		pending := len(w.byID)
+		var unanswered []string
+		for id := range w.toClient {
+			if !answered[id] {
+				answered[id] = true
+				unanswered = append(unanswered, id)
+			}
+		}
+		w.mu.Unlock()
+		for _, id := range unanswered {
+			if _, err := pw.Write(inputEndedReply(id)); err != nil {
+				return
+			}
+		}
+		if pending == 0 {
 			return
 		}
-		next.ServeHTTP(w, r)
+		select {
+		case <-w.change:
+		case <-quit:
+			return
+		}
+	}
+}
+
+// inputEndedReply is the error response to the request id (as JSON).
+func inputEndedReply(id string) []byte {
+	reply, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      json.RawMessage(id),
+		"error":   map[string]any{"code": inputEndedCode, "message": inputEndedMessage},
 	})
-}
-
-// healthz answers 200 while the process serves.
-func healthz(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = w.Write([]byte("ok\n"))
-}
-
-// readyz answers 200 while the server takes new sessions, 503 while it
-// drains.
-func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if s.Draining() {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte("draining\n"))
-		return
-	}
-	_, _ = w.Write([]byte("ready\n"))
-}
-
-// Health returns the handler of /healthz and /readyz (and /metrics when
-// metrics is not nil, behind the token unless noAuth), for a listener of
-// its own (dsh serve --metrics-addr).
-func (s *Server) Health(metrics http.Handler, token string, noAuth bool) http.Handler {
-	mux := http.NewServeMux()
-	s.healthRoutes(mux, metrics, token, noAuth)
-	return mux
-}
-
-// healthRoutes adds the health endpoints, which need no token, and
-// /metrics, which does unless noAuth.
-func (s *Server) healthRoutes(mux *http.ServeMux, metrics http.Handler, token string, noAuth bool) {
-	mux.HandleFunc("GET /healthz", healthz)
-	mux.HandleFunc("GET /readyz", s.readyz)
-	if metrics == nil {
-		return
-	}
-	if !noAuth {
-		metrics = bearer(token, metrics)
-	}
-	mux.Handle("GET /metrics", metrics)
+	return append(reply, '\n')
 }

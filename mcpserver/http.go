@@ -148,6 +148,12 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 // sessionLimit refuses, with 503, a request that would open an MCP
 // session (one without an Mcp-Session-Id) while max sessions are open or
 // being opened; max 0 is no limit.
+//
+// A request counts as opening only until its response starts: by then the
+// SDK has initialized its session (or refused it), and the client may
+// already open the next one while the SDK is still finishing this
+// request. Counting it until the handler returned counted the new session
+// twice, and refused a second session as if it were a third.
 func (s *Server) sessionLimit(max int, next http.Handler) http.Handler {
 	if max <= 0 {
 		return next
@@ -168,20 +174,56 @@ func (s *Server) sessionLimit(max int, next http.Handler) http.Handler {
 		}
 		opening++
 		mu.Unlock()
-		defer func() {
+		ow := &openingWriter{ResponseWriter: w, done: func() {
 			mu.Lock()
 			opening--
 			mu.Unlock()
-		}()
-		next.ServeHTTP(w, r)
+		}}
+		defer ow.started()
+		next.ServeHTTP(ow, r)
 	})
 }
 
-// openSessions counts the SDK's open sessions.
+// openingWriter calls done once, when the response starts or the handler
+// returns, whichever is first.
+type openingWriter struct {
+	http.ResponseWriter
+	once sync.Once
+	done func()
+}
+
+func (ow *openingWriter) started() { ow.once.Do(ow.done) }
+
+func (ow *openingWriter) WriteHeader(code int) {
+	ow.started()
+	ow.ResponseWriter.WriteHeader(code)
+}
+
+func (ow *openingWriter) Write(p []byte) (int, error) {
+	ow.started()
+	return ow.ResponseWriter.Write(p)
+}
+
+func (ow *openingWriter) Flush() {
+	ow.started()
+	if f, ok := ow.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (ow *openingWriter) Unwrap() http.ResponseWriter { return ow.ResponseWriter }
+
+// openSessions counts the SDK's open sessions that were initialized. A
+// request without a session id makes the SDK open a session whatever its
+// method, and a client that first tries a newer protocol's discovery
+// request leaves such a session behind until that request's handler
+// returns: it is not a session anyone can use.
 func (s *Server) openSessions() int {
 	n := 0
-	for range s.mcp.Sessions() {
-		n++
+	for ss := range s.mcp.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
+		}
 	}
 	return n
 }
@@ -202,18 +244,41 @@ func sameOrigin(next http.Handler) http.HandlerFunc {
 	})
 }
 
+// The 401 of a request without the token: the challenge (RFC 6750 §3) and
+// one line saying which of the two went wrong, so that a user setting up a
+// client can tell a header the client did not send from a token that
+// differs. Saying which reveals nothing about the token.
+const (
+	authChallenge = `Bearer realm="dsh"`
+	// MissingTokenBody is the body when no bearer token was sent (no
+	// Authorization header, or another scheme).
+	MissingTokenBody = "missing bearer token: send the header Authorization: Bearer <token>"
+	// WrongTokenBody is the body when a bearer token was sent but is not
+	// the server's.
+	WrongTokenBody = "wrong bearer token: it is not the token dsh serve was started with"
+)
+
 // bearer refuses requests that do not carry the token. The scheme is
 // case-insensitive (RFC 9110 §11.1); the token is compared in constant time.
 func bearer(token string, next http.Handler) http.HandlerFunc {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || !sameToken(strings.TrimLeft(got, " "), token) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="dsh"`)
-			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
-			return
+		got = strings.TrimLeft(got, " ")
+		switch {
+		case !strings.EqualFold(scheme, "Bearer") || got == "":
+			unauthorized(w, MissingTokenBody)
+		case !sameToken(got, token):
+			unauthorized(w, WrongTokenBody)
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
+}
+
+// unauthorized writes the 401 with the challenge and body.
+func unauthorized(w http.ResponseWriter, body string) {
+	w.Header().Set("WWW-Authenticate", authChallenge)
+	http.Error(w, body, http.StatusUnauthorized)
 }
 
 // sameToken compares two tokens in time that depends on neither their

@@ -121,7 +121,7 @@ func makeCgroupBase(parent string) (base string, hasKill bool, err error) {
 		}
 	}
 	cmd := exec.Command(sh, "-c", "exit 0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	cmd.SysProcAttr = procAttr(fd)
 	if err := cmd.Run(); err != nil {
 		return fail(fmt.Errorf("cannot start a process in a cgroup of %s: %w", base, err))
 	}

@@ -36,7 +36,20 @@
 // /proc/<pid>/environ this user cannot read (it changed its uid). A cgroup
 // holds a command's processes, and the cgroups it makes below its own,
 // unless one with the privilege moves itself out of that subtree.
-// [Executor.Containment] (and `dsh doctor`) says which is in use.
+// With containment: group (and on macOS, where auto means it: no cgroups,
+// no way to read another process's environment), members are the group and
+// the descendants by the parent chain, from the process table (/proc on
+// Linux, which it scans as the marker does but reads no environment;
+// kern.proc on macOS). A member once found stays one (pid and start time)
+// when its parent dies, and before each signal every member is stopped
+// (SIGSTOP until a look finds nothing new) and resumed after it, so none
+// forks or orphans an unfound child meanwhile. It cannot catch a process
+// that left the group and whose parent exited before a look (at a kill, or
+// when the shell exits): `setsid server &` in a command that then ends, or
+// a daemon. [Executor.Containment] (and `dsh doctor`) says which is in use.
+//
+// Platforms: Linux, and macOS (docs/spec.md §8a: no parent-death signal,
+// containment group only, no start-up sweep of processes, no sandbox).
 //
 // Killing is SIGTERM to every member, then SIGKILL after graceMs unless
 // none is left (cgroup.kill in a cgroup, so nothing forks in between;
@@ -81,7 +94,9 @@
 //     private directory; New sweeps the base for private directories of
 //     processes of its pid namespace that no longer run (see
 //     [capture.Sweep], which leaves directories named before the pid
-//     namespace was in the name).
+//     namespace was in the name). With WithKeptSpill (dsh run) Close leaves
+//     the private directory and New does not sweep: the caller sweeps its
+//     own base by age.
 //   - Close also kills foreground runs still in progress; their Result is
 //     marked Aborted.
 //   - A spec with a non-positive TimeoutMs (one that did not go through
@@ -97,7 +112,10 @@
 //   - The start-up sweep sends SIGKILL at once: the owner of those processes
 //     is gone and nobody waits for their clean exit.
 //   - containment: cgroup makes New fail where no cgroup can be made;
-//     auto falls back to the marker and says why.
+//     auto falls back to the marker and says why. On macOS cgroup and
+//     marker make New fail; auto is group.
+//   - Group mode scans /proc on Linux (the parent chain needs the whole
+//     table) but reads no environment, so it is the code macOS runs.
 //   - RunOrYield (docs/spec.md §12): a yield that meets the command's exit
 //     is decided under the run's lock, so the caller gets either the
 //     result or a live process, never a process that had already ended
@@ -157,6 +175,10 @@ type Executor struct {
 	// holds the spill files of sandboxed commands that have no owner.
 	sandbox     *sandbox.Sandbox
 	commonSpill spillDir
+	// keepSpill: the private spill directory outlives the executor
+	// (WithKeptSpill); keptSpill holds the sandboxed commands' files then.
+	keepSpill bool
+	keptSpill *capture.SpillDir
 
 	mu     sync.Mutex
 	closed bool
@@ -172,8 +194,20 @@ var _ bash.Executor = (*Executor)(nil)
 type Option func(*options)
 
 type options struct {
-	log  *slog.Logger
-	hide []string
+	log       *slog.Logger
+	hide      []string
+	keepSpill bool
+}
+
+// WithKeptSpill keeps the spill files after the executor closes, for a
+// caller that printed their paths and exits (dsh run): Close leaves the
+// private spill directory, New does not sweep the base for directories of
+// exited executors (the caller sweeps it by age), and sandboxed commands
+// spill into a directory of the private one that no session's end
+// removes. The base should be the caller's own: another executor's sweep
+// of the same base removes the directory once its process is gone.
+func WithKeptSpill() Option {
+	return func(o *options) { o.keepSpill = true }
 }
 
 // WithHidden hides paths from sandboxed commands besides the configured
@@ -214,9 +248,12 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	sweepSpillDirs(log, cfg.SpillDir)
+	if !o.keepSpill {
+		sweepSpillDirs(log, cfg.SpillDir)
+	}
 	e := fromConfig(cfg, contain, log)
 	e.swept = swept
+	e.keepSpill = o.keepSpill
 	if e.sandbox, err = newSandbox(cfg, e, o.hide); err != nil {
 		e.contain.close()
 		_ = e.spill.Remove()
@@ -225,8 +262,35 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if e.sandbox != nil {
 		e.launcher = sandboxLauncher{e.sandbox}
 		e.commonSpill = capture.NewSpillDir(e.sandboxDir())
+		if err := e.makeKeptSpill(); err != nil {
+			_ = e.Close()
+			return nil, err
+		}
 	}
 	return e, nil
+}
+
+// keptSpillDirName is the directory of the private spill directory where
+// a kept executor's sandboxed commands spill.
+const keptSpillDirName = "kept"
+
+// makeKeptSpill makes the directory where a kept executor's sandboxed
+// commands spill: a scope's own goes when its session ends.
+func (e *Executor) makeKeptSpill() error {
+	if !e.keepSpill {
+		return nil
+	}
+	priv, err := ensure(e.spill)
+	if err != nil {
+		return fmt.Errorf("%s: %w", Name, err)
+	}
+	dir := filepath.Join(priv, keptSpillDirName)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("%s: %w", Name, err)
+	}
+	e.keptSpill = capture.SpillDirAt(dir)
+	e.commonSpill = e.keptSpill
+	return nil
 }
 
 // fromConfig is the executor of cfg, whose defaults are applied.
@@ -417,6 +481,9 @@ func (e *Executor) Close() error {
 	wg.Wait()
 	e.closeScopes()
 	e.contain.close()
+	if e.keepSpill {
+		return nil
+	}
 	return e.spill.Remove()
 }
 

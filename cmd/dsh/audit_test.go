@@ -128,7 +128,14 @@ func TestAuditReadOnlyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "run", "--config", cfg, "--workdir", "/", "--", "echo ran")
-	cmd.Env = append(os.Environ(), "HOME="+dir, "TMPDIR="+dir)
+	tmp := filepath.Join(dir, "tmp") // nobody's own: dsh run makes its spill base there
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(tmp, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "HOME="+dir, "TMPDIR="+tmp)
 	var stdout, stderrB strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderrB
 	if err := cmd.Run(); err != nil {

@@ -126,6 +126,11 @@ func TestDoctor(t *testing.T) {
 		lines[3] != "sandbox: off" || lines[4] != "permissions: none (no permissions section: every command runs)" || lines[5] != "hooks: none" {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
+	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: group}\n"))
+	if lines = strings.Split(got.stdout, "\n"); got.code != 0 || len(lines) != 7 ||
+		lines[2] != "containment: group: the process group and its descendants by the parent chain (chosen by the config)" {
+		t.Errorf("doctor with the group: %+v", got)
+	}
 	got = dsh(t, nil, "doctor")
 	if got.code != 0 || !strings.Contains(got.stdout, "\ncontainment: ") {
 		t.Errorf("doctor: %+v", got)

@@ -39,12 +39,17 @@ func init() {
 
 func newMCPCmd(s streams) *cobra.Command {
 	var configPath, workdir string
+	var level func() (slog.Level, error)
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve MCP over stdio",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fe, err := startFrontEnd(configPath, workdir, s, nil)
+			lv, err := level()
+			if err != nil {
+				return err
+			}
+			fe, err := startFrontEnd(configPath, workdir, lv, s, nil)
 			if err != nil {
 				return err
 			}
@@ -58,6 +63,7 @@ func newMCPCmd(s streams) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&configPath, "config", "", "config file (YAML)")
 	fl.StringVar(&workdir, "workdir", "", "working directory of every session (default: the client's first root, else the current directory)")
+	level = addLogLevel(cmd)
 	return cmd
 }
 
@@ -69,6 +75,7 @@ type serveFlags struct {
 	metricsAddr     string
 	metricsNoAuth   bool
 	drainTimeout    time.Duration
+	level           func() (slog.Level, error)
 }
 
 // defaultDrainTimeout is --drain-timeout's default (docs/spec.md §15.3).
@@ -94,12 +101,17 @@ func newServeCmd(s streams) *cobra.Command {
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz on this HOST:PORT; /metrics needs no token there when HOST is loopback")
 	fl.BoolVar(&f.metricsNoAuth, "metrics-no-auth", false, "serve /metrics on a non-loopback --metrics-addr without the token")
 	fl.DurationVar(&f.drainTimeout, "drain-timeout", defaultDrainTimeout, "on SIGTERM, wait this long for running calls and tasks before ending the sessions")
+	f.level = addLogLevel(cmd)
 	return cmd
 }
 
 func serve(f serveFlags, s streams) error {
 	if f.addr == "" {
 		return usageError("serve: --addr HOST:PORT is required")
+	}
+	level, err := f.level()
+	if err != nil {
+		return err
 	}
 	addr, err := parseAddr(f.addr)
 	if err != nil {
@@ -130,7 +142,7 @@ func serve(f serveFlags, s streams) error {
 		return err
 	}
 	drain := make(chan struct{})
-	fe, err := startFrontEnd(f.config, f.workdir, s, drain, hideTokenFile(f.tokenFile)...)
+	fe, err := startFrontEnd(f.config, f.workdir, level, s, drain, hideTokenFile(f.tokenFile)...)
 	if err != nil {
 		return err
 	}
@@ -258,12 +270,12 @@ type frontEnd struct {
 
 // With drain set, the first SIGTERM closes it instead of cancelling the
 // context (dsh serve drains).
-func startFrontEnd(configPath, workdir string, s streams, drain chan struct{}, opts ...host.Option) (*frontEnd, error) {
+func startFrontEnd(configPath, workdir string, level slog.Level, s streams, drain chan struct{}, opts ...host.Option) (*frontEnd, error) {
 	cfg, wd, err := setup(configPath, workdir)
 	if err != nil {
 		return nil, err
 	}
-	fe := &frontEnd{cfg: cfg, log: newLogger(s.err)}
+	fe := &frontEnd{cfg: cfg, log: newLevelLogger(s.err, level)}
 	fe.ctx, fe.received, fe.stop = drainSignals(context.Background(), drain)
 	if fe.stack, err = host.Standard(cfg, append(opts, host.WithLogger(fe.log))...); err != nil {
 		fe.stop()
@@ -366,7 +378,7 @@ func isLoopback(host string) bool {
 }
 
 func serverOptions(st *host.Stack, workdir string, cfg config.File, log *slog.Logger) mcpserver.Options {
-	v, _ := buildVersion()
+	v := buildVersion()
 	// When the last session is gone, give the memory the sessions used back
 	// to the system (otherwise the runtime keeps it for minutes).
 	return mcpserver.Options{
