@@ -209,6 +209,9 @@ type State struct {
 	// TimedOut says the spec's timeout killed a process that a
 	// foreground run yielded (RunOrYield); Status is then StatusKilled.
 	TimedOut bool
+	// StdoutBytes and StderrBytes count what each stream wrote so far, as
+	// the process wrote it (the audit log and metrics, docs/spec.md §15).
+	StdoutBytes, StderrBytes int64
 }
 
 // Process is the handle of a background command.

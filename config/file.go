@@ -47,11 +47,25 @@ type File struct {
 	TrustProjectHooks bool `yaml:"trustProjectHooks,omitempty"`
 	// Serve is the section of dsh serve (MCP over HTTP).
 	Serve Serve `yaml:"serve,omitempty"`
+	// Audit is the audit log (docs/spec.md §15); off unless it names a
+	// path.
+	Audit Audit `yaml:"audit,omitempty"`
 	// Redact says which secrets in model-facing text are replaced
 	// (docs/spec.md §14): "known" (default) or "off". "all" is refused:
 	// no scanner's full rule set fits the budget ([redact.ErrAllUnavailable]).
 	Redact string `yaml:"redact,omitempty"`
 }
+
+// Audit is the audit log's section.
+type Audit struct {
+	// Path is the file the JSON lines are appended to (created with mode
+	// 0600), or AuditStderr for dsh's standard error; "" means no audit
+	// log. A relative path is relative to dsh's working directory.
+	Path string `yaml:"path,omitempty"`
+}
+
+// AuditStderr is the audit path that means standard error.
+const AuditStderr = "-"
 
 // Bash is the bash tool's section.
 type Bash struct {

@@ -186,6 +186,9 @@ func (f *File) decoder() decoder {
 			field{"maxSessions", count(&f.Serve.MaxSessions)},
 			field{"maxRequestBytes", number(&f.Serve.MaxRequestBytes)},
 		)},
+		field{"audit", mapping(
+			field{"path", str(&f.Audit.Path)},
+		)},
 		field{"redact", str(&f.Redact)},
 	)
 }

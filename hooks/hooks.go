@@ -3,6 +3,7 @@ package hooks
 import (
 	"log/slog"
 	"os"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
@@ -39,6 +40,8 @@ type Hooks struct {
 	opts         Options
 	log          *slog.Logger
 	handlers     *session.Store[[]Handler]
+	// failures counts failed hooks: [0] PreToolUse, [1] PostToolUse.
+	failures [2]atomic.Uint64
 }
 
 // New returns the hooks of cfg (its hooks, claudeHooks and

@@ -41,11 +41,11 @@ func (h *Hooks) Pre(reg *tool.Registry) tool.PreExecute {
 		if ctx.Err() != nil {
 			// Cancelled while the hooks ran: nothing runs, and no
 			// PostToolUse follows a call that never started.
-			return tool.Decision{Verdict: tool.Deny, Code: tool.CodeFailed, Reason: bashtool.Aborted}
+			return tool.Decision{Verdict: tool.Deny, Code: tool.CodeFailed, Reason: bashtool.Aborted, Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: byCancelled}}
 		}
 		v := h.combine(handlers, outs)
 		if v.block {
-			return tool.Decision{Verdict: tool.Deny, Code: CodeBlocked, Reason: textBlocked(v.reason)}
+			return tool.Decision{Verdict: tool.Deny, Code: CodeBlocked, Reason: textBlocked(v.reason), Ruling: tool.Ruling{Outcome: tool.OutcomeBlocked, By: v.blockBy}}
 		}
 		if v.updated != nil {
 			args, err := updatedArgs(call, v.updated)
@@ -53,7 +53,7 @@ func (h *Hooks) Pre(reg *tool.Registry) tool.PreExecute {
 				_, err = validate(reg, call.Name, args)
 			}
 			if err != nil {
-				return tool.Decision{Verdict: tool.Deny, Code: CodeInvalidInput, Reason: textInvalidInput(err)}
+				return tool.Decision{Verdict: tool.Deny, Code: CodeInvalidInput, Reason: textInvalidInput(err), Ruling: tool.Ruling{Outcome: tool.OutcomeInvalid, By: v.updatedBy}}
 			}
 			call.Args = args
 		}
@@ -125,6 +125,9 @@ type verdict struct {
 	advice  tool.Advice
 	updated json.RawMessage
 	notes   []string
+	// blockBy and updatedBy name the hooks whose block and input count,
+	// for the call's ruling.
+	blockBy, updatedBy string
 }
 
 // combine weighs the outcomes in the handlers' order: the first block's
@@ -134,54 +137,55 @@ func (h *Hooks) combine(handlers []Handler, outs []outcome) verdict {
 	var v verdict
 	for i, o := range outs {
 		hd := handlers[i]
+		by := hd.by()
 		if o.failed != "" {
 			h.logFailure(hd, o)
 			if hd.FailClosed {
-				v.blockWith(failure(hd, o.failed))
+				v.blockWith(failure(hd, o.failed), by)
 			}
 			continue
 		}
 		if o.block {
-			v.blockWith(o.reason)
+			v.blockWith(o.reason, by)
 		}
-		v.read(o.out)
+		v.read(o.out, by)
 	}
 	return v
 }
 
-func (v *verdict) blockWith(reason string) {
+func (v *verdict) blockWith(reason, by string) {
 	if !v.block {
-		v.block, v.reason = true, reason
+		v.block, v.reason, v.blockBy = true, reason, by
 	}
 }
 
-// read takes one hook's JSON.
-func (v *verdict) read(out *output) {
+// read takes the JSON of one hook, by.
+func (v *verdict) read(out *output, by string) {
 	if out == nil {
 		return
 	}
 	if out.Continue != nil && !*out.Continue {
-		v.blockWith(orBlocked(out.StopReason))
+		v.blockWith(orBlocked(out.StopReason), by)
 	}
 	switch out.Decision {
 	case "block":
-		v.blockWith(orBlocked(out.Reason))
+		v.blockWith(orBlocked(out.Reason), by)
 	case "approve":
-		v.advice.Allow = true
+		v.allowBy(by)
 	}
 	s := out.specific(PreToolUse)
 	switch s.decision {
 	case "deny":
-		v.blockWith(orBlocked(s.reason))
+		v.blockWith(orBlocked(s.reason), by)
 	case "ask":
 		if v.advice.Ask == "" {
-			v.advice.Ask = "hook: " + orText(s.reason, "a hook asked")
+			v.advice.Ask, v.advice.By = "hook: "+orText(s.reason, "a hook asked"), by
 		}
 	case "allow":
-		v.advice.Allow = true
+		v.allowBy(by)
 	}
 	if s.updated != nil && string(s.updated) != "null" {
-		v.updated = s.updated
+		v.updated, v.updatedBy = s.updated, by
 	}
 	if s.context != "" {
 		v.notes = append(v.notes, note(s.context))
@@ -195,4 +199,13 @@ func orText(s, fallback string) string {
 		return fallback
 	}
 	return s
+}
+
+// allowBy records a hook's allow; the hook that asked, if one did, stays
+// the one the advice names.
+func (v *verdict) allowBy(by string) {
+	v.advice.Allow = true
+	if v.advice.Ask == "" {
+		v.advice.By = by
+	}
 }

@@ -26,6 +26,7 @@ func note(text string) string { return "[hook] " + sanitize.Text(text) }
 // logFailure logs a hook that failed: its command, why, the first line of
 // its stderr.
 func (h *Hooks) logFailure(hd Handler, o outcome) {
+	h.failures[eventIndex(hd.Event)].Add(1)
 	h.log.Warn("hooks: a hook failed", "event", hd.Event, "command", hd.Command, "why", o.failed, "stderr", o.stderr, "source", hd.Source)
 }
 
@@ -61,4 +62,22 @@ func validate(reg *tool.Registry, name string, args json.RawMessage) (map[string
 		return nil, fmt.Errorf("unknown tool %q", name)
 	}
 	return tool.Validate(def.Parameters, args)
+}
+
+// by names a handler in a call's ruling: `hook: COMMAND (SOURCE)`.
+func (hd Handler) by() string { return "hook: " + hd.Command + " (" + hd.Source + ")" }
+
+// byCancelled is the ruling's By of a call cancelled while its hooks ran.
+const byCancelled = "cancelled while the hooks ran"
+
+// Failures counts the hooks of event (PreToolUse, PostToolUse) that failed
+// (a non-zero exit other than 2, a timeout, a signal, output that is not
+// JSON) since h was made, for metrics.
+func (h *Hooks) Failures(event string) uint64 { return h.failures[eventIndex(event)].Load() }
+
+func eventIndex(event string) int {
+	if event == PostToolUse {
+		return 1
+	}
+	return 0
 }

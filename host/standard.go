@@ -3,7 +3,9 @@ package host
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
+	"github.com/dsh-go/dsh/audit"
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/bash/ssh"
@@ -39,24 +41,31 @@ type Stack struct {
 	Gate *permissions.Gate
 	// Hooks run hook commands around calls; nil without hooks configured.
 	Hooks *hooks.Hooks
+	// Audit is the audit log; nil without one configured.
+	Audit *audit.Log
 
 	host      *Host
 	hooksExec *local.Executor // the hooks' own executor, with executor ssh
+	running   atomic.Int64    // foreground commands running (the metrics)
 }
+
+// ForegroundRunning counts the bash tool's foreground commands running
+// now, in all sessions.
+func (s *Stack) ForegroundRunning() int64 { return s.running.Load() }
 
 // plugins maps the names of the config's tools list to their plugins.
 var plugins = map[string]struct {
 	name string
-	make func(config.File, *redact.Redactor, options) Plugin
+	make func(config.File, *redact.Redactor, options, *Stack) Plugin
 }{
-	config.ToolBash: {bashtool.PluginName, func(f config.File, r *redact.Redactor, o options) Plugin {
-		opts := []bashtool.Option{bashtool.WithSandbox(f.Local.Sandbox), bashtool.WithRedactor(r)}
+	config.ToolBash: {bashtool.PluginName, func(f config.File, r *redact.Redactor, o options, s *Stack) Plugin {
+		opts := []bashtool.Option{bashtool.WithSandbox(f.Local.Sandbox), bashtool.WithRedactor(r), bashtool.WithRunning(&s.running)}
 		if o.keepSpills {
 			opts = append(opts, bashtool.WithSpillsKept())
 		}
 		return BashTool(f.Bash, opts...)
 	}},
-	config.ToolTasks: {tasktool.PluginName, func(f config.File, _ *redact.Redactor, _ options) Plugin { return TaskTools(f.Tasks) }},
+	config.ToolTasks: {tasktool.PluginName, func(f config.File, _ *redact.Redactor, _ options, _ *Stack) Plugin { return TaskTools(f.Tasks) }},
 }
 
 // Standard builds the stack cfg describes (its zero value is the default
@@ -87,11 +96,30 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	if s.Gate != nil {
 		s.Tools.UsePre(s.Gate.Middleware())
 	}
-	if err := s.compose(cfg, o); err != nil {
+	red, err := redact.New(cfg.Redact)
+	if err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	s.useAudit(cfg, red, o)
+	if err := s.compose(cfg, red, o); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// useAudit opens the audit log, when cfg names one, and makes it see
+// every call that ends and every task that settles (docs/spec.md §15).
+func (s *Stack) useAudit(cfg config.File, red *redact.Redactor, o options) {
+	if cfg.Audit.Path == "" {
+		return
+	}
+	s.Audit = audit.Open(cfg.Audit.Path, audit.Options{Redactor: red, Logger: o.log})
+	s.Tools.Observe(s.Audit.Call)
+	if s.Tasks != nil {
+		s.Tasks.OnSettled(s.Audit.TaskEnd)
+	}
 }
 
 // newGate makes the permissions gate: the command policy of a permissions
@@ -140,7 +168,7 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 
 // compose provides the services, then loads the plugins in the order the
 // config names them: each applies as it loads.
-func (s *Stack) compose(cfg config.File, o options) error {
+func (s *Stack) compose(cfg config.File, red *redact.Redactor, o options) error {
 	errs := []error{
 		Provide(s.host, Tools, s.Tools),
 		Provide(s.host, Prompt, s.Prompt),
@@ -149,12 +177,8 @@ func (s *Stack) compose(cfg config.File, o options) error {
 	if s.Tasks != nil {
 		errs = append(errs, Provide(s.host, Tasks, s.Tasks))
 	}
-	red, err := redact.New(cfg.Redact)
-	if err != nil {
-		return err
-	}
 	for _, name := range cfg.Tools {
-		errs = append(errs, s.host.Load(plugins[name].make(cfg, red, o)))
+		errs = append(errs, s.host.Load(plugins[name].make(cfg, red, o, s)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -173,8 +197,9 @@ func (s *Stack) compose(cfg config.File, o options) error {
 // Close ends everything the stack started, in order: the host disposes the
 // plugins (the tools stop taking calls that start tasks), the task runtime
 // kills and awaits every task, and the executor kills and awaits whatever
-// is left and removes its spill directory. Its error is the executor's
-// (a spill directory it could not remove).
+// is left and removes its spill directory, and the audit log is closed. Its
+// error is the executor's (a spill directory it could not remove) or the
+// audit log's.
 func (s *Stack) Close() error {
 	s.host.Close()
 	if s.Tasks != nil {
@@ -183,6 +208,10 @@ func (s *Stack) Close() error {
 	err := s.Executor.Close()
 	if s.hooksExec != nil {
 		err = errors.Join(err, s.hooksExec.Close())
+	}
+	if s.Audit != nil {
+		// Last: the tasks ended above have written their lines.
+		err = errors.Join(err, s.Audit.Close())
 	}
 	return err
 }

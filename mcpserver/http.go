@@ -43,6 +43,10 @@ type HTTPOptions struct {
 	// config.DefaultMaxRequestBytes (8 MiB: a 5 MiB heredoc command, as
 	// JSON, still fits; the SDK's own 4 MiB would refuse it).
 	MaxRequestBytes int64
+	// Metrics, when set, is served at GET /metrics, behind the token
+	// (unless NoAuth). GET /healthz and GET /readyz are always served,
+	// without a token (docs/spec.md §15.2).
+	Metrics http.Handler
 }
 
 // tooManySessions is the body of the 503 a request that would open a
@@ -126,7 +130,7 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 		MaxRequestBodyBytes: maxBody,
 		Logger:              s.log,
 	})
-	limited := s.sessionLimit(opts.MaxSessions, (&httpWatches{maxBody: maxBody}).guard(streamable))
+	limited := s.refuseWhileDraining(s.sessionLimit(opts.MaxSessions, (&httpWatches{maxBody: maxBody}).guard(streamable)))
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		authenticated(w, r, g)
 		limited.ServeHTTP(w, r)
@@ -137,6 +141,7 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 	h = sameOrigin(h)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	s.healthRoutes(mux, opts.Metrics, opts.Token, opts.NoAuth)
 	return mux, nil
 }
 

@@ -103,6 +103,7 @@ type Server struct {
 	nextID   uint64
 	stateKey []byte                                      // signs the request states of suspended calls
 	nonces   map[*mcp.ServerSession]map[string]time.Time // of suspended calls, under mu
+	calls    calls                                       // in flight, for draining
 }
 
 // New returns a Server exposing every tool registered in opts.Tools now.
@@ -167,6 +168,8 @@ func mcpTool(t tool.Schema) *mcp.Tool {
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		arrived := time.Now()
+		ctx, end := s.calls.begin(ctx) // a drain waits for it, or cuts it
+		defer end()
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			// From the call's arrival to its result, the asks for roots
 			// and approvals and the hooks included (docs/spec.md §12).
@@ -191,13 +194,30 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			return ask, nil
 		}
 		resume, resumed := s.resumed(req.Session, req.Params)
-		call := tool.Call{Name: name, Args: req.Params.Arguments, Session: owner, Asker: s.asker(req.Session, req.Params, resumed), Resume: resume}
+		call := tool.Call{Name: name, Args: req.Params.Arguments, Session: owner, Asker: s.asker(req.Session, req.Params, resumed), Resume: resume,
+			Client: clientName(req.Session), Started: arrived}
 		res := s.opts.Tools.Execute(ctx, call)
 		if res.Question != nil {
 			return s.suspended(req.Session, req.Params, res.Question), nil
 		}
 		return s.result(res, owner), nil
 	}
+}
+
+// clientName is the session's MCP clientInfo as "name/version" (the
+// audit log's client); "" before an initialize.
+func clientName(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.ClientInfo == nil {
+		return ""
+	}
+	if p.ClientInfo.Version == "" {
+		return p.ClientInfo.Name
+	}
+	return p.ClientInfo.Name + "/" + p.ClientInfo.Version
 }
 
 // result converts a registry result, adding the owner's pending notices.

@@ -51,13 +51,13 @@ func (g *Gate) Middleware() tool.PreExecute {
 		advice := tool.AdviceFrom(ctx)
 		switch {
 		case escape && !g.sandbox.Unsandboxed():
-			return tool.Decision{Verdict: tool.Deny, Reason: textEscapeDisabled}
+			return tool.Decision{Verdict: tool.Deny, Reason: textEscapeDisabled, Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: byEscapeDisabled}}
 		case g.noPolicy && !escape && advice.Ask == "":
 			return next(ctx, call)
 		}
 		st := g.state(call.Session)
 		if st.managed != "" {
-			return tool.Decision{Verdict: tool.Deny, Reason: errManaged(st.managed)}
+			return tool.Decision{Verdict: tool.Deny, Reason: errManaged(st.managed), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: errManaged(st.managed)}}
 		}
 		c := check{g: g, st: st, call: call, command: args.Command, workdir: args.Workdir, escape: escape, advice: advice}
 		return c.decide(ctx, next)
@@ -84,12 +84,24 @@ func (c check) decide(ctx context.Context, next tool.PreNext) tool.Decision {
 	res := c.st.check(c.command)
 	switch {
 	case res.Decision == policy.Deny:
-		return tool.Decision{Verdict: tool.Deny, Reason: res.DenyText()}
+		return tool.Decision{Verdict: tool.Deny, Reason: res.DenyText(), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: decidedBy(res)}}
 	case c.needsAsk(res):
 		return c.ask(ctx, next)
+	case res.Decision == policy.Ask:
+		// A hook's allow settled the policy's ask.
+		return ruled(next(ctx, c.call), tool.OutcomeAllow, c.advice.By)
 	default:
-		return next(ctx, c.call)
+		return ruled(next(ctx, c.call), tool.OutcomeAllow, decidedBy(res))
 	}
+}
+
+// ruled is d, an allow from further on, as decided here: with outcome and
+// what decided. A refusal from further on keeps its own ruling.
+func ruled(d tool.Decision, outcome tool.Outcome, by string) tool.Decision {
+	if d.Verdict == tool.Allow {
+		d.Ruling = d.Ruling.Or(tool.Ruling{Outcome: outcome, By: by})
+	}
+	return d
 }
 
 // needsAsk reports whether a call the policy does not deny is asked about.
@@ -114,13 +126,14 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 	select {
 	case c.st.asking <- struct{}{}:
 	case <-ctx.Done():
-		return aborted()
+		return c.aborted(c.askedBy(c.st.check(c.command)))
 	}
 	res := c.st.check(c.command)
 	if res.Decision == policy.Deny || !c.needsAsk(res) {
 		<-c.st.asking
 		return c.decide(ctx, next)
 	}
+	by := c.askedBy(res)
 	q := question(c.command, c.resolvedWorkdir(), res, c.escape, c.advice.Ask)
 	answer, err := c.askUser(ctx, q)
 	if err == nil && answer.Choice == tool.Accepted && answer.Remember && len(q.Remember) > 0 {
@@ -133,51 +146,64 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 		q.Resume = &tool.Resume{Args: c.call.Args, Advice: c.advice, Seq: c.call.Seq}
 		return tool.Decision{Verdict: tool.Suspend, Question: &q}
 	case errors.Is(err, tool.ErrCannotAsk):
-		return c.fallback(ctx, next, q.Reason)
+		return c.fallback(ctx, next, q.Reason, by)
 	case ctx.Err() != nil:
-		return aborted()
+		return c.aborted(by)
 	case err != nil:
 		c.g.log.Warn("permissions: asking the user failed", "err", err)
-		return dismissed()
+		return dismissed(by)
 	}
 	switch answer.Choice {
 	case tool.Accepted:
-		return c.run(ctx, next)
+		return ruled(c.run(ctx, next), tool.OutcomeAccepted, by)
 	case tool.Declined:
-		return tool.Decision{Verdict: tool.Deny, Code: CodeDeclined, Reason: textDeclined}
+		return declined(by)
 	default:
-		return dismissed()
+		return dismissed(by)
 	}
+}
+
+// askedBy names what made the call asked about: leaving the sandbox, a
+// hook, or the policy's rule.
+func (c check) askedBy(res policy.Result) string {
+	switch {
+	case c.escape:
+		return reasonUnsandboxed
+	case c.advice.Ask != "":
+		return c.advice.By
+	}
+	return decidedBy(res)
 }
 
 // askOther asks the user about a call of another tool a hook asked about:
 // no policy, no remember, the same one-question-at-a-time and outcomes.
 func (c check) askOther(ctx context.Context, next tool.PreNext, reason string) tool.Decision {
+	by := tool.AdviceFrom(ctx).By
 	select {
 	case c.st.asking <- struct{}{}:
 	case <-ctx.Done():
-		return aborted()
+		return c.aborted(by)
 	}
 	q := otherQuestion(c.call, reason)
 	answer, err := c.askUser(ctx, q)
 	<-c.st.asking
 	switch {
 	case errors.Is(err, tool.ErrSuspend):
-		q.Resume = &tool.Resume{Args: c.call.Args, Advice: tool.Advice{Ask: reason}, Seq: c.call.Seq}
+		q.Resume = &tool.Resume{Args: c.call.Args, Advice: tool.Advice{Ask: reason, By: by}, Seq: c.call.Seq}
 		return tool.Decision{Verdict: tool.Suspend, Question: &q}
 	case errors.Is(err, tool.ErrCannotAsk):
-		return c.fallback(ctx, next, q.Reason)
+		return c.fallback(ctx, next, q.Reason, by)
 	case ctx.Err() != nil:
-		return aborted()
+		return c.aborted(by)
 	case err != nil:
 		c.g.log.Warn("permissions: asking the user failed", "err", err)
-		return dismissed()
+		return dismissed(by)
 	case answer.Choice == tool.Accepted:
-		return next(ctx, c.call)
+		return ruled(next(ctx, c.call), tool.OutcomeAccepted, by)
 	case answer.Choice == tool.Declined:
-		return tool.Decision{Verdict: tool.Deny, Code: CodeDeclined, Reason: textDeclined}
+		return declined(by)
 	}
-	return dismissed()
+	return dismissed(by)
 }
 
 // run hands the call the user accepted to the rest of the waterfall; one
@@ -207,11 +233,12 @@ func (c check) askUser(ctx context.Context, q tool.Question) (tool.Answer, error
 
 // fallback is askFallback: nobody can be asked. A call that leaves the
 // sandbox is refused whatever askFallback says (docs/spec.md §11).
-func (c check) fallback(ctx context.Context, next tool.PreNext, reason string) tool.Decision {
+// Either way the outcome is ask:unavailable, by what asked.
+func (c check) fallback(ctx context.Context, next tool.PreNext, reason, by string) tool.Decision {
 	if c.g.cfg.AskFallback == string(policy.Allow) && !c.escape {
-		return next(ctx, c.call)
+		return ruled(next(ctx, c.call), tool.OutcomeUnavailable, by)
 	}
-	return tool.Decision{Verdict: tool.Deny, Code: CodeNoAsker, Reason: textNoAsker(reason)}
+	return tool.Decision{Verdict: tool.Deny, Code: CodeNoAsker, Reason: textNoAsker(reason), Ruling: tool.Ruling{Outcome: tool.OutcomeUnavailable, By: by}}
 }
 
 // resolvedWorkdir is where the command would run.
@@ -235,10 +262,16 @@ func rememberRules(texts []string) []policy.Rule {
 
 const sourceRemembered = "remembered in this session"
 
-func aborted() tool.Decision {
-	return tool.Decision{Verdict: tool.Deny, Code: tool.CodeFailed, Reason: bashtool.Aborted}
+// aborted: the call was cancelled while it waited to ask or for the
+// answer; the question went unanswered.
+func (check) aborted(by string) tool.Decision {
+	return tool.Decision{Verdict: tool.Deny, Code: tool.CodeFailed, Reason: bashtool.Aborted, Ruling: tool.Ruling{Outcome: tool.OutcomeDismissed, By: by}}
 }
 
-func dismissed() tool.Decision {
-	return tool.Decision{Verdict: tool.Deny, Code: CodeDismissed, Reason: textDismissed}
+func dismissed(by string) tool.Decision {
+	return tool.Decision{Verdict: tool.Deny, Code: CodeDismissed, Reason: textDismissed, Ruling: tool.Ruling{Outcome: tool.OutcomeDismissed, By: by}}
+}
+
+func declined(by string) tool.Decision {
+	return tool.Decision{Verdict: tool.Deny, Code: CodeDeclined, Reason: textDeclined, Ruling: tool.Ruling{Outcome: tool.OutcomeDeclined, By: by}}
 }

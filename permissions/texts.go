@@ -2,6 +2,7 @@ package permissions
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dsh-go/dsh/policy"
@@ -108,4 +109,30 @@ func otherQuestion(call tool.Call, reason string) tool.Question {
 	}
 	reason = visible(reason)
 	return tool.Question{Message: "Allow this call?\n\n" + call.Name + " " + visible(args) + "\n\n" + reason, Reason: reason}
+}
+
+// byEscapeDisabled is what refused a call that asks to leave the sandbox
+// when the config does not allow it (tool.Ruling.By).
+const byEscapeDisabled = "allowUnsandboxed: false"
+
+// decidedBy names what decided res, for logs (tool.Ruling.By): the
+// deciding part's rule and its source (`deny rule "rm -rf *" (dsh
+// config)`), `opaque: …`, or `no rule (default: ask)`; for an allow, the
+// distinct reasons of its parts, joined by "; " (`allow rule "git
+// status" (dsh config); read-only command`).
+func decidedBy(res policy.Result) string {
+	if res.Deciding >= 0 && res.Deciding < len(res.Parts) {
+		p := res.Parts[res.Deciding]
+		if p.Decision == "" && p.Opaque == "" {
+			return "no rule (default: " + string(res.Decision) + ")"
+		}
+		return p.Why()
+	}
+	var whys []string
+	for _, p := range res.Parts {
+		if w := p.Why(); !slices.Contains(whys, w) {
+			whys = append(whys, w)
+		}
+	}
+	return strings.Join(whys, "; ")
 }

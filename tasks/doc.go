@@ -73,6 +73,13 @@
 //     is recovered and logged ([Config.Logger]). Listeners are not called for tasks ended by
 //     their owner's end or by Close, nor for any task after Close started. A
 //     listener must not call Close.
+//   - Settled listeners ([Service.OnSettled]) are called once for every task
+//     that settles, however it ended (by itself, a kill, its owner's end or
+//     Close), with its settled snapshot, on the watching goroutine, before
+//     the finish listeners. They are for records of every end (the audit
+//     log's task-end line, metrics), which finish notices are not. A panic
+//     is recovered and logged; Close returns after their calls for the tasks
+//     it ended.
 //   - A producer failure (Outcome.Err, a Done closed without an outcome, or
 //     an outcome whose status is not terminal) settles the task failed with
 //     the error text as detail and no [Exit] facts, and logs a warning

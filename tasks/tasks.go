@@ -66,6 +66,11 @@ type Exit struct {
 	// Signal names the signal that ended the work ("SIGTERM"); "" when
 	// none did.
 	Signal string
+	// TimedOut: the work's own time limit ended it.
+	TimedOut bool
+	// StdoutBytes and StderrBytes count what the program wrote to each
+	// stream (the audit log's task-end line, metrics).
+	StdoutBytes, StderrBytes int64
 }
 
 // clone returns e with its own copy of Code, so that neither a producer
@@ -167,7 +172,10 @@ type Service struct {
 	order     list.List // of *task, in start order
 	groups    map[*session.Session]*group
 	listeners []listener
-	nextID    uint64
+	// settled are the OnSettled listeners; replaced, never changed in
+	// place, so a watcher may call them after the lock.
+	settled []settledListener
+	nextID  uint64
 
 	starts   sync.WaitGroup // Start calls past their preflight
 	watchers sync.WaitGroup // one per task: waits on Done, settles, calls listeners
@@ -196,6 +204,11 @@ type group struct {
 type listener struct {
 	id uint64
 	fn func(Snapshot, *session.Session)
+}
+
+type settledListener struct {
+	id uint64
+	fn func(Snapshot)
 }
 
 // task is one record. The fields below mu are guarded by Service.mu.
@@ -430,13 +443,40 @@ func (s *Service) registerEnd(g *group) {
 func (s *Service) watch(t *task) {
 	defer s.watchers.Done()
 	out, ok := <-t.hooks.Done
-	if s.settle(t, out, ok) {
+	notify, snap, settled := s.settle(t, out, ok)
+	for _, l := range settled {
+		_ = safe.Call(s.log, "tasks: settled listener", func() { l.fn(snap) }, "task", t.id)
+	}
+	if notify {
 		s.callListeners(t)
 	}
 }
 
-// settle records t's outcome and reports whether listeners are due.
-func (s *Service) settle(t *task, out Outcome, ok bool) (notify bool) {
+// OnSettled registers fn to be called once for every task that settles from
+// now on, however it ended: by itself, by a kill, by its owner's end or by
+// Close (the audit log and metrics; finish notices use [Service.OnFinish]).
+// It is called on the goroutine that watched the task, with the snapshot
+// of the settled task, before the finish listeners; Close returns after
+// the calls for the tasks it ended. A panic is contained and logged.
+func (s *Service) OnSettled(fn func(snap Snapshot)) (remove func()) {
+	if fn == nil {
+		panic("tasks: OnSettled with a nil listener")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	id := s.nextID
+	s.settled = append(slices.Clip(s.settled), settledListener{id, fn})
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.settled = slices.DeleteFunc(slices.Clone(s.settled), func(l settledListener) bool { return l.id == id })
+	}
+}
+
+// settle records t's outcome and reports whether finish listeners are due;
+// it returns the settled snapshot and the OnSettled listeners to call.
+func (s *Service) settle(t *task, out Outcome, ok bool) (notify bool, snap Snapshot, settled []settledListener) {
 	status, detail, exit := out.Status, out.Detail, out.Exit.clone()
 	var failure string
 	switch {
@@ -468,7 +508,7 @@ func (s *Service) settle(t *task, out Outcome, ok bool) (notify bool) {
 		}
 	}
 	close(t.done)
-	return !t.quiet && !s.closed
+	return !t.quiet && !s.closed, t.snapshot(), s.settled
 }
 
 // callListeners calls each listener with a snapshot taken just before its
@@ -552,8 +592,8 @@ func (s *Service) cancel(ts []*task, reason string) {
 
 // Close shuts the service down: it cancels every live task with reason
 // "tasks service disposed" and returns once they have all ended, starts in
-// flight have returned and running listeners have returned. No listener is
-// called for the tasks it ends. Later calls wait for the first to finish.
+// flight have returned and running listeners have returned. No finish
+// listener is called for the tasks it ends; settled listeners are. Later calls wait for the first to finish.
 func (s *Service) Close() {
 	s.mu.Lock()
 	if s.closed {
@@ -585,6 +625,20 @@ func (s *Service) Close() {
 	s.starts.Wait()
 	s.watchers.Wait()
 	close(s.closeDone)
+}
+
+// Live counts the tasks of all owners that have not ended (running or
+// stopping): the metrics' background commands.
+func (s *Service) Live() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for e := s.order.Front(); e != nil; e = e.Next() {
+		if !e.Value.(*task).status.Terminal() {
+			n++
+		}
+	}
+	return n
 }
 
 // lookupLocked finds id for caller, applying the fence. Called with s.mu

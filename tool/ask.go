@@ -130,6 +130,9 @@ func Consented(ctx context.Context, what string) bool {
 type Advice struct {
 	Allow bool   `json:"allow,omitempty"`
 	Ask   string `json:"ask,omitempty"`
+	// By names the step whose advice counts (the first that asked, else
+	// the last that allowed), for the ruling of the step that decides.
+	By string `json:"by,omitempty"`
 }
 
 type adviceKey struct{}

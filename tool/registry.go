@@ -19,14 +19,17 @@ import (
 // concurrent use: tools and middleware may come and go while calls run; a
 // call uses the definitions and middleware as they were when it started.
 type Registry struct {
-	log    *slog.Logger
-	seq    atomic.Uint64
-	mu     sync.RWMutex
-	tools  map[string]Definition
-	order  []string // registration order, for listing
-	pre    []preEntry
-	post   []postEntry
-	nextID uint64
+	log   *slog.Logger
+	seq   atomic.Uint64
+	mu    sync.RWMutex
+	tools map[string]Definition
+	order []string // registration order, for listing
+	pre   []preEntry
+	post  []postEntry
+	// observers is replaced, never changed in place, so a call may read
+	// it after the lock.
+	observers []observerEntry
+	nextID    uint64
 }
 
 type preEntry struct {
@@ -122,8 +125,19 @@ func (r *Registry) List() []Schema {
 }
 
 // Execute runs a call through validation, the waterfalls and the tool. It
-// always returns a result; failures are error results.
+// always returns a result; failures are error results. The result's Ruling
+// says how the call was decided, and the observers see it before Execute
+// returns (unless the call was suspended).
 func (r *Registry) Execute(ctx context.Context, call Call) Result {
+	arrived(&call)
+	res := r.execute(ctx, call)
+	if res.Question == nil {
+		r.observe(ctx, call, res)
+	}
+	return res
+}
+
+func (r *Registry) execute(ctx context.Context, call Call) Result {
 	r.mu.RLock()
 	def, ok := r.tools[call.Name]
 	pre := make([]PreExecute, len(r.pre))
@@ -137,10 +151,10 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	r.mu.RUnlock()
 
 	if !ok {
-		return ErrorResult(CodeUnknownTool, fmt.Sprintf("unknown tool %q", call.Name))
+		return refused(ErrorResult(CodeUnknownTool, fmt.Sprintf("unknown tool %q", call.Name)), Ruling{Outcome: OutcomeInvalid})
 	}
 	if _, err := Validate(def.Parameters, call.Args); err != nil {
-		return errorResult(err, CodeInvalidArgs)
+		return refused(errorResult(err, CodeInvalidArgs), Ruling{Outcome: OutcomeInvalid})
 	}
 
 	call.Seq = r.seq.Add(1)
@@ -159,6 +173,10 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	case decision.Verdict == Allow:
 		res = r.runFinal(withConsents(ctx, decision.Consents), def, call, final)
 		call = final
+		if res.Code == CodeInvalidArgs {
+			// The final arguments, or the tool's own checks, refused them.
+			decision.Ruling = Ruling{Outcome: OutcomeInvalid}
+		}
 	case decision.Verdict == Suspend && decision.Question != nil:
 		// Nothing ran and nothing was decided yet: post-execute has
 		// nothing to see.
@@ -167,18 +185,37 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 		res = ErrorResult(CodeDenied, fmt.Sprintf("tool %q was denied: unknown verdict %d", call.Name, decision.Verdict))
 	}
 
+	if err != nil {
+		decision.Ruling = Ruling{Outcome: OutcomeDeny, By: "pre-execute middleware panicked"}
+	}
 	if len(decision.Notes) > 0 {
 		res.Notes = append(slices.Clone(res.Notes), decision.Notes...)
 	}
+	res.Ruling = decision.ruling()
 	after, err := r.runPost(ctx, call, res, post)
 	switch {
 	case err != nil:
-		return errorResult(err, CodePanic)
+		return carry(errorResult(err, CodePanic), res, Ruling{Outcome: OutcomeBlocked, By: "post-execute middleware panicked"})
 	case after.Block:
-		return ErrorResult(CodeBlocked, after.feedbackOr(fmt.Sprintf("the result of tool %q was blocked", call.Name)))
+		blocked := ErrorResult(CodeBlocked, after.feedbackOr(fmt.Sprintf("the result of tool %q was blocked", call.Name)))
+		return carry(blocked, res, Ruling{Outcome: OutcomeBlocked, By: after.By})
 	case len(after.Notes) > 0:
 		res.Notes = append(slices.Clone(res.Notes), after.Notes...)
 	}
+	return res
+}
+
+// refused is res, a call stopped before the waterfalls, with its ruling.
+func refused(res Result, r Ruling) Result {
+	res.Ruling = r
+	return res
+}
+
+// carry is the error result that replaces ran after post-execute: what
+// ran (its arguments, that it executed, its facts) stays known to the
+// observers, not to the model.
+func carry(res, ran Result, r Ruling) Result {
+	res.Executed, res.Args, res.Structured, res.Ruling = ran.Executed, ran.Args, ran.Structured, r
 	return res
 }
 

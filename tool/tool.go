@@ -39,6 +39,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -104,6 +105,12 @@ type Call struct {
 	// before and after it can name it alike (a hook's tool_use_id); the
 	// registry sets it.
 	Seq uint64
+	// Client names the front end's client, for logs: an MCP client's
+	// clientInfo "name/version"; "" when there is none.
+	Client string
+	// Started is when the call arrived; the registry sets it when the
+	// front end did not.
+	Started time.Time
 }
 
 // Decode unmarshals the call's arguments into v. Execute functions call it
@@ -152,6 +159,11 @@ type Result struct {
 	// the call's; nil when it ran them as sent. Presenters and logs take
 	// these.
 	Args json.RawMessage
+	// Ruling is how the call was decided and by what (set by the
+	// registry; the audit log's decision and decidedBy, docs/spec.md §15).
+	// When a post-execute step replaced the result, Executed, Args and
+	// Structured still describe what ran.
+	Ruling Ruling
 }
 
 // TextResult is a successful result of one text block.

@@ -215,7 +215,7 @@ func TestDenyShortCircuitsAndReachesPost(t *testing.T) {
 	if seen.Text() != "Error: rm -rf is not allowed here" || seen.Code != CodeDenied {
 		t.Fatalf("post-execute saw %+v", seen)
 	}
-	want := Result{Content: []Content{TextContent("Error: rm -rf is not allowed here")}, IsError: true, Code: CodeDenied, Notes: []string{"policy note"}}
+	want := Result{Content: []Content{TextContent("Error: rm -rf is not allowed here")}, IsError: true, Code: CodeDenied, Notes: []string{"policy note"}, Ruling: Ruling{Outcome: OutcomeDeny}}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Fatalf("result (-want +got):\n%s", diff)
 	}

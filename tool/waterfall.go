@@ -44,6 +44,12 @@ type Decision struct {
 	// a middleware that obtained one adds it to the decision next
 	// returned.
 	Consents []string
+	// Ruling is how the step that decided did, and why, for logs; the
+	// zero Ruling lets the registry say what the verdict says (allow,
+	// deny). A step that lets an allow from further on stand but decided
+	// it itself (the policy's rule, the user's yes) sets it on the
+	// decision next returned.
+	Ruling Ruling
 }
 
 func (d Decision) reasonOr(fallback string) string {
@@ -69,6 +75,8 @@ type PostDecision struct {
 	// Block replaces the result with an error result `Error: <Feedback>`.
 	Block    bool
 	Feedback string
+	// By names the step that blocked, for logs (Ruling.By).
+	By string
 	// Notes, when the result is accepted, are added to the result's
 	// Notes, in order.
 	Notes []string

@@ -129,6 +129,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -169,6 +170,7 @@ type Executor struct {
 	contain        *containment
 	keepDetached   bool
 	log            *slog.Logger
+	swept          int // what the start-up sweep killed
 	// sandbox confines commands; nil when its mode is off. commonSpill
 	// holds the spill files of sandboxed commands that have no owner.
 	sandbox     *sandbox.Sandbox
@@ -241,7 +243,7 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 		log = slog.Default()
 	}
 	// What an earlier dsh that died left running goes first.
-	sweepLeftovers(log)
+	swept := sweepLeftovers(log)
 	contain, err := newContainment(cfg.Containment)
 	if err != nil {
 		return nil, err
@@ -250,6 +252,7 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 		sweepSpillDirs(log, cfg.SpillDir)
 	}
 	e := fromConfig(cfg, contain, log)
+	e.swept = swept
 	e.keepSpill = o.keepSpill
 	if e.sandbox, err = newSandbox(cfg, e, o.hide); err != nil {
 		e.contain.close()
@@ -316,9 +319,9 @@ func fromConfig(cfg config.Local, contain *containment, log *slog.Logger) *Execu
 	}
 }
 
-// sweepLeftovers kills what dsh processes that died left running, and
-// logs it.
-func sweepLeftovers(log *slog.Logger) {
+// sweepLeftovers kills what dsh processes that died left running, logs
+// it, and returns how many processes and cgroups it killed.
+func sweepLeftovers(log *slog.Logger) int {
 	cgParent, _ := ownCgroup()
 	left, err := sweep(cgParent, RunIDEnv)
 	if err != nil {
@@ -327,6 +330,32 @@ func sweepLeftovers(log *slog.Logger) {
 	if len(left.Pids) > 0 || len(left.Cgroups) > 0 {
 		log.Warn("bash-local: killed processes left by a dsh that no longer runs", "pids", left.Pids, "cgroups", left.Cgroups)
 	}
+	return len(left.Pids) + len(left.Cgroups)
+}
+
+// Swept is how many processes and cgroups that a dsh which no longer runs
+// left behind this executor killed when it started (the metrics).
+func (e *Executor) Swept() int { return e.swept }
+
+// SpillBytes is the size of the files under this executor's private
+// spill directory now (the metrics): the spill files of every command,
+// the sandboxed ones' included (their directories are inside it). A walk,
+// cheap enough for each scrape: the files are those of live sessions.
+func (e *Executor) SpillBytes() int64 {
+	d, ok := e.spill.(*capture.SpillDir) // a test's failing one has no files
+	if !ok || d.Path() == "" {
+		return 0
+	}
+	var n int64
+	_ = filepath.WalkDir(d.Path(), func(_ string, de fs.DirEntry, err error) error {
+		if err == nil && de.Type().IsRegular() {
+			if fi, err := de.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // sweepSpillDirs removes the private spill directories that executors

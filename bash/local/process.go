@@ -16,6 +16,13 @@ func (p *process) Done() <-chan struct{} { return p.run.done }
 // executor's Close); also when a signal ended the process, even one it sent
 // itself.
 func (p *process) State() bash.State {
+	st := p.state()
+	st.StdoutBytes, st.StderrBytes = p.run.stdout.Total(), p.run.stderr.Total()
+	return st
+}
+
+// state is the process's status and how it ended, if it has.
+func (p *process) state() bash.State {
 	killed := p.run.killRequested()
 	p.run.mu.Lock()
 	timedOut := p.run.timedOut

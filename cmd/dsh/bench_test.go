@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -211,4 +216,125 @@ func timePair(b *testing.B, bare []string, cs *mcp.ClientSession) (tb, tc time.D
 		tb, tc = tb+t1.Sub(t0), tc+time.Since(t1)
 	}
 	return tb, tc
+}
+
+// BenchmarkOpsOverhead: the `bash true` round trip over HTTP with the
+// audit log and the metrics on, against the same server with both off,
+// alternating in one loop (issue 20's budget: on costs at most 3% more).
+// Both servers run in this process over loopback HTTP, built as dsh serve
+// builds them.
+//
+//	go test -run '^$' -bench OpsOverhead -benchtime 400x -count 6 ./cmd/dsh/
+func BenchmarkOpsOverhead(b *testing.B) {
+	off, on := opsServer(b, false), opsServer(b, true)
+	callTrue(b, off)
+	callTrue(b, on)
+	var toff, ton time.Duration
+	timed := func(cs *mcp.ClientSession) time.Duration {
+		t0 := time.Now()
+		callTrue(b, cs)
+		return time.Since(t0)
+	}
+	first := false
+	for b.Loop() {
+		// Each goes first every other time: neither gains from the order.
+		if first = !first; first {
+			toff += timed(off)
+			ton += timed(on)
+		} else {
+			ton += timed(on)
+			toff += timed(off)
+		}
+	}
+	b.ReportMetric(float64(toff.Microseconds())/float64(b.N)/1000, "off-ms/op")
+	b.ReportMetric(float64(ton.Microseconds())/float64(b.N)/1000, "on-ms/op")
+	b.ReportMetric(float64(ton)/float64(toff), "on/off")
+}
+
+// opsServer is an in-process dsh serve (no token) with the audit log and
+// the metrics on or off, and a client session of it.
+func opsServer(b *testing.B, on bool) *mcp.ClientSession {
+	dir := b.TempDir()
+	var cfg config.File
+	if on {
+		cfg.Audit.Path = filepath.Join(dir, "audit.jsonl")
+	}
+	log := slog.New(slog.DiscardHandler)
+	st, err := host.Standard(cfg, host.WithLogger(log))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fe := &frontEnd{cfg: cfg, log: log, stack: st, srv: mcpserver.New(serverOptions(st, dir, cfg, log))}
+	opts := mcpserver.HTTPOptions{NoAuth: true}
+	if on {
+		opts.Metrics = fe.metrics().Handler()
+	}
+	h, err := fe.srv.Handler(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cs.Close()
+		fe.srv.Close()
+		ts.Close()
+		_ = st.Close()
+	})
+	return cs
+}
+
+// BenchmarkCapacity measures what docs/operations.md's capacity numbers
+// come from: dsh serve's resident memory with 200 sessions open (each ran
+// one command), and with 100 foreground commands (`sleep 2`) running at
+// once; dsh's own memory, not the commands'.
+//
+//	go test -run '^$' -bench Capacity -benchtime 1x -count 3 ./cmd/dsh/
+func BenchmarkCapacity(b *testing.B) {
+	const sessions, running = 200, 100
+	cfg := filepath.Join(b.TempDir(), "dsh.yaml")
+	if err := os.WriteFile(cfg, []byte("serve:\n  maxSessions: 1000\nbash:\n  maxForeground: 1000\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0", "--no-auth", "--config", cfg, "--workdir", b.TempDir())
+	stderr := newNotifyBuffer()
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	url := stderr.await(b, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
+	fresh, _ := rss(b, cmd.Process.Pid)
+	var open []*mcp.ClientSession
+	defer func() {
+		for _, cs := range open {
+			cs.Close()
+		}
+	}()
+	for b.Loop() {
+		for range sessions {
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "cap"}, nil).Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &http.Transport{}}}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			open = append(open, cs)
+			callTrue(b, cs)
+		}
+	}
+	withSessions, _ := rss(b, cmd.Process.Pid)
+	var wg sync.WaitGroup
+	for i := range running {
+		wg.Go(func() {
+			_, _ = open[i].CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "sleep 2", "description": "wait"}})
+		})
+	}
+	time.Sleep(time.Second) // all started: the sample is taken while they run
+	withCommands, _ := rss(b, cmd.Process.Pid)
+	wg.Wait()
+	b.ReportMetric(float64(fresh)/1024, "rss-fresh-MiB")
+	b.ReportMetric(float64(withSessions)/1024, "rss-200-sessions-MiB")
+	b.ReportMetric(float64(withCommands)/1024, "rss-100-running-MiB")
 }

@@ -110,12 +110,17 @@ is a directory on this machine), else the config's local.cwd, else the current
 directory; with executor: ssh, --workdir (a remote path), else ssh.cwd, else the remote
 user's home (roots are ignored).
 
-Reads the whole config, serve.* (maxSessions, maxRequestBytes) included.
+GET /healthz and /readyz need no token; GET /metrics (Prometheus) needs it, except on a
+loopback --metrics-addr. SIGTERM drains: /readyz turns 503, new sessions get 503, and
+running calls and tasks get --drain-timeout to finish; SIGINT or a second SIGTERM stops at
+once. Operations: docs/operations.md.
+
+Reads the whole config, serve.* (maxSessions, maxRequestBytes) and audit.path included.
 ` + configPointer,
 		example: `  DSH_TOKEN=$(openssl rand -hex 32) dsh serve --addr 127.0.0.1:8765
   dsh serve --addr 127.0.0.1:8765 --token-file ~/.config/dsh/token --workdir ~/project
   dsh serve --addr unix:$XDG_RUNTIME_DIR/dsh.sock`,
-		exit: `  0      SIGINT or SIGTERM: every session ended, then dsh exited
+		exit: `  0      SIGINT or SIGTERM (after the drain): every session ended, then dsh exited
   1      the address cannot be bound, or the server failed
 ` + usageExits + `; also no token (or a short one, or a
          token file others can read), --no-auth on a non-loopback address`,

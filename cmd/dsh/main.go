@@ -465,8 +465,15 @@ func checkDir(what, dir string) (string, error) {
 // releases the signals and the watching goroutine. Later signals are
 // swallowed until stop.
 func signalContext(parent context.Context) (ctx context.Context, received func() os.Signal, stop func()) {
+	return drainSignals(parent, nil)
+}
+
+// drainSignals is signalContext, except that with drain set the first
+// SIGTERM closes drain instead (dsh serve drains: docs/spec.md §15.3);
+// SIGINT, or another SIGTERM, then cancels the context.
+func drainSignals(parent context.Context, drain chan struct{}) (ctx context.Context, received func() os.Signal, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	ch := make(chan os.Signal, 1)
+	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	var (
 		mu  sync.Mutex
@@ -475,13 +482,22 @@ func signalContext(parent context.Context) (ctx context.Context, received func()
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		select {
-		case sig := <-ch:
-			mu.Lock()
-			got = sig
-			mu.Unlock()
-			cancel(fmt.Errorf("received %v", sig))
-		case <-quit:
+		for {
+			select {
+			case sig := <-ch:
+				mu.Lock()
+				got = sig
+				mu.Unlock()
+				if sig == syscall.SIGTERM && drain != nil {
+					close(drain)
+					drain = nil // the next one stops at once
+					continue
+				}
+				cancel(fmt.Errorf("received %v", sig))
+				return
+			case <-quit:
+				return
+			}
 		}
 	})
 	received = func() os.Signal {

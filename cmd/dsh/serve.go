@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -48,7 +49,7 @@ func newMCPCmd(s streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fe, err := startFrontEnd(configPath, workdir, lv, s)
+			fe, err := startFrontEnd(configPath, workdir, lv, s, nil)
 			if err != nil {
 				return err
 			}
@@ -71,8 +72,14 @@ type serveFlags struct {
 	addr, tokenFile string
 	noAuth          bool
 	idleTimeout     time.Duration
+	metricsAddr     string
+	metricsNoAuth   bool
+	drainTimeout    time.Duration
 	level           func() (slog.Level, error)
 }
+
+// defaultDrainTimeout is --drain-timeout's default (docs/spec.md §15.3).
+const defaultDrainTimeout = 30 * time.Second
 
 func newServeCmd(s streams) *cobra.Command {
 	var f serveFlags
@@ -91,6 +98,9 @@ func newServeCmd(s streams) *cobra.Command {
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token (default: $"+tokenEnv+")")
 	fl.BoolVar(&f.noAuth, "no-auth", false, "serve without a token; only on a loopback address")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", defaultIdleTimeout, "end a session idle for this long (0: never)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz on this HOST:PORT; /metrics needs no token there when HOST is loopback")
+	fl.BoolVar(&f.metricsNoAuth, "metrics-no-auth", false, "serve /metrics on a non-loopback --metrics-addr without the token")
+	fl.DurationVar(&f.drainTimeout, "drain-timeout", defaultDrainTimeout, "on SIGTERM, wait this long for running calls and tasks before ending the sessions")
 	f.level = addLogLevel(cmd)
 	return cmd
 }
@@ -124,7 +134,15 @@ func serve(f serveFlags, s streams) error {
 			return usageError("serve: --no-auth is refused with local.sandbox.network: true: commands could reach this server on loopback")
 		}
 	}
-	fe, err := startFrontEnd(f.config, f.workdir, level, s, hideTokenFile(f.tokenFile)...)
+	if f.drainTimeout < 0 {
+		return usageError("serve: --drain-timeout must not be negative, got %v", f.drainTimeout)
+	}
+	metricsAddr, err := checkMetricsAddr(f.metricsAddr, token, f.metricsNoAuth)
+	if err != nil {
+		return err
+	}
+	drain := make(chan struct{})
+	fe, err := startFrontEnd(f.config, f.workdir, level, s, drain, hideTokenFile(f.tokenFile)...)
 	if err != nil {
 		return err
 	}
@@ -134,9 +152,11 @@ func serve(f serveFlags, s streams) error {
 	}
 	defer fe.close()
 	log, ctx, received := fe.log, fe.ctx, fe.received
+	m := fe.metrics()
 	hs, err := fe.srv.HTTPServer(mcpserver.HTTPOptions{
 		Token: token, NoAuth: token == "", IdleTimeout: f.idleTimeout,
 		MaxSessions: fe.cfg.Serve.MaxSessions, MaxRequestBytes: config.Bytes(fe.cfg.Serve.MaxRequestBytes),
+		Metrics: m.Handler(),
 	})
 	if err != nil {
 		return failure("serve: %v", err)
@@ -145,33 +165,76 @@ func serve(f serveFlags, s streams) error {
 	if err != nil {
 		return failure("serve: %v", err)
 	}
-	served := make(chan error, 1)
+	served := make(chan error, 2)
 	go func() { served <- hs.Serve(ln) }()
 	if addr.socket != "" {
 		log.Info("dsh serving MCP", "socket", addr.socket, "url", url, "auth", token != "")
 	} else {
 		log.Info("dsh serving MCP", "url", url, "auth", token != "")
 	}
+	var ms *http.Server
+	if metricsAddr.tcp != "" {
+		mln, err := net.Listen("tcp", metricsAddr.tcp)
+		if err != nil {
+			return failure("serve: --metrics-addr: %v", err)
+		}
+		ms = &http.Server{Handler: fe.srv.Health(m.Handler(), token, token == "" || f.metricsNoAuth || isLoopback(metricsAddr.host)),
+			ReadHeaderTimeout: 10 * time.Second}
+		go func() { served <- ms.Serve(mln) }()
+		log.Info("dsh serving metrics", "url", "http://"+mln.Addr().String()+"/metrics")
+	}
 
 	select {
 	case err := <-served:
-		// Serve ended without a shutdown: the listener failed.
+		// Serve ended without a shutdown: a listener failed.
 		return failure("serve: %v", err)
 	case <-ctx.Done():
+	case <-drain:
+		fe.drain(f.drainTimeout)
 	}
 	log.Info("shutting down", "signal", fmt.Sprint(received()))
+	// At once: a call still running is cut and returns `Error: command
+	// aborted` (a drain waited for them, or cut them already).
+	fe.srv.AbortCalls()
 	// The sessions first: their open event streams would hold Shutdown
 	// for its whole grace.
 	fe.srv.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		log.Warn("closing the connections still open", "err", err)
-		hs.Close()
+	for _, srv := range []*http.Server{hs, ms} {
+		if srv == nil {
+			continue
+		}
+		if err := srv.Shutdown(sctx); err != nil {
+			log.Warn("closing the connections still open", "err", err)
+			srv.Close()
+		}
+		<-served // http.ErrServerClosed
 	}
-	<-served // http.ErrServerClosed
 	// The deferred close ends the sessions, then the app.
 	return nil
+}
+
+// checkMetricsAddr reads --metrics-addr: HOST:PORT. Off loopback, /metrics
+// there needs the token, so one is required unless --metrics-no-auth.
+func checkMetricsAddr(addr, token string, noAuth bool) (serveAddr, error) {
+	if addr == "" {
+		if noAuth {
+			return serveAddr{}, usageError("serve: --metrics-no-auth needs --metrics-addr")
+		}
+		return serveAddr{}, nil
+	}
+	if strings.HasPrefix(addr, unixPrefix) {
+		return serveAddr{}, usageError("serve: --metrics-addr must be HOST:PORT, not a socket")
+	}
+	a, err := parseAddr(addr)
+	if err != nil {
+		return serveAddr{}, usageError("serve: --metrics-addr %s: %v", addr, err)
+	}
+	if token == "" && !noAuth && !isLoopback(a.host) {
+		return serveAddr{}, usageError("serve: --metrics-addr %s is not loopback and there is no token: give --metrics-no-auth to serve /metrics there to anyone", addr)
+	}
+	return a, nil
 }
 
 // checkAuth refuses what the token and --no-auth leave unclear or open:
@@ -205,13 +268,15 @@ type frontEnd struct {
 	srv      *mcpserver.Server
 }
 
-func startFrontEnd(configPath, workdir string, level slog.Level, s streams, opts ...host.Option) (*frontEnd, error) {
+// With drain set, the first SIGTERM closes it instead of cancelling the
+// context (dsh serve drains).
+func startFrontEnd(configPath, workdir string, level slog.Level, s streams, drain chan struct{}, opts ...host.Option) (*frontEnd, error) {
 	cfg, wd, err := setup(configPath, workdir)
 	if err != nil {
 		return nil, err
 	}
 	fe := &frontEnd{cfg: cfg, log: newLevelLogger(s.err, level)}
-	fe.ctx, fe.received, fe.stop = signalContext(context.Background())
+	fe.ctx, fe.received, fe.stop = drainSignals(context.Background(), drain)
 	if fe.stack, err = host.Standard(cfg, append(opts, host.WithLogger(fe.log))...); err != nil {
 		fe.stop()
 		return nil, stackError(err)

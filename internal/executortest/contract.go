@@ -431,6 +431,9 @@ func testBackgroundCompletes(t *testing.T, h Harness) {
 	if st.Status != bash.StatusCompleted || st.ExitCode == nil || *st.ExitCode != 0 || st.Signal != "" || st.Err != nil {
 		t.Fatalf("state %+v", st)
 	}
+	if st.StdoutBytes != int64(len("bg-ok\n")) || st.StderrBytes != 0 {
+		t.Fatalf("bytes written: stdout %d, stderr %d", st.StdoutBytes, st.StderrBytes)
+	}
 	if r := p.Read(); r.Delta != "bg-ok\n" || r.Lossy {
 		t.Fatalf("read %+v", r)
 	}

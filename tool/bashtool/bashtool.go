@@ -186,6 +186,12 @@ func WithRedactor(r *redact.Redactor) Option {
 // Option configures the tool beyond its section.
 type Option func(*Tool)
 
+// WithRunning gives the tool a count it keeps of the foreground commands
+// that run now, in all sessions (the metrics' commands running).
+func WithRunning(n *atomic.Int64) Option {
+	return func(t *Tool) { t.limit.running = n }
+}
+
 // WithSandbox tells the tool the sandbox its executor runs commands in
 // (docs/spec.md §11): the description names its mode, the schema offers
 // dangerouslyDisableSandbox when it allows it, and a failure that looks

@@ -3,6 +3,7 @@ package bashtool
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
@@ -25,6 +26,8 @@ func tooManyOverall(limit int) string {
 // session count as one session.
 type foregroundLimit struct {
 	perSession, overall int
+	// running, when set, follows all (WithRunning).
+	running *atomic.Int64
 
 	mu        sync.Mutex
 	all       int
@@ -47,6 +50,9 @@ func (l *foregroundLimit) acquire(s *session.Session) (release func(), err error
 	}
 	l.bySession[s]++
 	l.all++
+	if l.running != nil {
+		l.running.Add(1)
+	}
 	return func() { l.release(s) }, nil
 }
 
@@ -54,6 +60,9 @@ func (l *foregroundLimit) release(s *session.Session) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.all--
+	if l.running != nil {
+		l.running.Add(-1)
+	}
 	if l.bySession[s]--; l.bySession[s] == 0 {
 		delete(l.bySession, s) // nothing kept for a session that is done
 	}

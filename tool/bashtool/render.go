@@ -159,9 +159,17 @@ func readText(r bash.ReadResult) string {
 }
 
 // outcome maps a finished background process to a task outcome. Its Exit
-// facts say what its Detail says, no more: a kill before exit carries none,
-// even when the process's own exit raced the kill.
+// facts say what its Detail says, no more (a kill before exit carries no
+// code, even when the process's own exit raced the kill), and how much each
+// stream wrote.
 func outcome(st bash.State, timeoutMs int64) tasks.Outcome {
+	o := ending(st, timeoutMs)
+	o.Exit.StdoutBytes, o.Exit.StderrBytes = st.StdoutBytes, st.StderrBytes
+	return o
+}
+
+// ending is how the process ended, as a task outcome.
+func ending(st bash.State, timeoutMs int64) tasks.Outcome {
 	switch {
 	case st.Err != nil:
 		// The executor lost the process (a dropped connection): how it
@@ -169,7 +177,7 @@ func outcome(st bash.State, timeoutMs int64) tasks.Outcome {
 		return tasks.Outcome{Status: tasks.Failed, Err: st.Err}
 	case st.TimedOut:
 		// A yielded run's timeout (docs/spec.md §12).
-		return tasks.Outcome{Status: tasks.Killed, Detail: timedOutDetail(timeoutMs), Exit: tasks.Exit{Signal: st.Signal}}
+		return tasks.Outcome{Status: tasks.Killed, Detail: timedOutDetail(timeoutMs), Exit: tasks.Exit{Signal: st.Signal, TimedOut: true}}
 	case st.Status == bash.StatusKilled && st.Signal != "":
 		return tasks.Outcome{Status: tasks.Killed, Detail: "signal: " + st.Signal, Exit: tasks.Exit{Signal: st.Signal}}
 	case st.Status == bash.StatusKilled:

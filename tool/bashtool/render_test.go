@@ -110,8 +110,8 @@ func TestOutcome(t *testing.T) {
 	}{
 		{bash.State{Status: bash.StatusCompleted, ExitCode: &zero},
 			tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 0", Exit: tasks.Exit{Code: &zero}}},
-		{bash.State{Status: bash.StatusCompleted, ExitCode: &three},
-			tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 3", Exit: tasks.Exit{Code: &three}}},
+		{bash.State{Status: bash.StatusCompleted, ExitCode: &three, StdoutBytes: 5, StderrBytes: 7},
+			tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 3", Exit: tasks.Exit{Code: &three, StdoutBytes: 5, StderrBytes: 7}}},
 		{bash.State{Status: bash.StatusKilled, Signal: "SIGTERM"},
 			tasks.Outcome{Status: tasks.Killed, Detail: "signal: SIGTERM", Exit: tasks.Exit{Signal: "SIGTERM"}}},
 		// The exit raced the kill: the facts, like the detail, name no code.
@@ -123,7 +123,7 @@ func TestOutcome(t *testing.T) {
 			tasks.Outcome{Status: tasks.Failed, Err: errLost}},
 		// A yielded run's timeout ended it (docs/spec.md §12, exact).
 		{bash.State{Status: bash.StatusKilled, Signal: "SIGTERM", TimedOut: true},
-			tasks.Outcome{Status: tasks.Killed, Detail: "timed out after 1500ms", Exit: tasks.Exit{Signal: "SIGTERM"}}},
+			tasks.Outcome{Status: tasks.Killed, Detail: "timed out after 1500ms", Exit: tasks.Exit{Signal: "SIGTERM", TimedOut: true}}},
 	} {
 		if diff := cmp.Diff(tc.want, outcome(tc.st, 1500), cmpopts.EquateErrors()); diff != "" {
 			t.Errorf("%+v (-want +got):\n%s", tc.st, diff)

@@ -1,0 +1,168 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/dsh-go/dsh/tasks"
+	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tool/bashtool"
+)
+
+// The events (exact, docs/spec.md §15).
+const (
+	EventCall    = "call"
+	EventTaskEnd = "task-end"
+)
+
+// CallLine is the line of a tool call that ended, its fields in the order
+// of docs/spec.md §15.
+type CallLine struct {
+	Event           string `json:"event"`
+	Time            string `json:"time"`
+	Session         string `json:"session,omitempty"`
+	Client          string `json:"client,omitempty"`
+	Tool            string `json:"tool"`
+	Command         string `json:"command,omitempty"`
+	OriginalCommand string `json:"originalCommand,omitempty"`
+	Workdir         string `json:"workdir,omitempty"`
+	Background      bool   `json:"background,omitempty"`
+	Decision        string `json:"decision"`
+	DecidedBy       string `json:"decidedBy,omitempty"`
+	ExitCode        *int   `json:"exitCode,omitempty"`
+	Signal          string `json:"signal,omitempty"`
+	TimedOut        bool   `json:"timedOut,omitempty"`
+	DurationMs      int64  `json:"durationMs"`
+	StdoutBytes     int64  `json:"stdoutBytes,omitempty"`
+	StderrBytes     int64  `json:"stderrBytes,omitempty"`
+	TaskID          string `json:"taskId,omitempty"`
+	Error           string `json:"error,omitempty"`
+}
+
+// TaskEndLine is the line of a task that ended.
+type TaskEndLine struct {
+	Event       string `json:"event"`
+	Time        string `json:"time"`
+	Session     string `json:"session,omitempty"`
+	TaskID      string `json:"taskId"`
+	Status      string `json:"status"`
+	ExitCode    *int   `json:"exitCode,omitempty"`
+	Signal      string `json:"signal,omitempty"`
+	TimedOut    bool   `json:"timedOut,omitempty"`
+	DurationMs  int64  `json:"durationMs"`
+	StdoutBytes int64  `json:"stdoutBytes,omitempty"`
+	StderrBytes int64  `json:"stderrBytes,omitempty"`
+}
+
+// Call writes the line of an ended call; it is a [tool.Observer].
+func (l *Log) Call(_ context.Context, call tool.Call, res tool.Result) {
+	l.write(l.CallLine(call, res, time.Now()))
+}
+
+// TaskEnd writes the line of a settled task; it is a settled listener
+// ([tasks.Service.OnSettled]).
+func (l *Log) TaskEnd(snap tasks.Snapshot) {
+	l.write(TaskEnd(snap))
+}
+
+// bashArgs are the bash tool's arguments the log reads.
+type bashArgs struct {
+	Command         string `json:"command"`
+	Workdir         string `json:"workdir"`
+	RunInBackground any    `json:"run_in_background"`
+}
+
+// CallLine renders the line of call, which ended at end with res.
+func (l *Log) CallLine(call tool.Call, res tool.Result, end time.Time) CallLine {
+	line := CallLine{
+		Event:      EventCall,
+		Time:       call.Started.UTC().Format(TimeFormat),
+		Client:     call.Client,
+		Tool:       call.Name,
+		Decision:   string(res.Ruling.Outcome),
+		DecidedBy:  res.Ruling.By,
+		DurationMs: end.Sub(call.Started).Milliseconds(),
+	}
+	if call.Session != nil {
+		line.Session = call.Session.ID()
+	}
+	if call.Name == bashtool.Name {
+		l.bashFields(&line, call, res)
+	} else {
+		line.TaskID = taskIDArg(call.Args)
+	}
+	if st, ok := res.Structured.(bashtool.Structured); ok {
+		line.ExitCode, line.Signal, line.TimedOut = st.ExitCode, st.Signal, st.TimedOut
+		if st.Stdout != nil {
+			line.StdoutBytes = st.Stdout.TotalBytes
+		}
+		if st.Stderr != nil {
+			line.StderrBytes = st.Stderr.TotalBytes
+		}
+		if st.TaskID != "" {
+			line.TaskID = st.TaskID
+		}
+	}
+	if res.IsError {
+		line.Error = l.red.Text(strings.TrimPrefix(firstText(res), tool.ErrorPrefix))
+	}
+	return line
+}
+
+// bashFields fills what a bash call ran: the final arguments, and the
+// ones sent when a step rewrote the command.
+func (l *Log) bashFields(line *CallLine, call tool.Call, res tool.Result) {
+	var sent, ran bashArgs
+	_ = json.Unmarshal(call.Args, &sent) // validated, or an invalid call: its fields as far as they go
+	ran = sent
+	if res.Args != nil {
+		ran = bashArgs{}
+		_ = json.Unmarshal(res.Args, &ran)
+	}
+	line.Command = l.red.Text(ran.Command)
+	if ran.Command != sent.Command {
+		line.OriginalCommand = l.red.Text(sent.Command)
+	}
+	line.Workdir = bashtool.Workdir(ran.Workdir, call.Session)
+	line.Background = ran.RunInBackground == true
+}
+
+// taskIDArg is the task_id argument of a task tool's call, if any.
+func taskIDArg(raw json.RawMessage) string {
+	var a struct {
+		TaskID any `json:"task_id"`
+	}
+	_ = json.Unmarshal(raw, &a)
+	id, _ := a.TaskID.(string)
+	return id
+}
+
+// firstText is the first text block of res: the model-facing text.
+func firstText(res tool.Result) string {
+	for _, c := range res.Content {
+		if c.Type == "text" {
+			return c.Text
+		}
+	}
+	return ""
+}
+
+// TaskEnd renders the line of a settled task.
+func TaskEnd(snap tasks.Snapshot) TaskEndLine {
+	e := snap.Exit
+	return TaskEndLine{
+		Event:       EventTaskEnd,
+		Time:        snap.Finished.UTC().Format(TimeFormat),
+		Session:     snap.Owner,
+		TaskID:      snap.ID,
+		Status:      string(snap.Status),
+		ExitCode:    e.Code,
+		Signal:      e.Signal,
+		TimedOut:    e.TimedOut,
+		DurationMs:  snap.Finished.Sub(snap.Started).Milliseconds(),
+		StdoutBytes: e.StdoutBytes,
+		StderrBytes: e.StderrBytes,
+	}
+}

@@ -1,0 +1,114 @@
+package main
+
+// dsh serve's metrics and draining (docs/spec.md §15.2, §15.3).
+
+import (
+	"time"
+
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/metrics"
+)
+
+// drainPoll is how often a drain looks whether the work is done: it waits
+// for calls and tasks of other sessions, which signal nothing it could
+// wait on together.
+const drainPoll = 50 * time.Millisecond
+
+// abortSlack is how long, beyond the kill sequence's grace, a drain waits
+// for the calls it cut to return their results.
+const abortSlack = 5 * time.Second
+
+// metrics makes the server's metrics and makes them see every call and
+// every task end.
+func (fe *frontEnd) metrics() *metrics.Metrics {
+	st := fe.stack
+	var names []string
+	for _, t := range st.Tools.List() {
+		names = append(names, t.Name)
+	}
+	src := metrics.Sources{Sessions: fe.srv.Sessions, Foreground: st.ForegroundRunning}
+	if st.Tasks != nil {
+		src.Background = st.Tasks.Live
+	}
+	if st.Hooks != nil {
+		src.HookFailures = st.Hooks.Failures
+	}
+	if st.Local != nil {
+		src.SpillBytes, src.Swept = st.Local.SpillBytes, st.Local.Swept
+	}
+	m := metrics.New(names, src)
+	st.Tools.Observe(m.Call)
+	if st.Tasks != nil {
+		st.Tasks.OnSettled(m.TaskEnd)
+	}
+	return m
+}
+
+// busy reports whether calls or background tasks still run.
+func (fe *frontEnd) busy() bool {
+	return fe.srv.CallsRunning() > 0 || (fe.stack.Tasks != nil && fe.stack.Tasks.Live() > 0)
+}
+
+// drain stops taking sessions and waits up to timeout for the running
+// calls and tasks, or until SIGINT or a second SIGTERM. At the timeout
+// the calls still running are cut (each returns `Error: command
+// aborted`); the caller then ends the sessions, which kills their tasks.
+func (fe *frontEnd) drain(timeout time.Duration) {
+	fe.srv.Drain()
+	fe.log.Info("draining: no new sessions; waiting for running calls and tasks", "timeout", timeout.String())
+	if !fe.waitIdle(timeout) {
+		if fe.ctx.Err() != nil {
+			fe.log.Info("stopping at once")
+			return
+		}
+		fe.log.Warn("drain timeout: cutting the calls still running and ending the sessions",
+			"calls", fe.srv.CallsRunning(), "tasks", fe.tasksLive())
+		fe.srv.AbortCalls()
+		fe.waitCalls(config.Millis(fe.cfg.WithDefaults().Local.GraceMs) + abortSlack)
+		return
+	}
+	fe.log.Info("drained: no call or task runs")
+}
+
+// waitIdle waits until nothing runs (true), the timeout passes or the
+// front end's context ends (false).
+func (fe *frontEnd) waitIdle(timeout time.Duration) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(drainPoll)
+	defer tick.Stop()
+	for fe.busy() {
+		select {
+		case <-fe.ctx.Done():
+			return false
+		case <-deadline.C:
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
+// waitCalls waits until the calls have returned, at most timeout.
+func (fe *frontEnd) waitCalls(timeout time.Duration) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(drainPoll)
+	defer tick.Stop()
+	for fe.srv.CallsRunning() > 0 {
+		select {
+		case <-fe.ctx.Done():
+			return
+		case <-deadline.C:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (fe *frontEnd) tasksLive() int {
+	if fe.stack.Tasks == nil {
+		return 0
+	}
+	return fe.stack.Tasks.Live()
+}

@@ -1,0 +1,328 @@
+// Package deploy holds what runs dsh serve in containers: the Dockerfile
+// and the Kubernetes manifests (docs/operations.md). Its tests validate
+// them offline, with no cluster and no container engine: each manifest is
+// decoded strictly (an unknown or misspelt field fails) into the
+// k8s.io/api types, the HTTPRoute into the Gateway API's, and the
+// Dockerfile is read instruction by instruction for what docs/spec.md §15
+// asks of it.
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// documents splits a multi-document YAML file.
+func documents(t *testing.T, path string) [][]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs [][]byte
+	for _, d := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(data), -1) {
+		if strings.TrimSpace(stripComments(d)) != "" {
+			docs = append(docs, []byte(d))
+		}
+	}
+	return docs
+}
+
+func stripComments(s string) string {
+	return regexp.MustCompile(`(?m)^\s*#.*$`).ReplaceAllString(s, "")
+}
+
+// strict decodes one YAML document into v, refusing unknown fields.
+func strict(t *testing.T, doc []byte, v any) {
+	t.Helper()
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%T: %v\n%s", v, err, doc)
+	}
+}
+
+// kindOf reads a document's apiVersion and kind.
+func kindOf(t *testing.T, doc []byte) string {
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(doc, &tm); err != nil {
+		t.Fatal(err)
+	}
+	return tm.APIVersion + " " + tm.Kind
+}
+
+// drainBudget is what terminationGracePeriodSeconds must cover
+// (docs/spec.md §15): the drain timeout + graceMs + 10 s.
+func drainBudget(t *testing.T, args []string, cfg string) time.Duration {
+	drain := 30 * time.Second
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--drain-timeout="); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			drain = d
+		}
+	}
+	grace := 3 * time.Second
+	if m := regexp.MustCompile(`graceMs:\s*(\d+)`).FindStringSubmatch(cfg); m != nil {
+		var ms int
+		fmt.Sscan(m[1], &ms)
+		grace = time.Duration(ms) * time.Millisecond
+	}
+	return drain + grace + 10*time.Second
+}
+
+// TestManifests: dsh.yaml is a ConfigMap, a Deployment, a Service and a
+// PodDisruptionBudget, strictly valid, with what docs/spec.md §15 asks:
+// probes on /healthz and /readyz, a grace period that covers the drain,
+// the token from a Secret, a non-root user.
+func TestManifests(t *testing.T) {
+	var (
+		dep  appsv1.Deployment
+		svc  corev1.Service
+		pdb  policyv1.PodDisruptionBudget
+		cm   corev1.ConfigMap
+		seen []string
+	)
+	for _, doc := range documents(t, "kubernetes/dsh.yaml") {
+		k := kindOf(t, doc)
+		seen = append(seen, k)
+		switch k {
+		case "apps/v1 Deployment":
+			strict(t, doc, &dep)
+		case "v1 Service":
+			strict(t, doc, &svc)
+		case "policy/v1 PodDisruptionBudget":
+			strict(t, doc, &pdb)
+		case "v1 ConfigMap":
+			strict(t, doc, &cm)
+		default:
+			t.Errorf("unexpected document %s", k)
+		}
+	}
+	if want := []string{"v1 ConfigMap", "apps/v1 Deployment", "v1 Service", "policy/v1 PodDisruptionBudget"}; !slices.Equal(seen, want) {
+		t.Fatalf("documents %q, want %q", seen, want)
+	}
+	pod := dep.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%d containers", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+		t.Errorf("readiness probe %+v, want GET /readyz", c.ReadinessProbe)
+	}
+	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Errorf("liveness probe %+v, want GET /healthz", c.LivenessProbe)
+	}
+	budget := drainBudget(t, c.Args, cm.Data["dsh.yaml"])
+	if g := pod.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second < budget {
+		t.Errorf("terminationGracePeriodSeconds %v, want at least %v", g, budget)
+	}
+	tokenFromSecret := slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+		return e.Name == "DSH_TOKEN" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil
+	})
+	if !tokenFromSecret {
+		t.Errorf("DSH_TOKEN does not come from a Secret: %+v", c.Env)
+	}
+	if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+		t.Errorf("pod security context %+v: want a non-root user", sc)
+	}
+	if !slices.Contains(c.Args, "serve") {
+		t.Errorf("args %q do not run dsh serve", c.Args)
+	}
+	sel := dep.Spec.Selector.MatchLabels
+	for what, labels := range map[string]map[string]string{"service": svc.Spec.Selector, "pdb": pdb.Spec.Selector.MatchLabels, "pod": dep.Spec.Template.Labels} {
+		for k, v := range sel {
+			if labels[k] != v {
+				t.Errorf("%s labels %v do not match the deployment's selector %v", what, labels, sel)
+			}
+		}
+	}
+	if svc.Spec.SessionAffinity != corev1.ServiceAffinityClientIP {
+		t.Errorf("the Service's session affinity is %q, want ClientIP", svc.Spec.SessionAffinity)
+	}
+	if pdb.Spec.MaxUnavailable == nil && pdb.Spec.MinAvailable == nil {
+		t.Error("the PodDisruptionBudget bounds nothing")
+	}
+}
+
+// backendTrafficPolicy mirrors the fields of Envoy Gateway's
+// BackendTrafficPolicy (gateway.envoyproxy.io/v1alpha1) that gateway.yaml
+// uses; a misspelt field fails the strict decoding.
+type backendTrafficPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		TargetRefs []struct {
+			Group string `json:"group"`
+			Kind  string `json:"kind"`
+			Name  string `json:"name"`
+		} `json:"targetRefs"`
+		LoadBalancer struct {
+			Type           string `json:"type"`
+			ConsistentHash struct {
+				Type   string `json:"type"`
+				Header struct {
+					Name string `json:"name"`
+				} `json:"header"`
+			} `json:"consistentHash"`
+		} `json:"loadBalancer"`
+	} `json:"spec"`
+}
+
+// TestHeaderAffinity: gateway.yaml routes /mcp to the dsh Service and
+// hashes the Mcp-Session-Id header for that route.
+func TestHeaderAffinity(t *testing.T) {
+	var route gatewayv1.HTTPRoute
+	var policy backendTrafficPolicy
+	for _, doc := range documents(t, "kubernetes/gateway.yaml") {
+		switch k := kindOf(t, doc); k {
+		case "gateway.networking.k8s.io/v1 HTTPRoute":
+			strict(t, doc, &route)
+		case "gateway.envoyproxy.io/v1alpha1 BackendTrafficPolicy":
+			strict(t, doc, &policy)
+		default:
+			t.Errorf("unexpected document %s", k)
+		}
+	}
+	if len(route.Spec.Rules) != 1 || len(route.Spec.Rules[0].BackendRefs) != 1 || route.Spec.Rules[0].BackendRefs[0].Name != "dsh" {
+		t.Fatalf("the route does not send to the dsh Service: %+v", route.Spec.Rules)
+	}
+	lb := policy.Spec.LoadBalancer
+	if lb.Type != "ConsistentHash" || lb.ConsistentHash.Type != "Header" || lb.ConsistentHash.Header.Name != "Mcp-Session-Id" {
+		t.Errorf("the policy does not hash Mcp-Session-Id: %+v", lb)
+	}
+	if len(policy.Spec.TargetRefs) != 1 || policy.Spec.TargetRefs[0].Kind != "HTTPRoute" || policy.Spec.TargetRefs[0].Name != string(route.Name) {
+		t.Errorf("the policy targets %+v, not the route %s", policy.Spec.TargetRefs, route.Name)
+	}
+}
+
+// instruction is one Dockerfile instruction, continuation lines joined.
+type instruction struct {
+	cmd, args string
+	line      int
+}
+
+// dockerfile reads path's instructions.
+func dockerfile(t *testing.T, path string) []instruction {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []instruction
+	var cur strings.Builder
+	start, n := 0, 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if cur.Len() == 0 && (line == "" || strings.HasPrefix(line, "#")) {
+			continue
+		}
+		if cur.Len() == 0 {
+			start = n
+		}
+		if strings.HasPrefix(line, "#") {
+			continue // a comment inside a continued instruction
+		}
+		if s, ok := strings.CutSuffix(line, "\\"); ok {
+			cur.WriteString(s + " ")
+			continue
+		}
+		cur.WriteString(line)
+		cmd, args, _ := strings.Cut(cur.String(), " ")
+		out = append(out, instruction{strings.ToUpper(cmd), strings.Join(strings.Fields(args), " "), start})
+		cur.Reset()
+	}
+	if cur.Len() > 0 {
+		t.Fatalf("%s ends inside a continued instruction", path)
+	}
+	return out
+}
+
+// TestDockerfile: the Dockerfile, read as a container engine would, has
+// only known instructions; builds dsh from source with the Go of go.mod;
+// and runs it from debian slim with bash, coreutils and bubblewrap as a
+// non-root user, in the exec form (the drain needs the SIGTERM).
+func TestDockerfile(t *testing.T) {
+	known := []string{"FROM", "RUN", "COPY", "ADD", "WORKDIR", "ENV", "ARG", "USER", "EXPOSE", "ENTRYPOINT", "CMD", "LABEL", "STOPSIGNAL", "HEALTHCHECK", "SHELL", "VOLUME", "ONBUILD"}
+	ins := dockerfile(t, "Dockerfile")
+	var froms []instruction
+	for _, in := range ins {
+		if !slices.Contains(known, in.cmd) {
+			t.Errorf("line %d: unknown instruction %s", in.line, in.cmd)
+		}
+		if in.cmd == "FROM" {
+			froms = append(froms, in)
+		}
+	}
+	if len(froms) != 2 {
+		t.Fatalf("%d stages, want a build stage and the image", len(froms))
+	}
+	gomod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goVersion := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(gomod)
+	if goVersion == nil || !strings.HasPrefix(froms[0].args, "golang:"+string(goVersion[1])+"-") {
+		t.Errorf("build stage %q does not use the Go of go.mod (%s)", froms[0].args, goVersion)
+	}
+	if !regexp.MustCompile(`^debian:[a-z]+-slim$`).MatchString(froms[1].args) {
+		t.Errorf("image stage %q is not debian slim", froms[1].args)
+	}
+	final := ins[slices.IndexFunc(ins, func(in instruction) bool { return in.line == froms[1].line }):]
+	var apt, user, entry string
+	built := false
+	for _, in := range ins {
+		if in.cmd == "RUN" && strings.Contains(in.args, "go build") && strings.Contains(in.args, "./cmd/dsh") {
+			built = true
+		}
+	}
+	for _, in := range final {
+		switch {
+		case in.cmd == "RUN" && strings.Contains(in.args, "apt-get install"):
+			apt = in.args
+		case in.cmd == "USER":
+			user = in.args
+		case in.cmd == "ENTRYPOINT":
+			entry = in.args
+		}
+	}
+	if !built {
+		t.Error("dsh is not built from source (go build ./cmd/dsh)")
+	}
+	for _, pkg := range []string{"bash", "coreutils", "bubblewrap"} {
+		if !slices.Contains(strings.Fields(apt), pkg) {
+			t.Errorf("the image does not install %s: %q", pkg, apt)
+		}
+	}
+	if uid, _, _ := strings.Cut(user, ":"); uid == "" || uid == "0" || uid == "root" {
+		t.Errorf("USER %q: want a non-root user", user)
+	}
+	var argv []string
+	if err := json.Unmarshal([]byte(entry), &argv); err != nil || len(argv) == 0 || !strings.HasSuffix(argv[0], "/dsh") {
+		t.Errorf("ENTRYPOINT %q: want the exec form running dsh", entry)
+	}
+}
