@@ -112,6 +112,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/bash/local/guard"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
 )
@@ -233,7 +234,7 @@ func fromConfig(cfg config.Local, contain *containment, log *slog.Logger) *Execu
 		maxSpillBytes:  config.Bytes(cfg.MaxSpillBytes),
 		grace:          config.Millis(cfg.GraceMs),
 		shell:          shell,
-		env:            baseEnv(os.Environ(), cfg.Env),
+		env:            baseEnv(guard.Environ(), cfg.Env),
 		spill:          capture.NewSpillDir(cfg.SpillDir),
 		launcher:       shellLauncher{},
 		contain:        contain,
