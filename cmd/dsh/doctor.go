@@ -78,6 +78,7 @@ func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) error {
 	path, _ := exec.LookPath(shell) // setup checked it
 	fmt.Fprintf(out, "shell: %s\ncontainment: %s\n", path, e.Containment())
 	fmt.Fprint(out, sandboxText(e))
+	fmt.Fprintf(out, "self: %s\n", selfText(cfg))
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dsh-go/dsh/bash/local/guard"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/mcpserver"
@@ -180,6 +181,7 @@ func startFrontEnd(configPath, workdir string, s streams, opts ...host.Option) (
 		return nil, err
 	}
 	fe := &frontEnd{log: newLogger(s.err)}
+	warnSelf(cfg, fe.log)
 	fe.ctx, fe.received, fe.stop = signalContext(context.Background())
 	if fe.stack, err = host.Standard(cfg, append(opts, host.WithLogger(fe.log))...); err != nil {
 		fe.stop()
@@ -210,7 +212,7 @@ func hideTokenFile(file string) []host.Option {
 // neither is set.
 func serveToken(file string) (string, error) {
 	if file == "" {
-		return strings.TrimSpace(os.Getenv(tokenEnv)), nil
+		return strings.TrimSpace(guard.Getenv(tokenEnv)), nil
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
