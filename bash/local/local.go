@@ -77,7 +77,10 @@
 //
 //   - A configured spillDir is the base under which the executor makes its
 //     private directory ("dsh-out-<pidns>-<pid>-<start>-<random>", mode
-//     0700), as the OS temp dir is by default. Close removes only that
+//     0700), as the OS temp dir is by default. New refuses a base that
+//     another user could write without the sticky bit, or that belongs
+//     (or a directory above it does) to another user than this one or
+//     root ([capture.CheckBase]). Close removes only that
 //     private directory; New sweeps the base for private directories of
 //     processes of its pid namespace that no longer run (see
 //     [capture.Sweep], which leaves directories named before the pid
@@ -198,6 +201,12 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	log := o.log
 	if log == nil {
 		log = slog.Default()
+	}
+	// A spill base another user could write is refused before anything
+	// is made (docs/spec.md §2.5).
+	var unsafe *capture.UnsafeBaseError
+	if _, err := capture.CheckBase(cfg.SpillDir); errors.As(err, &unsafe) {
+		return nil, fmt.Errorf("%s: spillDir: %w", Name, err)
 	}
 	// What an earlier dsh that died left running goes first.
 	sweepLeftovers(log)

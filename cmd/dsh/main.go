@@ -65,8 +65,9 @@
 //
 // # Exit status and errors
 //
-// Bad flags, a missing or malformed config file, an unknown config key or an
-// unusable --workdir: one line on stderr ("dsh: …"), exit status 2. Other
+// Bad flags, a missing or malformed config file, an unknown config key, an
+// unusable --workdir or a local.spillDir another user could write: one
+// line on stderr ("dsh: …"), exit status 2. Other
 // failures to start: one line, exit status 1. Logs go to stderr only, as
 // log/slog text.
 //
@@ -189,6 +190,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/bash/local/guard"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
@@ -358,6 +360,10 @@ func setup(configPath, workdir string) (config.File, string, error) {
 		if _, err := checkDir("local.cwd", cfg.Local.Cwd); err != nil {
 			return config.File{}, "", err
 		}
+	}
+	var unsafe *capture.UnsafeBaseError
+	if _, err := capture.CheckBase(cfg.Local.SpillDir); errors.As(err, &unsafe) {
+		return config.File{}, "", usageError("local.spillDir: %v", err)
 	}
 	shell := cfg.Local.Shell
 	if shell == "" {
