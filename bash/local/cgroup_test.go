@@ -1,6 +1,7 @@
 package local
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,12 +19,23 @@ func TestCgroupPerCommand(t *testing.T) {
 	if !strings.Contains(e.Containment(), "cgroup v2") {
 		t.Errorf("Containment() = %q", e.Containment())
 	}
-	own := runCmd(t, e, "grep ^0:: /proc/self/cgroup", 0).Stdout.Text
-	base := e.contain.base
-	rel, _ := strings.CutPrefix(strings.TrimSpace(own), "0::")
+	// Seen from inside, the command's cgroup is the root of its cgroup
+	// namespace; this process sees where it is.
+	pidFile := tempFile(t, "pid")
+	p := start(t, e, "grep ^0:: /proc/self/cgroup; echo $$ > "+pidFile+"; exec sleep 300")
+	pid := proctest.ReadPid(t, pidFile)
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	_, rel, _ := strings.Cut(string(data), "0::")
+	rel = strings.TrimSpace(rel)
 	dir := filepath.Join(cgroupMount(t), rel)
+	base := e.contain.base
 	if filepath.Dir(dir) != base {
 		t.Fatalf("the command ran in %q (%s), want a child of %s", rel, dir, base)
+	}
+	p.Kill()
+	wait(t, p)
+	if inside := p.Read().Delta; e.contain.cgroupNS && inside != "0::/\n" {
+		t.Errorf("inside its cgroup namespace the command sees %q, want 0::/", inside)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the command's cgroup %s is still there: %v", dir, err)
@@ -75,7 +87,9 @@ func TestSubCgroupEscape(t *testing.T) {
 	t.Parallel()
 	e := cgroupExecutor(t)
 	f := tempFile(t, "sub")
-	res := runCmd(t, e, `CG=`+cgroupMount(t)+`$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir $CG/sub && `+
+	// The command's cgroup is the one below the executor's (inside its
+	// cgroup namespace, /proc/self/cgroup says only "/").
+	res := runCmd(t, e, `CG=$(echo `+e.contain.base+`/*/); mkdir $CG/sub && `+
 		`setsid sh -c 'echo $$ > $0/sub/cgroup.procs && echo $$ > `+f+` && exec sleep 300' $CG & until [ -s `+f+` ]; do sleep 0.01; done`, 0)
 	if exitCode(res) != "0" {
 		t.Fatalf("%+v", res)

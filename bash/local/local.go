@@ -508,6 +508,10 @@ func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *
 		cc.release()
 		return nil, err
 	}
+	// A cgroup namespace of its own for an unsandboxed command; the
+	// sandbox keeps its commands from the cgroup tree already.
+	cc.cgroupNS = cc.cgroupNS && !ls.sandboxed
+	ls.cgroupNS = cc.cgroupNS
 	started := time.Now()
 	l, err := e.launcher.launch(ls)
 	closeAll(p.child) // the child has its copies, or there is no child

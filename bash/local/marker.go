@@ -6,17 +6,24 @@ package local
 
 import (
 	"os"
+	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 // scanMembers lists, from /proc, the live processes in the group led by
-// leader and, with marker, those carrying runID and their descendants.
-// Only processes started at or after since can be members: the others'
+// leader and, with marker, those carrying runID or in the cgroup
+// namespace ns (its inode; 0: none), and their descendants. Only
+// processes started at or after since can be members: the others'
 // environments are not read. Once the leader was reaped (reaped > 0), the
-// group counts only processes started before that.
-func scanMembers(leader int, since, reaped uint64, marker bool, runID string) ([]int, error) {
+// group counts only processes started before that. With a namespace, an
+// environment that reads empty is not waited for: a process of the
+// command that dropped its environment is found by its namespace, or not
+// at all.
+func scanMembers(leader int, since, reaped uint64, marker bool, runID string, ns uint64) ([]int, error) {
 	all, err := procfs.Pids()
 	if err != nil {
 		return nil, err
@@ -37,8 +44,10 @@ func scanMembers(leader int, since, reaped uint64, marker bool, runID string) ([
 		switch {
 		case leader > 1 && st.Pgrp == leader && (reaped == 0 || st.Start < reaped):
 			in[pid] = true
+		case marker && ns != 0 && cgroupNamespace(pid) == ns:
+			in[pid] = true
 		case marker:
-			if markByEnv(pid, runID, in) {
+			if markByEnv(pid, runID, in) && ns == 0 {
 				pending = append(pending, pid)
 			}
 		}
@@ -103,3 +112,13 @@ func awaitEnvs(pending []int, runID string, in map[int]bool) {
 // exec'd running. A process started with no environment at all (env -i)
 // costs a scan this much.
 const execEnvWait = 250 * time.Millisecond
+
+// cgroupNamespace is the inode of pid's cgroup namespace, 0 when it
+// cannot be read.
+func cgroupNamespace(pid int) uint64 {
+	var st unix.Stat_t
+	if unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/cgroup", &st) != nil {
+		return 0
+	}
+	return st.Ino
+}

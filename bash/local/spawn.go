@@ -42,8 +42,10 @@ type launchSpec struct {
 	stderr  *os.File
 	script  *os.File // when set, the command comes on fd 3 instead of argv
 	// cgroupFD, when not negative, is the cgroup the shell starts in
-	// (clone3 CLONE_INTO_CGROUP: it is inside before it runs anything).
+	// (clone3 CLONE_INTO_CGROUP: it is inside before it runs anything);
+	// with cgroupNS, in a cgroup namespace whose root is that cgroup.
 	cgroupFD int
+	cgroupNS bool
 	// sandboxed: the command runs in the executor's sandbox, in scope
 	// (nil: on its own), showing its spill files in spillDir.
 	sandboxed bool
@@ -113,6 +115,10 @@ func (shellLauncher) launch(l launchSpec) (*launched, error) {
 	if l.cgroupFD >= 0 {
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = l.cgroupFD
+		if l.cgroupNS {
+			// Unshared by the child, inside its cgroup already.
+			cmd.SysProcAttr.Unshareflags = syscall.CLONE_NEWCGROUP
+		}
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
