@@ -31,6 +31,11 @@
 // rawInput beyond 2^53 may lose digits there, though the fallback's
 // RawInput in the notification keeps them (a [json.Number]).
 //
+// A long bash call does not yield to the background in an ACP agent unless
+// the agent allows it (docs/spec.md §12): it calls
+// tool.AllowYield(ctx, arrived) on the call's context before
+// [tool.Registry.Execute]. A yielded result is a generic card.
+//
 // Decisions where docs/spec.md is silent:
 //   - A result is paired with its call once: the call's state is dropped when
 //     its result is rendered, so a second result for the same call id, like

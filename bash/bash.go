@@ -9,6 +9,9 @@
 // and then either waits for the command with [Executor.Run] or starts it in the
 // background with [Executor.Start]. Run and Start never re-default: a Spec is
 // taken as it is, so what a caller resolved is what runs.
+// [Executor.RunOrYield] is Run that can hand the command over to the
+// background half way (a call that would outlast its client's timeout,
+// docs/spec.md §12): it returns the output so far and the live Process.
 //
 // Errors are for infrastructure only. A command that exits non-zero, is killed
 // by its timeout, is cancelled by its caller or dies by a signal has run: all of
@@ -49,6 +52,17 @@ type Executor interface {
 	// after the executor's grace) and is reported in the Result. The error
 	// is non-nil only when nothing could be run.
 	Run(ctx context.Context, spec Spec) (Result, error)
+
+	// RunOrYield is Run until yield closes (nil: never); then, unless the
+	// command has already exited, it returns at once with the output so
+	// far in the Result (no exit facts: ExitCode nil, Signal empty) and
+	// the live Process, which goes on detached from ctx but still bound
+	// to spec's timeout, counted from the spawn: when that fires the
+	// process is killed and its State says TimedOut. The Process's first
+	// Read starts right after the output the Result holds
+	// (docs/spec.md §12). A command that ended before the yield returns
+	// its Result and a nil Process, as Run would.
+	RunOrYield(ctx context.Context, spec Spec, yield <-chan struct{}) (Result, Process, error)
 
 	// Start runs spec in the background and returns at once. No timeout
 	// applies; the process ends by itself, by [Process.Kill], or by Close.
@@ -192,6 +206,9 @@ type State struct {
 	// learn how it ended ("ssh: connection to build1 lost"): Status is
 	// then StatusKilled, and ExitCode and Signal are unset.
 	Err error
+	// TimedOut says the spec's timeout killed a process that a
+	// foreground run yielded (RunOrYield); Status is then StatusKilled.
+	TimedOut bool
 }
 
 // Process is the handle of a background command.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/config"
@@ -65,5 +66,18 @@ func ReadCollectors(stdout, stderr *capture.Collector) ReadResult {
 		Lossy:       outLossy || errLossy,
 		StdoutSpill: stdout.SpillPath(),
 		StderrSpill: stderr.SpillPath(),
+	}
+}
+
+// SoFar is the Result of a run that yields (RunOrYield) while its
+// collectors go on: no exit facts, the output so far, which the process's
+// reads then go on after ([capture.Collector.Yield]), and the time since
+// started.
+func SoFar(timeoutMs int64, started time.Time, stdout, stderr *capture.Collector) Result {
+	return Result{
+		TimeoutMs: timeoutMs,
+		Duration:  time.Since(started),
+		Stdout:    OutputOf(stdout.Yield()),
+		Stderr:    OutputOf(stderr.Yield()),
 	}
 }

@@ -14,7 +14,8 @@ func PositiveFinite(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
 
 // NonNegativeFinite reports whether v is 0 or [PositiveFinite]: the rule of
 // the few numbers where 0 is a value of its own rather than "the default"
-// (local.keepHeadBytes, where it turns the head off).
+// (local.keepHeadBytes, where it turns the head off; bash.yieldAfterMs,
+// where it turns yielding off).
 func NonNegativeFinite(v float64) bool { return v == 0 || PositiveFinite(v) }
 
 // maxWholeMillis is the largest whole number of milliseconds that a

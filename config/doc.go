@@ -20,9 +20,10 @@
 // out, and Validate refuses what no default can repair (a negative, NaN or
 // infinite number, a malformed scrub pattern). In a file, by contrast, an
 // explicit 0 is a mistake rather than a request for the default, which is
-// asked for by leaving the key out (or writing null). The one exception is
-// local.keepHeadBytes, where 0 is a value of its own (the tail only): in Go
-// it is a pointer, and nil is its default.
+// asked for by leaving the key out (or writing null). The exceptions are
+// local.keepHeadBytes and bash.yieldAfterMs, where 0 is a value of its own
+// (the tail only; never yield): in Go they are pointers, and nil is their
+// default.
 //
 // [Local.Validate], [SSH.Validate] and [Tasks.Validate] name keys relative to their
 // section ("graceMs must be a positive finite number"), for a Go caller who
@@ -32,7 +33,7 @@
 // and add its line when it is known. Every error is an *[Error].
 //
 // [PositiveFinite] is the rule for every count, size and duration
-// ([NonNegativeFinite] for keepHeadBytes);
+// ([NonNegativeFinite] for keepHeadBytes and yieldAfterMs);
 // [Millis], [WholeMillis] and [Bytes] turn the float64 numbers of the config
 // into the integers an executor uses, rounding up and saturating.
 package config

@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"slices"
+
+	"github.com/dsh-go/dsh/redact"
 )
 
 // The executors and tool plugins a file can name.
@@ -43,6 +45,12 @@ type File struct {
 	// TrustProjectHooks those of the project's .claude/ files as well.
 	ClaudeHooks       bool `yaml:"claudeHooks,omitempty"`
 	TrustProjectHooks bool `yaml:"trustProjectHooks,omitempty"`
+	// Serve is the section of dsh serve (MCP over HTTP).
+	Serve Serve `yaml:"serve,omitempty"`
+	// Redact says which secrets in model-facing text are replaced
+	// (docs/spec.md §14): "known" (default) or "off". "all" is refused:
+	// no scanner's full rule set fits the budget ([redact.ErrAllUnavailable]).
+	Redact string `yaml:"redact,omitempty"`
 }
 
 // Bash is the bash tool's section.
@@ -50,6 +58,103 @@ type Bash struct {
 	// EnableRunInBackground offers run_in_background to the model. nil
 	// means true when the task tools are loaded, else false.
 	EnableRunInBackground *bool `yaml:"enableRunInBackground,omitempty"`
+	// MaxForegroundPerSession caps the foreground commands one session
+	// runs at once (default 16); a call over it is refused.
+	MaxForegroundPerSession int `yaml:"maxForegroundPerSession,omitempty"`
+	// MaxForeground caps the foreground commands of all sessions together
+	// (default 128).
+	MaxForeground int `yaml:"maxForeground,omitempty"`
+	// YieldAfterMs is how long a foreground call waits before its command
+	// goes on as a background task (docs/spec.md §12): nil means
+	// DefaultYieldAfterMs, 0 never. Only front ends that allow it yield
+	// (MCP), and only with background runs on.
+	YieldAfterMs *float64 `yaml:"yieldAfterMs,omitempty"`
+}
+
+// DefaultYieldAfterMs is bash.yieldAfterMs's default: under the 60 s
+// request timeout common among MCP clients.
+const DefaultYieldAfterMs = 50000
+
+// YieldAfter is the effective yieldAfterMs in whole milliseconds: the
+// default when unset, 0 when yielding is off.
+func (b Bash) YieldAfter() int64 {
+	if b.YieldAfterMs == nil {
+		return DefaultYieldAfterMs
+	}
+	return WholeMillis(*b.YieldAfterMs)
+}
+
+// Serve is the section of dsh serve; the other front ends ignore it.
+// Zero values take the defaults.
+type Serve struct {
+	// MaxSessions caps the MCP sessions open at once (default 64): a new
+	// one over it is refused with 503.
+	MaxSessions int `yaml:"maxSessions,omitempty"`
+	// MaxRequestBytes caps one request body (default 8 MiB): larger ones
+	// get 413.
+	MaxRequestBytes float64 `yaml:"maxRequestBytes,omitempty"`
+}
+
+// Defaults of [Serve].
+const (
+	DefaultMaxSessions     = 64
+	DefaultMaxRequestBytes = 8 << 20
+)
+
+// counts lists the count keys of v.
+func (v *Serve) counts() []countKey {
+	return []countKey{{"maxSessions", &v.MaxSessions, DefaultMaxSessions}}
+}
+
+// numeric lists the numeric keys of v.
+func (v *Serve) numeric() []numKey {
+	return []numKey{{"maxRequestBytes", &v.MaxRequestBytes, DefaultMaxRequestBytes}}
+}
+
+// WithDefaults returns v with its zero values set to the defaults.
+func (v Serve) WithDefaults() Serve {
+	defaultCounts(v.counts())
+	defaultNumbers(v.numeric())
+	return v
+}
+
+// Validate refuses a negative session limit and a request size that is
+// not a positive finite number, with the key relative to the section.
+func (v Serve) Validate() error {
+	if err := checkCounts(v.counts()); err != nil {
+		return err
+	}
+	return checkNumbers(v.numeric())
+}
+
+// Defaults of [Bash].
+const (
+	DefaultMaxForegroundPerSession = 16
+	DefaultMaxForeground           = 128
+)
+
+// counts lists the count keys of b.
+func (b *Bash) counts() []countKey {
+	return []countKey{
+		{"maxForegroundPerSession", &b.MaxForegroundPerSession, DefaultMaxForegroundPerSession},
+		{"maxForeground", &b.MaxForeground, DefaultMaxForeground},
+	}
+}
+
+// WithDefaults returns b with its zero limits set to the defaults
+// (EnableRunInBackground depends on the tools: see [File.WithDefaults]).
+func (b Bash) WithDefaults() Bash {
+	defaultCounts(b.counts())
+	return b
+}
+
+// Validate refuses a negative limit or a yieldAfterMs that is not a
+// finite number ≥ 0, with its key relative to the section.
+func (b Bash) Validate() error {
+	if b.YieldAfterMs != nil && !NonNegativeFinite(*b.YieldAfterMs) {
+		return errNonNegative("yieldAfterMs", 0)
+	}
+	return checkCounts(b.counts())
 }
 
 // Background reports whether background runs are on: true unless set to
@@ -82,7 +187,7 @@ func (f File) Has(tool string) bool {
 
 // WithDefaults returns f with every default spelled out: the executor, the
 // tool list, background runs (on exactly when the task tools are loaded,
-// unless set), and each section's own defaults (the ssh section's only
+// unless set), yieldAfterMs, and each section's own defaults (the ssh section's only
 // with executor ssh, and local.sandbox's only without it: the other must
 // stay empty). Call it on a File that passed [File.Validate].
 func (f File) WithDefaults() File {
@@ -96,7 +201,12 @@ func (f File) WithDefaults() File {
 		bg := f.Has(ToolTasks)
 		f.Bash.EnableRunInBackground = &bg
 	}
+	if f.Bash.YieldAfterMs == nil {
+		ms := float64(DefaultYieldAfterMs)
+		f.Bash.YieldAfterMs = &ms
+	}
 	sandbox := f.Local.Sandbox
+	f.Bash = f.Bash.WithDefaults()
 	f.Local = f.Local.WithDefaults()
 	if f.Executor == ExecutorSSH {
 		f.SSH = f.SSH.WithDefaults()
@@ -105,6 +215,10 @@ func (f File) WithDefaults() File {
 		f.Local.Sandbox = sandbox
 	}
 	f.Tasks = f.Tasks.WithDefaults()
+	f.Serve = f.Serve.WithDefaults()
+	if f.Redact == "" {
+		f.Redact = redact.Known
+	}
 	if f.Permissions != nil {
 		p := f.Permissions.WithDefaults()
 		f.Permissions = &p
@@ -122,6 +236,9 @@ func (f File) validate(lines map[string]int) error {
 	if f.Executor != "" && !slices.Contains(executors, f.Executor) {
 		return errOneOf("executor", f.Executor, lines["executor"], executors)
 	}
+	if err := checkRedact(f.Redact, lines["redact"]); err != nil {
+		return err
+	}
 	for i, name := range f.Tools {
 		if err := checkTool(f.Tools[:i], name, toolKey(i), lines[toolKey(i)]); err != nil {
 			return err
@@ -131,7 +248,7 @@ func (f File) validate(lines map[string]int) error {
 		name string
 		err  error
 	}
-	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"tasks", f.Tasks.Validate()}, {"hooks", f.Hooks.Validate()}}
+	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"bash", f.Bash.Validate()}, {"tasks", f.Tasks.Validate()}, {"serve", f.Serve.Validate()}, {"hooks", f.Hooks.Validate()}}
 	if f.Permissions != nil {
 		sections = append(sections, section{"permissions", f.Permissions.Validate()})
 	}
@@ -171,6 +288,20 @@ func (f File) checkExecutor(lines map[string]int) error {
 			"the executor is ssh, and the sandbox confines only commands of the local executor: remove the section")
 	case f.Executor != ExecutorSSH && !f.SSH.isZero():
 		return keyProblem("ssh", lines["ssh"], "the executor is local: set executor: ssh to run commands over SSH")
+	}
+	return nil
+}
+
+// checkRedact checks the redact key: one of the modes, and not "all",
+// which no scanner can back within the budget.
+func checkRedact(mode string, line int) error {
+	switch {
+	case mode == "":
+		return nil
+	case !slices.Contains(redact.Modes, mode):
+		return errOneOf("redact", mode, line, redact.Modes)
+	case mode == redact.All:
+		return keyProblem("redact", line, `"all" is not available: no maintained scanner's rule set redacts a 64 KB tail within 2 ms; use known`)
 	}
 	return nil
 }

@@ -30,8 +30,9 @@ import (
 //     fails with "must be a positive finite number": 0 is a mistake rather
 //     than a request for the default, which is asked for by leaving the key
 //     out (or writing null); a count takes a positive integer;
-//   - local.keepHeadBytes takes a number ≥ 0: there an explicit 0 is a
-//     value (tail only), and null or no key the default;
+//   - local.keepHeadBytes and bash.yieldAfterMs take a number ≥ 0: there
+//     an explicit 0 is a value (tail only; never yield), and null or no key
+//     the default;
 //   - a string key takes a string: a number or a bool is refused rather than
 //     turned into a path; a bool key takes a YAML bool (true/false);
 //   - local.env.set takes a map whose values are any non-null scalar, used
@@ -168,6 +169,9 @@ func (f *File) decoder() decoder {
 		field{"tools", toolList(&f.Tools)},
 		field{"bash", mapping(
 			field{"enableRunInBackground", optBool(&f.Bash.EnableRunInBackground)},
+			field{"maxForegroundPerSession", count(&f.Bash.MaxForegroundPerSession)},
+			field{"maxForeground", count(&f.Bash.MaxForeground)},
+			field{"yieldAfterMs", optNumber(&f.Bash.YieldAfterMs)},
 		)},
 		field{"tasks", mapping(
 			field{"maxRunningPerSession", count(&f.Tasks.MaxRunningPerSession)},
@@ -178,6 +182,11 @@ func (f *File) decoder() decoder {
 		field{"hooks", f.Hooks.decoder()},
 		field{"claudeHooks", boolean(&f.ClaudeHooks)},
 		field{"trustProjectHooks", boolean(&f.TrustProjectHooks)},
+		field{"serve", mapping(
+			field{"maxSessions", count(&f.Serve.MaxSessions)},
+			field{"maxRequestBytes", number(&f.Serve.MaxRequestBytes)},
+		)},
+		field{"redact", str(&f.Redact)},
 	)
 }
 

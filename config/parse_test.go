@@ -372,6 +372,10 @@ func TestParseFile(t *testing.T) {
 		{"document marker and comment", "---\n# nothing\n...\n", File{}},
 		{"null", "~\n", File{}},
 		{"empty mapping", "{}\n", File{}},
+		{"redact off", "redact: off\n", File{Redact: "off"}},
+		{"redact known", "redact: known\n", File{Redact: "known"}},
+		{"serve limits", "serve:\n  maxSessions: 8\n  maxRequestBytes: 1e6\n", File{Serve: Serve{MaxSessions: 8, MaxRequestBytes: 1e6}}},
+		{"foreground limits", "bash:\n  maxForegroundPerSession: 4\n  maxForeground: 32\n", File{Bash: Bash{MaxForegroundPerSession: 4, MaxForeground: 32}}},
 		{"everything", `
 executor: local
 local:
@@ -393,6 +397,9 @@ tasks: {maxRunningPerSession: 3, waitTimeoutMs: 10, maxWaitTimeoutMs: 20.5}
 		{"bash only", "tools: [bash]\n", File{Tools: []string{"bash"}}},
 		{"no tools", "tools: []\n", File{Tools: []string{}}},
 		{"background off", "bash: {enableRunInBackground: false}\n", File{Bash: Bash{EnableRunInBackground: ptr(false)}}},
+		{"yield off", "bash: {yieldAfterMs: 0}\n", File{Bash: Bash{YieldAfterMs: ptr(0.0)}}},
+		{"yield after 1.5 s", "bash: {yieldAfterMs: 1500}\n", File{Bash: Bash{YieldAfterMs: ptr(1500.0)}}},
+		{"yield default", "bash: {yieldAfterMs: ~}\n", File{}},
 		{"aliases", "tasks: {waitTimeoutMs: &w 10, maxWaitTimeoutMs: *w}\n", File{Tasks: Tasks{WaitTimeoutMs: 10, MaxWaitTimeoutMs: 10}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -448,6 +455,9 @@ func TestParseFileErrors(t *testing.T) {
 		{"bash type", "bash: true\n", "bash must be a mapping (line 1)"},
 		{"bash unknown key", "bash:\n  background: true\n", `bash.background: unknown key (line 2)`},
 		{"bash bool", "bash: {enableRunInBackground: \"yes\"}\n", "bash.enableRunInBackground must be true or false (line 1)"},
+		{"yield negative", "bash:\n  yieldAfterMs: -1\n", "bash.yieldAfterMs must be a non-negative finite number (line 2)"},
+		{"yield infinite", "bash: {yieldAfterMs: .inf}\n", "bash.yieldAfterMs must be a non-negative finite number (line 1)"},
+		{"yield type", "bash: {yieldAfterMs: \"50s\"}\n", "bash.yieldAfterMs must be a number (line 1)"},
 		{"background without tasks", "tools: [bash]\nbash:\n  enableRunInBackground: true\n",
 			`bash.enableRunInBackground needs the task tools: add "tasks" to tools (line 3)`},
 		{"tasks type", "tasks: 3\n", "tasks must be a mapping (line 1)"},
@@ -461,6 +471,13 @@ func TestParseFileErrors(t *testing.T) {
 			"tasks.waitTimeoutMs (5000) exceeds tasks.maxWaitTimeoutMs (1000) (line 2)"},
 		{"default wait over cap", "tasks:\n  maxWaitTimeoutMs: 1000\n",
 			"tasks.waitTimeoutMs (30000) exceeds tasks.maxWaitTimeoutMs (1000) (line 2)"},
+		{"redact all", "tools: [bash]\nredact: all\n",
+			`redact: "all" is not available: no maintained scanner's rule set redacts a 64 KB tail within 2 ms; use known (line 2)`},
+		{"redact unknown", "redact: some\n", `redact: "some" is not one of "known", "all" or "off" (line 1)`},
+		{"redact not a string", "redact: true\n", "redact must be a string (line 1)"},
+		{"foreground limit zero", "bash:\n  maxForeground: 0\n", "bash.maxForeground must be a positive integer (line 2)"},
+		{"serve sessions zero", "serve:\n  maxSessions: 0\n", "serve.maxSessions must be a positive integer (line 2)"},
+		{"serve request bytes negative", "serve:\n  maxRequestBytes: -1\n", "serve.maxRequestBytes must be a positive finite number (line 2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse([]byte(tc.yaml))
@@ -491,15 +508,18 @@ func TestFileWithDefaults(t *testing.T) {
 	on, off := ptr(true), ptr(false)
 	local := Local{}.WithDefaults()
 	tasks := Tasks{MaxRunningPerSession: 64, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
+	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20}
+	yield := ptr(50000.0)
 	for _, tc := range []struct {
 		name string
 		in   File
 		want File
 	}{
-		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on}, Tasks: tasks}},
-		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off}, Tasks: tasks}},
-		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off}, Tasks: tasks}},
-		{"background off kept", File{Bash: Bash{off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off}, Tasks: tasks}},
+		{"zero", File{}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"background off kept", File{Bash: Bash{EnableRunInBackground: off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"yield off kept", File{Bash: Bash{YieldAfterMs: ptr(0.0)}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128, ptr(0.0)}, Tasks: tasks, Serve: serve, Redact: "known"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.in.WithDefaults()); diff != "" {
@@ -658,6 +678,23 @@ trustProjectHooks: true
 	} {
 		if _, err := Parse([]byte(doc)); errText(err) != want {
 			t.Errorf("%q:\n got %q\nwant %q", doc, errText(err), want)
+		}
+	}
+}
+
+// TestBashYieldAfter: a Go caller's yieldAfterMs gets the file's rule,
+// and the effective value is whole milliseconds, 0 for off.
+func TestBashYieldAfter(t *testing.T) {
+	err := File{Bash: Bash{YieldAfterMs: ptr(-1.0)}}.Validate()
+	if errText(err) != "bash.yieldAfterMs must be a non-negative finite number" {
+		t.Errorf("Validate: %v", err)
+	}
+	for _, tc := range []struct {
+		in   *float64
+		want int64
+	}{{nil, 50000}, {ptr(0.0), 0}, {ptr(999.5), 1000}} {
+		if got := (Bash{YieldAfterMs: tc.in}).YieldAfter(); got != tc.want {
+			t.Errorf("YieldAfter(%v) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 }

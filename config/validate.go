@@ -83,6 +83,34 @@ func (c Local) Validate() error {
 	return c.Sandbox.Validate()
 }
 
+// countKey is one count key of a section: its name, where its value
+// lives and its default.
+type countKey struct {
+	key string
+	v   *int
+	def int
+}
+
+// checkCounts checks count keys in order: 0 means unset and is valid; a
+// negative count fails.
+func checkCounts(keys []countKey) error {
+	for _, n := range keys {
+		if *n.v < 0 {
+			return errType(n.key, "a positive integer", 0)
+		}
+	}
+	return nil
+}
+
+// defaultCounts sets every count key that is 0 to its default.
+func defaultCounts(keys []countKey) {
+	for _, n := range keys {
+		if *n.v == 0 {
+			*n.v = n.def
+		}
+	}
+}
+
 // checkNumbers checks numeric keys in order: 0 means unset and is valid;
 // a negative, NaN or infinite number fails.
 func checkNumbers(keys []numKey) error {

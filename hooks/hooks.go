@@ -22,7 +22,11 @@ type Options struct {
 	// DefaultCwd is where a call of a session without a cwd runs.
 	// Default: dsh's cwd.
 	DefaultCwd string
-	Logger     *slog.Logger
+	// RemoteSessions: the sessions' cwds are on another machine (executor
+	// ssh). Hook commands then run in DefaultCwd, PROJECT is ProjectDir
+	// alone, and a session's cwd reaches the hooks only in the payload.
+	RemoteSessions bool
+	Logger         *slog.Logger
 }
 
 // Hooks run hook commands around tool calls. Make them with New; they are
@@ -74,7 +78,7 @@ func (h *Hooks) Handlers(s *session.Session) []Handler { return h.handlers.Get(s
 
 // project is PROJECT for s.
 func (h *Hooks) project(s *session.Session) string {
-	if h.opts.ProjectDir != "" {
+	if h.opts.ProjectDir != "" || h.opts.RemoteSessions {
 		return h.opts.ProjectDir
 	}
 	if s != nil && s.Cwd() != "" {

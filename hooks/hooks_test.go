@@ -12,12 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/hooks"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/permissions"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
@@ -190,6 +193,24 @@ echo '{"decision":"block","reason":"the build failed","hookSpecificOutput":{"hoo
 	want := map[string]any{"stdout": "out\n", "stderr": "err\n", "interrupted": false, "isImage": false, "exitCode": 3.0, "signal": nil, "timedOut": false, "text": "out\n[stderr]\nerr\n[exit code: 3]"}
 	if got.HookEventName != "PostToolUse" || fmt.Sprint(got.Response) != fmt.Sprint(want) {
 		t.Errorf("tool_response\n got %v\nwant %v", got.Response, want)
+	}
+	// A yield is seen like a background start (docs/spec.md §10, §12):
+	// no exit facts, and the text the call returned.
+	one := 1.0 // the call arrived a second ago: it yields at once
+	raw, _ := json.Marshal(map[string]any{"command": "sleep 0.3", "description": "wait"})
+	st = f.stack(t, config.File{Bash: config.Bash{YieldAfterMs: &one},
+		Hooks: config.Hooks{PostToolUse: []config.HookGroup{{Matcher: "Bash", Hooks: []config.Hook{command(hook)}}}}})
+	s := f.session(t)
+	res = st.Tools.Execute(tool.AllowYield(context.Background(), time.Now().Add(-time.Second)), tool.Call{Name: "bash", Args: raw, Session: s})
+	text := "(no output)\n[still running after 1ms; continues as background task bash-1: read it with task_output, stop it with task_kill]"
+	if res.Text() != text {
+		t.Errorf("yielded result %q", res.Text())
+	}
+	data, _ = os.ReadFile(out)
+	_ = json.Unmarshal(data, &got)
+	want = map[string]any{"stdout": "", "stderr": "", "interrupted": false, "isImage": false, "exitCode": nil, "signal": nil, "timedOut": false, "text": text}
+	if fmt.Sprint(got.Response) != fmt.Sprint(want) {
+		t.Errorf("tool_response of a yield\n got %v\nwant %v", got.Response, want)
 	}
 	// No PostToolUse for a refusal: a blocked call's result has no notes.
 	st = f.stack(t, config.File{Hooks: config.Hooks{
@@ -460,5 +481,119 @@ func TestHooksFeedThePolicy(t *testing.T) {
 				t.Errorf("got %q after %d questions, want %q", res.Text(), len(a.asked), want)
 			}
 		})
+	}
+}
+
+// TestRemoteSessionsRunHooksHere: with executor ssh a session's cwd is on
+// the remote host; its hooks run here, and the payload names the remote
+// cwd.
+func TestRemoteSessionsRunHooksHere(t *testing.T) {
+	f := newFixture(t)
+	payload, pwd := filepath.Join(f.dir, "payload"), filepath.Join(f.dir, "pwd")
+	cfg := config.File{Hooks: pre("Bash", command(fmt.Sprintf("cat > %s; pwd > %s; exit 2", payload, pwd)))}
+	cfg.Local.Env.Set, cfg.Local.SpillDir = proctest.Set(), t.TempDir()
+	exec, err := local.New(cfg.Local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exec.Close()
+	h, err := hooks.New(cfg, exec, hooks.Options{Home: f.home, ManagedDir: f.managed, DefaultCwd: f.dir, RemoteSessions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := tool.NewRegistry()
+	_ = reg.Register(tool.Definition{Name: "bash", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) {
+		return tool.TextResult("ran remotely"), nil
+	}})
+	reg.UsePre(h.Pre(reg))
+	remote := session.New("remote", "/remote/only/dir")
+	defer remote.End()
+	res := reg.Execute(context.Background(), tool.Call{Name: "bash", Args: json.RawMessage(`{"command":"true"}`), Session: remote})
+	if res.Code != tool.CodeBlocked {
+		t.Errorf("a guard of a remote session did not block: %q", res.Text())
+	}
+	if got, _ := os.ReadFile(pwd); string(got) != f.dir+"\n" {
+		t.Errorf("the hook ran in %q", got)
+	}
+	if got, _ := os.ReadFile(payload); !strings.Contains(string(got), `"cwd":"/remote/only/dir"`) {
+		t.Errorf("payload %s", got)
+	}
+}
+
+// TestHookAskOnAnotherTool: a hook's ask about a task tool asks the user.
+func TestHookAskOnAnotherTool(t *testing.T) {
+	f := newFixture(t)
+	ask := command(`echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask","permissionDecisionReason":"listing?"}}'`)
+	st := f.stack(t, config.File{Hooks: pre("task_list", ask)})
+	a := &asker{}
+	res := st.Tools.Execute(context.Background(), tool.Call{Name: "task_list", Session: f.session(t), Asker: a})
+	if len(a.asked) != 1 || a.asked[0].Reason != "hook: listing?" || a.asked[0].Message != "Allow this call?\n\ntask_list {}\n\nhook: listing?" || res.Text() != "Error: the user declined to run this command" {
+		t.Errorf("result %q after %+v", res.Text(), a.asked)
+	}
+}
+
+// TestHooksLeaveNoSpillFiles: a hook's large output is not kept.
+func TestHooksLeaveNoSpillFiles(t *testing.T) {
+	f := newFixture(t)
+	spill := t.TempDir()
+	cfg := config.File{Hooks: pre("Bash", command("head -c 200000 /dev/zero | tr '\\0' a; head -c 200000 /dev/zero | tr '\\0' b >&2; exit 1"))}
+	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), spill, 200
+	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: f.home, ManagedDir: f.managed}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	bash(t, st, f.session(t), map[string]any{"command": "true"})
+	var files []string
+	_ = filepath.WalkDir(spill, func(p string, d os.DirEntry, _ error) error {
+		if d != nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) != 0 {
+		t.Errorf("spill files left: %q", files)
+	}
+}
+
+// TestCancelWhileHooksRun: nothing runs, and no PostToolUse follows.
+func TestCancelWhileHooksRun(t *testing.T) {
+	f := newFixture(t)
+	post := filepath.Join(f.dir, "post")
+	st := f.stack(t, config.File{Hooks: config.Hooks{
+		PreToolUse:  []config.HookGroup{{Hooks: []config.Hook{command("sleep 30")}}},
+		PostToolUse: []config.HookGroup{{Hooks: []config.Hook{command("touch " + post)}}},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	raw, _ := json.Marshal(map[string]any{"command": "touch ran", "description": "d"})
+	res := st.Tools.Execute(ctx, tool.Call{Name: "bash", Args: raw, Session: f.session(t)})
+	if res.Text() != "Error: command aborted" || f.exists("ran") {
+		t.Errorf("cancelled during the hooks: %q", res.Text())
+	}
+	if _, err := os.Stat(post); err == nil {
+		t.Error("PostToolUse ran for a call that never started")
+	}
+}
+
+// TestLongReasonKeepsItsStart: an exit-2 reason is the start of stderr.
+func TestLongReasonKeepsItsStart(t *testing.T) {
+	f := newFixture(t)
+	st := f.stack(t, config.File{Hooks: pre("Bash", command("{ printf START; head -c 100000 /dev/zero | tr '\\0' a; } >&2; exit 2"))})
+	res := bash(t, st, f.session(t), map[string]any{"command": "true"})
+	reason := strings.TrimPrefix(res.Text(), "Error: blocked by hook: ")
+	if !strings.HasPrefix(reason, "STARTaaa") || len(reason) != 10000 {
+		t.Errorf("reason of %d characters starting %q", len(reason), reason[:min(20, len(reason))])
+	}
+}
+
+// TestSameScriptTwoConditions: one script guarding under two `if` rules is
+// two guards.
+func TestSameScriptTwoConditions(t *testing.T) {
+	f := newFixture(t)
+	guard := func(rule string) config.Hook { h := command("exit 2"); h.If = rule; return h }
+	st := f.stack(t, config.File{Hooks: pre("Bash", guard("Bash(git push *)"), guard("Bash(rm *)"))})
+	if res := bash(t, st, f.session(t), map[string]any{"command": "rm nothing-here"}); res.Code != tool.CodeBlocked {
+		t.Errorf("the second guard did not run: %q", res.Text())
 	}
 }

@@ -121,7 +121,7 @@ func toolResponse(name string, res tool.Result, interrupted bool) any {
 	r := bashResponse{Interrupted: interrupted, Text: res.Text()}
 	st, ok := res.Structured.(bashtool.Structured)
 	if !ok || st.TaskID != "" {
-		return r // an error, an abort, a background start: no exit facts
+		return r // an error, an abort, a background start or a yield: no exit facts
 	}
 	r.Stdout, r.Stderr, r.ExitCode, r.TimedOut = st.StdoutText, st.StderrText, st.ExitCode, st.TimedOut
 	if st.Signal != "" {

@@ -30,7 +30,7 @@ func (h *Hooks) Post() tool.PostExecute {
 		data, _ := json.Marshal(p)
 		// The caller may be gone (interrupted): the hooks still run, for
 		// at most their own timeouts.
-		outs := h.runAll(context.WithoutCancel(ctx), handlers, data, cwd, call)
+		outs := h.runAll(context.WithoutCancel(ctx), handlers, data, h.runDir(cwd), call)
 		d.Notes = append(d.Notes, h.postNotes(handlers, outs)...)
 		return d
 	}

@@ -27,7 +27,9 @@ func (h *Hooks) Pre(reg *tool.Registry) tool.PreExecute {
 			// A repeated call after a question: the hooks ran the first
 			// time, and what they said is what the user answered about.
 			call.Args = r.Args
-			return next(tool.WithAdvice(ctx, r.Advice), call)
+			d := next(tool.WithAdvice(ctx, r.Advice), call)
+			d.Notes = append(d.Notes, r.Notes...)
+			return d
 		}
 		handlers := h.matching(PreToolUse, call)
 		if len(handlers) == 0 {
@@ -35,7 +37,13 @@ func (h *Hooks) Pre(reg *tool.Registry) tool.PreExecute {
 		}
 		cwd := h.workdir(call)
 		p, _ := json.Marshal(newPayload(PreToolUse, call, cwd))
-		v := h.combine(handlers, h.runAll(ctx, handlers, p, cwd, call))
+		outs := h.runAll(ctx, handlers, p, h.runDir(cwd), call)
+		if ctx.Err() != nil {
+			// Cancelled while the hooks ran: nothing runs, and no
+			// PostToolUse follows a call that never started.
+			return tool.Decision{Verdict: tool.Deny, Code: tool.CodeFailed, Reason: bashtool.Aborted}
+		}
+		v := h.combine(handlers, outs)
 		if v.block {
 			return tool.Decision{Verdict: tool.Deny, Code: CodeBlocked, Reason: textBlocked(v.reason)}
 		}
@@ -50,6 +58,9 @@ func (h *Hooks) Pre(reg *tool.Registry) tool.PreExecute {
 			call.Args = args
 		}
 		d := next(tool.WithAdvice(ctx, v.advice), call)
+		if d.Question != nil && d.Question.Resume != nil {
+			d.Question.Resume.Notes = v.notes // for the repeated call
+		}
 		d.Notes = append(d.Notes, v.notes...)
 		return d
 	}
@@ -86,8 +97,16 @@ func (h *Hooks) runAll(ctx context.Context, handlers []Handler, payload []byte, 
 	return outs
 }
 
-// workdir is where a call's hooks run: the call's resolved working
-// directory.
+// runDir is where hook commands run: the call's working directory, or,
+// when that is on another machine (executor ssh), dsh's default one.
+func (h *Hooks) runDir(cwd string) string {
+	if h.opts.RemoteSessions {
+		return h.opts.DefaultCwd
+	}
+	return cwd
+}
+
+// workdir is the call's resolved working directory (the payload's cwd).
 func (h *Hooks) workdir(call tool.Call) string {
 	var args struct {
 		Workdir string `json:"workdir"`

@@ -55,8 +55,23 @@ func (h *Hooks) run(ctx context.Context, hd Handler, payload []byte, workdir str
 		return outcome{failed: err.Error()}
 	}
 	o := judge(res)
-	o.stderr, _, _ = strings.Cut(strings.TrimSpace(res.Stderr.Text), "\n")
+	o.stderr, _, _ = strings.Cut(strings.TrimSpace(streamStart(res.Stderr)), "\n")
+	// A hook's spill files are nobody's to read later.
+	for _, p := range []string{res.Stdout.SpillPath, res.Stderr.SpillPath} {
+		if p != "" {
+			_ = os.Remove(p)
+		}
+	}
 	return o
+}
+
+// streamStart is a stream's text from its start: its head when the middle
+// was cut, else all of it (or only its tail, when no head was kept).
+func streamStart(o bash.Output) string {
+	if o.Head != "" {
+		return o.Head
+	}
+	return o.Text
 }
 
 // judge reads a hook's result: exit 0 with JSON, or without it no
@@ -90,7 +105,7 @@ func judge(res bash.Result) outcome {
 // blockReason is an exit-2 hook's reason: its stderr, trimmed, at most
 // maxReason characters.
 func blockReason(stderr bash.Output) string {
-	r := strings.TrimSpace(stderr.Text)
+	r := strings.TrimSpace(streamStart(stderr))
 	if rs := []rune(r); len(rs) > maxReason {
 		r = string(rs[:maxReason])
 	}
@@ -114,7 +129,6 @@ func wholeStdout(o bash.Output) ([]byte, error) {
 	if o.SpillPath == "" {
 		return nil, errors.New("its output could not be kept")
 	}
-	defer os.Remove(o.SpillPath)
 	f, err := os.Open(o.SpillPath)
 	if err != nil {
 		return nil, err

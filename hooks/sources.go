@@ -109,13 +109,14 @@ func unsupported(hk config.Hook, args []string, async bool) string {
 	return ""
 }
 
-// dedupe keeps the first of handlers with the same event, matcher and
-// command.
+// dedupe keeps the first of handlers with the same event, matcher,
+// command and `if`: two guards of one script under different conditions
+// are two guards.
 func dedupe(handlers []Handler) []Handler {
-	seen := make(map[[3]string]bool, len(handlers))
+	seen := make(map[[4]string]bool, len(handlers))
 	out := handlers[:0]
 	for _, hd := range handlers {
-		k := [3]string{hd.Event, hd.Matcher, hd.Command}
+		k := [4]string{hd.Event, hd.Matcher, hd.Command, hd.If}
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, hd)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dsh-go/dsh/internal/sanitize"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
 )
@@ -12,13 +13,15 @@ import (
 // The model-facing texts of hooks (exact, docs/spec.md §10), after
 // "Error: " for the errors.
 
-func textBlocked(reason string) string { return "blocked by hook: " + reason }
+// A hook's words reach the model as command output does: without escape
+// sequences and control characters (docs/spec.md §3.4).
+func textBlocked(reason string) string { return "blocked by hook: " + sanitize.Text(reason) }
 
 func textInvalidInput(err error) string { return "a hook returned invalid input: " + err.Error() }
 
 // note is one PostToolUse reason or additional context, a text block of
 // its own after the result.
-func note(text string) string { return "[hook] " + text }
+func note(text string) string { return "[hook] " + sanitize.Text(text) }
 
 // logFailure logs a hook that failed: its command, why, the first line of
 // its stderr.

@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-go/dsh/hooks"
 	"github.com/dsh-go/dsh/permissions"
 	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
@@ -46,12 +47,12 @@ type Stack struct {
 // plugins maps the names of the config's tools list to their plugins.
 var plugins = map[string]struct {
 	name string
-	make func(config.File) Plugin
+	make func(config.File, *redact.Redactor) Plugin
 }{
-	config.ToolBash: {bashtool.PluginName, func(f config.File) Plugin {
-		return BashTool(f.Bash, bashtool.WithSandbox(f.Local.Sandbox))
+	config.ToolBash: {bashtool.PluginName, func(f config.File, r *redact.Redactor) Plugin {
+		return BashTool(f.Bash, bashtool.WithSandbox(f.Local.Sandbox), bashtool.WithRedactor(r))
 	}},
-	config.ToolTasks: {tasktool.PluginName, func(f config.File) Plugin { return TaskTools(f.Tasks) }},
+	config.ToolTasks: {tasktool.PluginName, func(f config.File, _ *redact.Redactor) Plugin { return TaskTools(f.Tasks) }},
 }
 
 // Standard builds the stack cfg describes (its zero value is the default
@@ -140,8 +141,12 @@ func (s *Stack) compose(cfg config.File) error {
 	if s.Tasks != nil {
 		errs = append(errs, Provide(s.host, Tasks, s.Tasks))
 	}
+	red, err := redact.New(cfg.Redact)
+	if err != nil {
+		return err
+	}
 	for _, name := range cfg.Tools {
-		errs = append(errs, s.host.Load(plugins[name].make(cfg)))
+		errs = append(errs, s.host.Load(plugins[name].make(cfg, red)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -191,7 +196,8 @@ func (s *Stack) useHooks(cfg config.File, o options) error {
 		s.hooksExec, exec = e, e
 	}
 	po := o.permissions
-	h, err := hooks.New(cfg, exec, hooks.Options{Home: po.Home, ManagedDir: po.ManagedDir, ProjectDir: po.ProjectDir, DefaultCwd: cfg.Local.Cwd, Logger: o.log})
+	h, err := hooks.New(cfg, exec, hooks.Options{Home: po.Home, ManagedDir: po.ManagedDir, ProjectDir: po.ProjectDir,
+		DefaultCwd: cfg.Local.Cwd, RemoteSessions: cfg.Executor == config.ExecutorSSH, Logger: o.log})
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,8 @@ import (
 
 // BashTool is the bash tool as a plugin: it needs the executor, the tool
 // registry and the prompt, and uses the task runtime when there is one.
-// opts configure the tool (bashtool.WithSandbox: the executor's sandbox).
+// opts configure the tool (bashtool.WithSandbox: the executor's sandbox;
+// bashtool.WithRedactor: its redaction).
 func BashTool(cfg config.Bash, opts ...bashtool.Option) Plugin {
 	return Plugin{
 		Name:  bashtool.PluginName,

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,8 +107,14 @@ func answer(res *mcp.ElicitResult) tool.Answer {
 	return tool.Answer{Choice: tool.Dismissed}
 }
 
-// suspended is the result that asks q as an input request.
+// suspended is the result that asks q as an input request. Its state can
+// be used once (a nonce the session keeps).
 func (s *Server) suspended(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw, q *tool.Question) *mcp.CallToolResult {
+	if q.Resume != nil {
+		r := *q.Resume
+		r.Nonce = s.newNonce(ss)
+		q.Resume = &r
+	}
 	resume, _ := json.Marshal(q.Resume)
 	return &mcp.CallToolResult{
 		InputRequests: mcp.InputRequestMap{approvalInput: elicitParams(*q)},
@@ -139,10 +146,53 @@ func (s *Server) resumed(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw) (
 	if err != nil || !hmac.Equal([]byte(sig), []byte(s.mac(ss, params, resume))) {
 		return nil, false
 	}
-	if json.Unmarshal(resume, &r) != nil {
+	if json.Unmarshal(resume, &r) != nil || r == nil || !s.useNonce(ss, r.Nonce) {
 		return nil, false
 	}
 	return r, true
+}
+
+// Nonces of suspended calls: a session keeps at most maxNonces, each for
+// nonceLife, so that a client cannot replay an answered state (skipping
+// the hooks that guard the call) beyond the one retry it was given for.
+const (
+	maxNonces = 64
+	nonceLife = time.Hour
+)
+
+// newNonce records and returns a new nonce of ss, dropping the oldest
+// when the session has too many.
+func (s *Server) newNonce(ss *mcp.ServerSession) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	n := base64.RawURLEncoding.EncodeToString(b)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.nonces[ss]
+	if m == nil {
+		m = make(map[string]time.Time)
+		s.nonces[ss] = m
+	}
+	if len(m) >= maxNonces {
+		oldest := ""
+		for k, t := range m {
+			if oldest == "" || t.Before(m[oldest]) {
+				oldest = k
+			}
+		}
+		delete(m, oldest)
+	}
+	m[n] = time.Now()
+	return n
+}
+
+// useNonce reports whether n is a live nonce of ss, and uses it up.
+func (s *Server) useNonce(ss *mcp.ServerSession, n string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	made, ok := s.nonces[ss][n]
+	delete(s.nonces[ss], n)
+	return ok && time.Since(made) < nonceLife
 }
 
 // newStateKey is the per-process key of the request states.

@@ -24,30 +24,13 @@ import (
 func askingServer(t *testing.T, dir string, answer func(*mcp.ElicitRequest) *mcp.ElicitResult) (*mcp.ClientSession, *atomic.Int32) {
 	t.Helper()
 	cfg := config.File{Permissions: &config.Permissions{Default: "ask", Allow: []string{"true"}, ClaudeSettings: new(false)}}
-	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
-	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: dir, Version: "test"})
-	t.Cleanup(s.Close)
 	var asked atomic.Int32
-	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+	cs := serveFile(t, cfg, dir, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked.Add(1)
 			return answer(req), nil
 		},
-	})
-	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := s.MCP().Connect(t.Context(), stt, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := client.Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	}, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
 	return cs, &asked
 }
 
@@ -143,7 +126,7 @@ func TestDowngradedClientFallsBack(t *testing.T) {
 func TestRetryDoesNotRerunHooks(t *testing.T) {
 	dir := t.TempDir()
 	count := filepath.Join(dir, "hook-runs")
-	hook := config.Hook{Type: "command", Command: `echo run >> ` + count + `; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"touch rewritten"}}}'`}
+	hook := config.Hook{Type: "command", Command: `echo run >> ` + count + `; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"touch rewritten"},"additionalContext":"checked"}}'`}
 	cfg := config.File{
 		Permissions: &config.Permissions{Default: "ask", ClaudeSettings: new(false)},
 		Hooks:       config.Hooks{PreToolUse: []config.HookGroup{{Matcher: "Bash", Hooks: []config.Hook{hook}}}},
@@ -177,7 +160,7 @@ func TestRetryDoesNotRerunHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs, _ := os.ReadFile(count)
-	if got := texts(res); len(got) != 1 || got[0] != "(no output)" || len(asked) != 1 || !strings.Contains(asked[0], "touch rewritten") || string(runs) != "run\n" {
+	if got := texts(res); len(got) != 2 || got[0] != "(no output)" || got[1] != "[hook] checked" || len(asked) != 1 || !strings.Contains(asked[0], "touch rewritten") || string(runs) != "run\n" {
 		t.Errorf("result %q, questions %q, hook runs %q", got, asked, runs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "rewritten")); err != nil {

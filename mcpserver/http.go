@@ -1,18 +1,27 @@
 package mcpserver
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/config"
 )
 
 // HTTPOptions configures the streamable HTTP endpoint.
 type HTTPOptions struct {
-	// Token is the bearer token every request must carry.
+	// Token is the bearer token every request must carry: at least
+	// MinTokenLength characters ([CheckToken]).
 	Token string
 	// NoAuth serves without a token. Callers allow it only on a loopback
 	// address (dsh serve refuses it elsewhere).
@@ -20,27 +29,108 @@ type HTTPOptions struct {
 	// IdleTimeout ends a session that made no request for that long;
 	// zero means never.
 	IdleTimeout time.Duration
+	// ReadTimeout bounds the reading of a request, headers and body
+	// ([Server.HTTPServer]); zero means a minute.
+	ReadTimeout time.Duration
+	// MaxPendingConns bounds the connections no request of which has
+	// authenticated yet ([Server.HTTPServer]); zero means
+	// DefaultMaxPendingConns.
+	MaxPendingConns int
+	// MaxSessions bounds the MCP sessions open at once; a request that
+	// would open another gets 503. Zero means no limit.
+	MaxSessions int
+	// MaxRequestBytes bounds one request body (413 beyond); zero means
+	// config.DefaultMaxRequestBytes (8 MiB: a 5 MiB heredoc command, as
+	// JSON, still fits; the SDK's own 4 MiB would refuse it).
+	MaxRequestBytes int64
 }
 
-// maxRequestBytes bounds one HTTP request body. The SDK's default (4 MiB)
-// would refuse a large heredoc command that stdio accepts (16 MiB lines).
-const maxRequestBytes = 16 << 20
+// tooManySessions is the body of the 503 a request that would open a
+// session over the limit gets (exact, docs/spec.md §6.1).
+func tooManySessions(limit int) string {
+	return "too many sessions (limit " + strconv.Itoa(limit) + "); try again when one has ended"
+}
+
+// MinTokenLength is the fewest characters a bearer token may have: a
+// shorter one can be guessed by a client that simply tries.
+const MinTokenLength = 16
+
+// CheckToken refuses a bearer token shorter than MinTokenLength
+// characters.
+func CheckToken(token string) error {
+	if n := utf8.RuneCountInString(token); n < MinTokenLength {
+		return fmt.Errorf("the bearer token has %d characters, fewer than %d: use a random one (openssl rand -hex 32)", n, MinTokenLength)
+	}
+	return nil
+}
+
+// HTTPServer returns an http.Server for the endpoint of [Server.Handler],
+// hardened against clients that never authenticate: headers must arrive
+// within 10 s and a whole request within opts.ReadTimeout (its response
+// is not bound: it streams as long as its command runs); an
+// authenticated keep-alive connection idle for 2 minutes is closed; a
+// connection no request of which carried the token is closed after its
+// response (a 401 says "Connection: close"), and when more than
+// opts.MaxPendingConns are open
+// the oldest of them is closed, so a flood of idle connections can
+// exhaust neither the server's file descriptors nor its patience with the
+// next real client. Serve it on any listener.
+func (s *Server) HTTPServer(opts HTTPOptions) (*http.Server, error) {
+	g := newConnGuard(opts.MaxPendingConns)
+	h, err := s.httpHandler(opts, g)
+	if err != nil {
+		return nil, err
+	}
+	readTimeout := opts.ReadTimeout
+	if readTimeout <= 0 {
+		readTimeout = defaultReadTimeout
+	}
+	return &http.Server{
+		Handler:           g.closeUnauthenticated(h),
+		ReadHeaderTimeout: min(readHeaderTimeout, readTimeout),
+		ReadTimeout:       readTimeout,
+		IdleTimeout:       idleTimeout,
+		ConnContext:       g.connContext,
+		ConnState:         g.connState,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}, nil
+}
 
 // Handler returns the streamable HTTP endpoint, served at /mcp.
 // Cross-origin browser requests get 403, whatever their method and before
 // the token is looked at (net/http's CrossOriginProtection: Sec-Fetch-Site
 // and Origin checks); requests without the bearer token get 401.
 // Each MCP session is isolated: its own owner, tasks and cwd.
+// [Server.HTTPServer] serves it with limits on connections.
 func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
+	return s.httpHandler(opts, nil)
+}
+
+// httpHandler is Handler whose requests, once past the bearer check, tell g
+// that their connection is authenticated; g may be nil.
+func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, error) {
 	if opts.Token == "" && !opts.NoAuth {
 		return nil, errors.New("mcpserver: a bearer token is required unless NoAuth is set")
 	}
+	if !opts.NoAuth {
+		if err := CheckToken(opts.Token); err != nil {
+			return nil, fmt.Errorf("mcpserver: %w", err)
+		}
+	}
+	maxBody := opts.MaxRequestBytes
+	if maxBody <= 0 {
+		maxBody = config.DefaultMaxRequestBytes
+	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.IdleTimeout,
-		MaxRequestBodyBytes: maxRequestBytes,
+		MaxRequestBodyBytes: maxBody,
 		Logger:              s.log,
 	})
-	var h http.Handler = streamable
+	limited := s.sessionLimit(opts.MaxSessions, (&httpWatches{maxBody: maxBody}).guard(streamable))
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		authenticated(w, r, g)
+		limited.ServeHTTP(w, r)
+	})
 	if !opts.NoAuth {
 		h = bearer(opts.Token, h)
 	}
@@ -50,10 +140,51 @@ func (s *Server) Handler(opts HTTPOptions) (http.Handler, error) {
 	return mux, nil
 }
 
+// sessionLimit refuses, with 503, a request that would open an MCP
+// session (one without an Mcp-Session-Id) while max sessions are open or
+// being opened; max 0 is no limit.
+func (s *Server) sessionLimit(max int, next http.Handler) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	var mu sync.Mutex
+	opening := 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Session-Id") != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		if s.openSessions()+opening >= max {
+			mu.Unlock()
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, tooManySessions(max), http.StatusServiceUnavailable)
+			return
+		}
+		opening++
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			opening--
+			mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// openSessions counts the SDK's open sessions.
+func (s *Server) openSessions() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
+}
+
 // sameOrigin refuses cross-origin browser requests of every method:
 // CrossOriginProtection lets GET, HEAD and OPTIONS through, but a GET opens
 // an MCP event stream, so each request is checked as if it were a POST.
-func sameOrigin(next http.Handler) http.Handler {
+func sameOrigin(next http.Handler) http.HandlerFunc {
 	check := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		probe := r.Clone(r.Context())
@@ -68,15 +199,24 @@ func sameOrigin(next http.Handler) http.Handler {
 
 // bearer refuses requests that do not carry the token. The scheme is
 // case-insensitive (RFC 9110 §11.1); the token is compared in constant time.
-func bearer(token string, next http.Handler) http.Handler {
-	want := []byte(token)
+func bearer(token string, next http.Handler) http.HandlerFunc {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimLeft(got, " ")), want) != 1 {
+		if !strings.EqualFold(scheme, "Bearer") || !sameToken(strings.TrimLeft(got, " "), token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="dsh"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sameToken compares two tokens in time that depends on neither their
+// contents nor their lengths: subtle.ConstantTimeCompare returns at once
+// for slices of different lengths, which tells a client probing the
+// server how long the token is. The SHA-256 digests always have the same
+// length.
+func sameToken(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }

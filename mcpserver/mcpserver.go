@@ -29,13 +29,23 @@
 // killed and awaited, its records and spill files dropped. [Server.Close]
 // does that for every session.
 //
-// Progress: a call that carries a progress token gets, while a foreground
-// bash command runs, notifications at most every 250 ms with the bytes of
-// output so far and the last non-empty output line.
+// Progress: a call that carries a progress token gets, from its arrival
+// to its result, notifications at most every 250 ms and at least every
+// second ([tool.Heartbeat], docs/spec.md §6.4, §12): progress = the bytes of
+// output so far + the notifications already sent, message = the last
+// non-empty output line or `running for Ns`. A client that resets its
+// timeout on progress so waits through hooks, asks and quiet commands.
+//
+// Yielding: every call may yield ([tool.AllowYield], from its arrival): a
+// foreground bash command still running after bash.yieldAfterMs goes on
+// as a background task, and the call returns the output so far.
 //
 // Cancellation: the SDK cancels a call's context on notifications/cancelled
 // (and when an HTTP request goes away); the bash tool kills the foreground
-// command's group at once.
+// command's group at once. The SDK would still send the call's response,
+// which MCP says the receiver should not, and clients log; dsh drops it,
+// and the call's progress notifications, in the transports it owns
+// (cancel.go): the stdio line transport and each POST's event stream.
 package mcpserver
 
 import (
@@ -46,6 +56,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -87,7 +98,8 @@ type Server struct {
 	closed   bool
 	watchers sync.WaitGroup
 	nextID   uint64
-	stateKey []byte // signs the request states of suspended calls
+	stateKey []byte                                      // signs the request states of suspended calls
+	nonces   map[*mcp.ServerSession]map[string]time.Time // of suspended calls, under mu
 }
 
 // New returns a Server exposing every tool registered in opts.Tools now.
@@ -96,7 +108,8 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session), stateKey: newStateKey()}
+	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session), stateKey: newStateKey(),
+		nonces: make(map[*mcp.ServerSession]map[string]time.Time)}
 	instructions := ""
 	if opts.Prompt != nil {
 		instructions = opts.Prompt.Text()
@@ -150,17 +163,29 @@ func mcpTool(t tool.Schema) *mcp.Tool {
 // handler adapts one registry tool to the SDK.
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		owner, ask := s.owner(ctx, req.Session, req.Params)
-		if ask != nil {
-			return ask, nil
-		}
+		arrived := time.Now()
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
-			ctx = tool.WithProgress(ctx, func(progress float64, message string) {
-				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: message})
+			// From the call's arrival to its result, the asks for roots
+			// and approvals and the hooks included (docs/spec.md §12).
+			reqCtx := ctx // ctx itself gains values below
+			hb := tool.StartHeartbeat(func(progress float64, message string) {
+				if reqCtx.Err() != nil {
+					return // cancelled: the client forgot the token
+				}
+				err := req.Session.NotifyProgress(reqCtx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: message})
 				if err != nil {
 					s.log.Debug("mcpserver: progress notification", "err", err)
 				}
-			})
+			}, arrived)
+			defer hb.Stop() // before the SDK sends the result
+			ctx = tool.WithProgress(ctx, hb.Report)
+		}
+		// A foreground bash call past bash.yieldAfterMs goes on as a task
+		// rather than outlive the client's request timeout.
+		ctx = tool.AllowYield(ctx, arrived)
+		owner, ask := s.owner(ctx, req.Session, req.Params)
+		if ask != nil {
+			return ask, nil
 		}
 		resume, resumed := s.resumed(req.Session, req.Params)
 		call := tool.Call{Name: name, Args: req.Params.Arguments, Session: owner, Asker: s.asker(req.Session, req.Params, resumed), Resume: resume}
@@ -231,6 +256,7 @@ func (s *Server) owner(ctx context.Context, ss *mcp.ServerSession, params *mcp.C
 		_ = ss.Wait()
 		s.mu.Lock()
 		delete(s.owners, ss)
+		delete(s.nonces, ss)
 		s.mu.Unlock()
 		owner.End()
 		s.mu.Lock()

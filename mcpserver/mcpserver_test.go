@@ -201,7 +201,7 @@ func TestCancelKillsTheCommand(t *testing.T) {
 
 func TestHTTP(t *testing.T) {
 	s := newServer(t, "")
-	h, err := s.Handler(mcpserver.HTTPOptions{Token: "secret"})
+	h, err := s.Handler(mcpserver.HTTPOptions{Token: testToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,30 +236,30 @@ func TestHTTP(t *testing.T) {
 	if code := post("Bearer wrong", ""); code != http.StatusUnauthorized {
 		t.Errorf("wrong token: %d", code)
 	}
-	if code := post("Bearer secret", "https://evil.example"); code != http.StatusForbidden {
+	if code := post("Bearer "+testToken, "https://evil.example"); code != http.StatusForbidden {
 		t.Errorf("cross-origin: %d", code)
 	}
 	// A cross-origin GET (an event stream) is refused too, and a
 	// cross-origin request is refused before its token is looked at.
-	if code := send("GET", "Bearer secret", "https://evil.example"); code != http.StatusForbidden {
+	if code := send("GET", "Bearer "+testToken, "https://evil.example"); code != http.StatusForbidden {
 		t.Errorf("cross-origin GET: %d", code)
 	}
 	if code := post("", "https://evil.example"); code != http.StatusForbidden {
 		t.Errorf("cross-origin without a token: %d", code)
 	}
-	if code := post("Bearer secret", ""); code != http.StatusOK {
+	if code := post("Bearer "+testToken, ""); code != http.StatusOK {
 		t.Errorf("good request: %d", code)
 	}
-	if code := post("bearer secret", ""); code != http.StatusOK {
+	if code := post("bearer "+testToken, ""); code != http.StatusOK {
 		t.Errorf("good request, lower-case scheme: %d", code)
 	}
-	if code := post("Bearer secretX", ""); code != http.StatusUnauthorized {
+	if code := post("Bearer "+testToken+"X", ""); code != http.StatusUnauthorized {
 		t.Errorf("token with a suffix: %d", code)
 	}
 
 	// Two HTTP sessions are isolated.
 	client := func() *mcp.ClientSession {
-		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: tokenTransport{"secret"}}}
+		transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: tokenTransport{testToken}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(), transport, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -280,7 +280,15 @@ func TestHTTP(t *testing.T) {
 	if _, err := s.Handler(mcpserver.HTTPOptions{}); err == nil {
 		t.Fatal("a handler without token or NoAuth")
 	}
+	short := "fifteen-chars-x"
+	_, err = s.Handler(mcpserver.HTTPOptions{Token: short})
+	if want := "mcpserver: the bearer token has 15 characters, fewer than 16: use a random one (openssl rand -hex 32)"; err == nil || err.Error() != want {
+		t.Fatalf("a handler with a short token: %v, want %q", err, want)
+	}
 }
+
+// testToken is a bearer token long enough for the handler.
+const testToken = "s3cret-test-token-0123"
 
 type tokenTransport struct{ token string }
 
@@ -293,43 +301,20 @@ func (tt tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestBadLinesOnStdio: a line that is not JSON gets a parse error and the
 // session serves the next call.
 func TestBadLinesOnStdio(t *testing.T) {
-	s := newServer(t, "")
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- s.RunLines(context.Background(), inR, outW); outW.Close() }()
-	lines := bufio.NewScanner(outR)
-	lines.Buffer(nil, 1<<20)
-	send := func(line string) { _, _ = io.WriteString(inW, line+"\n") }
-	next := func() string {
-		if !lines.Scan() {
-			t.Fatal("no answer")
-		}
-		return lines.Text()
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	if got := next(); !strings.Contains(got, `"id":1`) {
-		t.Fatalf("initialize: %s", got)
-	}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	send(`not json`)
-	if got := next(); !strings.Contains(got, `"code":-32700`) {
+	ss := startStdio(t)
+	ss.send(`not json`)
+	if got := ss.next(); !strings.Contains(got, `"code":-32700`) {
 		t.Fatalf("bad line: %s", got)
 	}
-	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi","description":"say hi"}}}`)
-	if got := next(); !strings.Contains(got, `"id":2`) || !strings.Contains(got, `hi\n`) {
+	ss.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo hi","description":"say hi"}}}`)
+	if got := ss.next(); !strings.Contains(got, `"id":2`) || !strings.Contains(got, `hi\n`) {
 		t.Fatalf("call after the bad line: %s", got)
 	}
-	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}`)
-	if got := next(); !strings.Contains(got, `"id":3`) || !strings.Contains(got, "nope") {
+	ss.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"nope","arguments":{}}}`)
+	if got := ss.next(); !strings.Contains(got, `"id":3`) || !strings.Contains(got, "nope") {
 		t.Fatalf("unknown tool: %s", got)
 	}
-	inW.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("RunLines: %v", err)
-	}
-	for lines.Scan() {
-	}
+	ss.end()
 }
 
 // TestRunLinesCancelledEndsItsReading: RunLines returns when its context
@@ -422,5 +407,139 @@ func TestProgressNotifications(t *testing.T) {
 			t.Fatalf("notification %+v after progress %v", p, last)
 		}
 		last = p.Progress
+	}
+}
+
+// TestHTTPServerCallOutlivesReadTimeout: a call whose command runs longer
+// than the read timeout gets its result on the stream of its request: the
+// timeout bounds reading the request, not the response that streams while
+// the command runs (a response cut there makes the client resume the
+// stream with Last-Event-ID).
+func TestHTTPServerCallOutlivesReadTimeout(t *testing.T) {
+	s := newServer(t, "")
+	hs, err := s.HTTPServer(mcpserver.HTTPOptions{Token: testToken, ReadTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	resumed := 0
+	h := hs.Handler
+	hs.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Last-Event-ID") != "" {
+			mu.Lock()
+			resumed++
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
+	srv := httptest.NewUnstartedServer(hs.Handler)
+	srv.Config = hs
+	srv.Start()
+	t.Cleanup(srv.Close)
+	transport := &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: tokenTransport{testToken}}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(), transport, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if got := texts(call(t, cs, "bash", map[string]any{"command": "sleep 1; echo done", "description": "wait a second"})); got[0] != "done\n" {
+		t.Fatalf("a call of a second with a read timeout of 200ms: %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if resumed != 0 {
+		t.Errorf("the client resumed %d streams: the read timeout cut a response", resumed)
+	}
+}
+
+// httpServer serves s through HTTPServer with opts and the test token.
+func httpServer(t *testing.T, s *mcpserver.Server, opts mcpserver.HTTPOptions) string {
+	t.Helper()
+	opts.Token = testToken
+	hs, err := s.HTTPServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(hs.Handler)
+	srv.Config = hs
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// postToken posts body to url with the test token and returns the
+// response and its body.
+func postToken(t *testing.T, url, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp, data
+}
+
+func httpClient(t *testing.T, url string) (*mcp.ClientSession, error) {
+	t.Helper()
+	transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tokenTransport{testToken}}}
+	return mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(context.Background(), transport, nil)
+}
+
+// TestHTTPMaxSessions: past MaxSessions open sessions a new one is
+// refused with 503 and its exact text; once one ends, a new one opens.
+func TestHTTPMaxSessions(t *testing.T) {
+	s := newServer(t, "")
+	url := httpServer(t, s, mcpserver.HTTPOptions{MaxSessions: 2})
+	a, err := httpClient(t, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := httpClient(t, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	resp, body := postToken(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if resp.StatusCode != http.StatusServiceUnavailable || string(body) != "too many sessions (limit 2); try again when one has ended\n" {
+		t.Errorf("a third session: %d %q", resp.StatusCode, body)
+	}
+	if got := texts(call(t, b, "bash", map[string]any{"command": "echo still", "description": "run"})); got[0] != "still\n" {
+		t.Errorf("an open session after the refusal: %q", got)
+	}
+	_ = a.Close()
+	var c *mcp.ClientSession
+	proctest.Within(10*time.Second, func() bool {
+		c, err = httpClient(t, url)
+		return err == nil
+	})
+	if err != nil {
+		t.Fatalf("a session after one ended: %v", err)
+	}
+	_ = c.Close()
+}
+
+// TestHTTPRequestSize: a 5 MiB heredoc command runs over HTTP with the
+// default request limit (8 MiB); a larger body gets 413.
+func TestHTTPRequestSize(t *testing.T) {
+	s := newServer(t, "")
+	url := httpServer(t, s, mcpserver.HTTPOptions{})
+	cs, err := httpClient(t, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	line := strings.Repeat("x", 79) + "\n"
+	body := strings.Repeat(line, 5<<20/len(line))
+	cmd := "wc -c <<'EOF'\n" + body + "EOF"
+	if got := texts(call(t, cs, "bash", map[string]any{"command": cmd, "description": "count a large heredoc"})); got[0] != fmt.Sprintf("%d\n", len(body)) {
+		t.Errorf("a 5 MiB command: %q", got)
+	}
+	if resp, _ := postToken(t, url, `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 9<<20)+`"}}`); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 9 MiB request: %d, want 413", resp.StatusCode)
 	}
 }

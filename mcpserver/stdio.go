@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -17,9 +16,13 @@ const maxLine = mcp.DefaultMaxLineLength
 
 // lineTransport is newline-delimited JSON-RPC over a reader and a writer
 // that survives bad input. The SDK's own stdio connection ends the session
-// on the first line that is not JSON; here such a line (or one longer than
-// maxLine) is answered with a JSON-RPC parse error (-32700, id null) and
-// skipped, and the session goes on with the next line.
+// on the first line it cannot decode; here such a line is answered and
+// skipped, and the session goes on with the next line: one that is not
+// JSON, or is longer than maxLine, gets a parse error (-32700, id null),
+// and one that is JSON but not a single JSON-RPC 2.0 message the SDK
+// takes gets an invalid request error (-32600) echoing its id as written,
+// or null ([checkMessage]). A call the client cancelled gets no response
+// (cancel.go).
 //
 // stop ends the copying once the session is over. filterLines may be
 // blocked reading in, which only in can end: a reader with read deadlines
@@ -28,7 +31,7 @@ const maxLine = mcp.DefaultMaxLineLength
 // ends the copy at its next return (for os.Stdin that is the process's
 // exit).
 func lineTransport(in io.Reader, out io.Writer) (t mcp.Transport, stop func()) {
-	w := &lockedWriter{w: out}
+	w := &lockedWriter{w: out, watch: newWatch()}
 	pr, pw := io.Pipe()
 	copied := make(chan struct{})
 	go func() { defer close(copied); filterLines(in, pw, w) }()
@@ -55,12 +58,14 @@ func filterLines(in io.Reader, pw *io.PipeWriter, w *lockedWriter) {
 	for {
 		line, tooLong, err := readLine(r)
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
-			switch {
-			case tooLong:
-				w.parseError("message longer than 16 MiB")
-			case !json.Valid(line):
-				w.parseError("not valid JSON")
-			default:
+			bad := &badMessage{code: codeParseError, why: "message longer than 16 MiB"}
+			if !tooLong {
+				bad = checkMessage(line)
+			}
+			if bad != nil {
+				_, _ = w.Write(bad.reply())
+			} else {
+				w.watch.incoming(line)
 				if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return // the session is gone
 				}
@@ -94,25 +99,21 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 }
 
 // lockedWriter serializes the SDK's writes and the parse errors, so a
-// message is never interleaved with another.
+// message is never interleaved with another. It sends nothing of a call
+// the client cancelled (cancel.go); the SDK writes one message a Write.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	watch *watch
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	if l.watch != nil && !l.watch.outgoing(p) {
+		return len(p), nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
 
 func (l *lockedWriter) Close() error { return nil }
-
-func (l *lockedWriter) parseError(why string) {
-	msg, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      nil,
-		"error":   map[string]any{"code": -32700, "message": "Parse error: " + why},
-	})
-	_, _ = l.Write(append(msg, '\n'))
-}

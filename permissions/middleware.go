@@ -29,6 +29,12 @@ const (
 func (g *Gate) Middleware() tool.PreExecute {
 	return func(ctx context.Context, call tool.Call, next tool.PreNext) tool.Decision {
 		if call.Name != bashtool.Name {
+			if ask := tool.AdviceFrom(ctx).Ask; ask != "" {
+				// A hook asked about another tool: the policy has no rules
+				// for it, the user decides.
+				c := check{g: g, st: g.state(call.Session), call: call}
+				return c.askOther(ctx, next, ask)
+			}
 			return next(ctx, call)
 		}
 		var args struct {
@@ -124,7 +130,7 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 	<-c.st.asking
 	switch {
 	case errors.Is(err, tool.ErrSuspend):
-		q.Resume = &tool.Resume{Args: c.call.Args, Advice: c.advice}
+		q.Resume = &tool.Resume{Args: c.call.Args, Advice: c.advice, Seq: c.call.Seq}
 		return tool.Decision{Verdict: tool.Suspend, Question: &q}
 	case errors.Is(err, tool.ErrCannotAsk):
 		return c.fallback(ctx, next, q.Reason)
@@ -142,6 +148,36 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 	default:
 		return dismissed()
 	}
+}
+
+// askOther asks the user about a call of another tool a hook asked about:
+// no policy, no remember, the same one-question-at-a-time and outcomes.
+func (c check) askOther(ctx context.Context, next tool.PreNext, reason string) tool.Decision {
+	select {
+	case c.st.asking <- struct{}{}:
+	case <-ctx.Done():
+		return aborted()
+	}
+	q := otherQuestion(c.call, reason)
+	answer, err := c.askUser(ctx, q)
+	<-c.st.asking
+	switch {
+	case errors.Is(err, tool.ErrSuspend):
+		q.Resume = &tool.Resume{Args: c.call.Args, Advice: tool.Advice{Ask: reason}, Seq: c.call.Seq}
+		return tool.Decision{Verdict: tool.Suspend, Question: &q}
+	case errors.Is(err, tool.ErrCannotAsk):
+		return c.fallback(ctx, next, q.Reason)
+	case ctx.Err() != nil:
+		return aborted()
+	case err != nil:
+		c.g.log.Warn("permissions: asking the user failed", "err", err)
+		return dismissed()
+	case answer.Choice == tool.Accepted:
+		return next(ctx, c.call)
+	case answer.Choice == tool.Declined:
+		return tool.Decision{Verdict: tool.Deny, Code: CodeDeclined, Reason: textDeclined}
+	}
+	return dismissed()
 }
 
 // run hands the call the user accepted to the rest of the waterfall; one

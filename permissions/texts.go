@@ -97,3 +97,15 @@ func hidden(r rune) bool {
 	}
 	return false
 }
+
+// otherQuestion is what the user is asked about a call of another tool
+// than bash that a hook asked about: the tool and its arguments, and the
+// hook's reason.
+func otherQuestion(call tool.Call, reason string) tool.Question {
+	args := string(call.Args)
+	if args == "" {
+		args = "{}"
+	}
+	reason = visible(reason)
+	return tool.Question{Message: "Allow this call?\n\n" + call.Name + " " + visible(args) + "\n\n" + reason, Reason: reason}
+}

@@ -37,6 +37,13 @@ type Question struct {
 type Resume struct {
 	Args   json.RawMessage `json:"args"`
 	Advice Advice          `json:"advice"`
+	// Notes are the steps' notes for the result (a hook's context).
+	Notes []string `json:"notes,omitempty"`
+	// Seq is the call's number, which the repeated call keeps.
+	Seq uint64 `json:"seq"`
+	// Nonce makes the resume usable once: the front end keeps the nonces
+	// it gave until they are used or given up.
+	Nonce string `json:"nonce"`
 }
 
 // RememberTitle is the label of the choice that remembers (exact,

@@ -144,6 +144,9 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	}
 
 	call.Seq = r.seq.Add(1)
+	if call.Resume != nil && call.Resume.Seq != 0 {
+		call.Seq = call.Resume.Seq // the same call, repeated after a question
+	}
 	var res Result
 	decision, final, err := r.runPre(ctx, call, pre)
 	switch {

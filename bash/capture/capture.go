@@ -33,6 +33,14 @@
 //     stream ends) and report when unread bytes were dropped. They are meant
 //     for collectors without a head: with one, they see the head only while
 //     nothing between it and the tail was dropped.
+//   - A Consumed collector (a background stream, read only by ReadNew) is
+//     parked when it closes: memory keeps at most ParkedBytes of its
+//     unread bytes, and reads take the rest back from its spill file
+//     (made then, if the stream never overflowed), so a finished stream
+//     nobody has read costs a kilobyte rather than MaxBytes, twice.
+//   - [Collector.Yield] reports the kept text so far as Close would, and
+//     consumes it: reads go on after it (a foreground run that continues
+//     in the background, docs/spec.md §12).
 //
 // A Collector keeps no goroutine of its own.
 package capture
@@ -84,6 +92,11 @@ type Options struct {
 	// Observe, when set, sees every chunk written, on the writing
 	// goroutine, after it is recorded. It must not keep p.
 	Observe func(p []byte)
+	// Consumed says the stream is read with ReadNew alone (a background
+	// process's): Close reports no Head or Text, and parks the stream
+	// ([Collector.Close]), so a finished stream nobody read yet costs
+	// little memory.
+	Consumed bool
 }
 
 // Result is what a closed Collector kept.
@@ -122,7 +135,8 @@ const (
 )
 
 // Collector is one stream's collector. All its methods are safe for
-// concurrent use; writes are serialized, and reads never wait for the disk.
+// concurrent use; writes are serialized, and reads never wait for the disk
+// (but those of a parked stream, which read its spill file back).
 type Collector struct {
 	opts Options
 
@@ -145,6 +159,7 @@ type Collector struct {
 	path    string
 	closed  bool
 	result  Result
+	park    parked // a Consumed stream after Close
 }
 
 // New returns a Collector. It panics if MaxBytes or MaxSpillBytes is not
@@ -409,6 +424,9 @@ func (c *Collector) SpillPath() string {
 func (c *Collector) ReadNew() (data []byte, lossy bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.park.on {
+		return c.readParked()
+	}
 	kept := c.keptFrom()
 	from := c.readPos
 	if from < kept {
@@ -430,7 +448,12 @@ func (c *Collector) ReadNew() (data []byte, lossy bool) {
 }
 
 // Close ends the stream: it closes the spill file and computes the final
-// Result. Later calls return the same Result.
+// Result. Later calls return the same Result. A Consumed stream's Result
+// has no Head or Text, and the stream is parked: memory keeps at most
+// ParkedBytes of what ReadNew has not returned yet, and the unread bytes
+// before those are read back from the spill file, when the Spiller can
+// open its files ([Reopener]); a stream that never overflowed gets its
+// spill file now if its unread part is larger than that.
 func (c *Collector) Close() Result {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -456,7 +479,11 @@ func (c *Collector) Close() Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	c.result = c.kept()
+	if c.opts.Consumed {
+		c.parkStream()
+	} else {
+		c.result = c.kept()
+	}
 	c.result.SpillPath = c.path
 	c.result.TotalBytes = c.total
 	c.result.SpillErr = c.spillErr
@@ -467,23 +494,67 @@ func (c *Collector) Close() Result {
 	return c.result
 }
 
+// Yield reports what is kept of the stream so far, as Close would, but
+// leaves the stream open: the head and tail as they are now, the spill
+// file's path (still being written) and its size, and TotalBytes = the
+// bytes the result covers. An incomplete character at the end is held
+// back, as a consuming read would. It also consumes what it reports: the
+// next ReadNew starts right after it. A foreground run that goes on in the
+// background (docs/spec.md §12) reports its output so far with Yield and
+// is read from there on. After Close it returns Close's result.
+func (c *Collector) Yield() Result {
+	c.wmu.Lock() // no write in between, and the spill state holds still
+	defer c.wmu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		c.readPos = c.total
+		return c.result
+	}
+	r, held := c.keptUpTo(true)
+	r.TotalBytes = c.total - int64(held)
+	c.readPos = r.TotalBytes
+	r.SpillPath = c.path
+	if c.path != "" {
+		r.SpillBytes = c.spillBytes
+		r.SpillCapped = c.total > c.opts.MaxSpillBytes
+	}
+	return r
+}
+
 // kept is the text of a stream that ended: all of it when nothing was
 // dropped; else the head cut back to a line or character end (when there
 // is a head), the tail from its first character start, and the count of
 // the raw bytes in neither. Called with mu held.
 func (c *Collector) kept() Result {
+	r, _ := c.keptUpTo(false)
+	return r
+}
+
+// keptUpTo is kept; with open, an incomplete character at the end is
+// held back (held says how many bytes) and counted nowhere. Called with
+// mu held.
+func (c *Collector) keptUpTo(open bool) (r Result, held int) {
+	hold := func(b []byte) ([]byte, int) {
+		if !open {
+			return b, 0
+		}
+		n := incompleteSuffix(b)
+		return b[:len(b)-n], n
+	}
 	if c.dropped() == 0 {
-		return Result{Text: Text(c.copyFrom(0))}
+		all, n := hold(c.copyFrom(0))
+		return Result{Text: Text(all)}, n
 	}
 	head := c.head[:headCut(c.head)]
 	tail := c.copyFrom(c.total - int64(c.n))
-	tail = tail[skipContinuation(tail):]
+	tail, held = hold(tail[skipContinuation(tail):])
 	return Result{
 		Head:         Text(head),
 		Text:         Text(tail),
-		OmittedBytes: c.total - int64(len(head)) - int64(len(tail)),
+		OmittedBytes: c.total - int64(held) - int64(len(head)) - int64(len(tail)),
 		Truncated:    true,
-	}
+	}, held
 }
 
 // headCut returns where the kept part of a head ends (docs/spec.md

@@ -727,3 +727,47 @@ func TestOlderSweepsSkipOurNames(t *testing.T) {
 		t.Errorf("an older dsh's sweep would take %q for its own", name)
 	}
 }
+
+// TestYieldReportsSoFarAndReadsGoOnAfterIt: a yield is the text Close
+// would give for the stream so far, an incomplete character held back,
+// and the consuming reads start right after what it reported.
+func TestYieldReportsSoFarAndReadsGoOnAfterIt(t *testing.T) {
+	c := headCollector(t, 10, 4)
+	write(t, c, "ab\xe2\x82") // "ab" and the start of "€"
+	r := c.Yield()
+	if r.Text != "ab" || r.Truncated || r.TotalBytes != 2 || r.SpillPath != "" {
+		t.Fatalf("yield of a short stream: %+v", r)
+	}
+	write(t, c, "\xaccd")
+	if got, lossy := c.ReadNew(); string(got) != "€cd" || lossy {
+		t.Fatalf("first read after the yield: %q lossy=%v", got, lossy)
+	}
+
+	c = headCollector(t, 10, 4)
+	write(t, c, "0123456789abcdef")
+	r = c.Yield()
+	want := Result{Head: "0123", Text: "abcdef", OmittedBytes: 6, Truncated: true}
+	if got := (Result{Head: r.Head, Text: r.Text, OmittedBytes: r.OmittedBytes, Truncated: r.Truncated}); got != want {
+		t.Fatalf("yield of an overflowing stream: %#v", got)
+	}
+	if r.TotalBytes != 16 || r.SpillPath == "" || r.SpillCapped {
+		t.Fatalf("yield's facts: %+v", r)
+	}
+	if data, err := os.ReadFile(r.SpillPath); err != nil || string(data) != "0123456789abcdef" {
+		t.Fatalf("the live spill file holds %q, %v", data, err)
+	}
+	if got, lossy := c.ReadNew(); len(got) != 0 || lossy {
+		t.Fatalf("a read right after the yield: %q lossy=%v", got, lossy)
+	}
+	write(t, c, "gh")
+	if got, lossy := c.ReadNew(); string(got) != "gh" || lossy {
+		t.Fatalf("the next output: %q lossy=%v", got, lossy)
+	}
+	final := c.Close()
+	if final.Head != "0123" || final.Text != "cdefgh" || final.TotalBytes != 18 {
+		t.Fatalf("close after a yield: %+v", final)
+	}
+	if again := c.Yield(); again.Text != final.Text {
+		t.Fatalf("yield after close: %+v", again)
+	}
+}

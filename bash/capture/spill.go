@@ -234,6 +234,16 @@ func (d *SpillDir) Create(stream string) (File, error) {
 	return f, nil
 }
 
+// Reopen opens a spill file of d for reading (Reopener), never through a
+// symbolic link.
+func (d *SpillDir) Reopen(path string) (io.ReaderAt, io.Closer, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f, nil
+}
+
 // Remove deletes the private directory and everything in it. Create fails
 // afterwards.
 func (d *SpillDir) Remove() error {

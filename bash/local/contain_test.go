@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -128,6 +129,18 @@ func TestKeepDetached(t *testing.T) {
 			f = tempFile(t, "bg")
 			p := start(t, e, "setsid sleep 300 & echo $! > "+f)
 			wait(t, p)
+			proctest.AwaitGone(t, proctest.ReadPid(t, f))
+			// A yielded command is a background one from then on: what
+			// it leaves ends with it (docs/spec.md §12).
+			f = tempFile(t, "yielded")
+			spec, _ := e.Resolve(bash.Request{Command: "setsid sleep 300 >/dev/null 2>&1 & echo $! > " + f + "; sleep 0.3"})
+			yield := make(chan struct{})
+			close(yield)
+			if _, p, err := e.RunOrYield(context.Background(), spec, yield); err != nil || p == nil {
+				t.Fatalf("RunOrYield: %v, %v", p, err)
+			} else {
+				wait(t, p)
+			}
 			proctest.AwaitGone(t, proctest.ReadPid(t, f))
 
 			for _, pid := range keptPids {

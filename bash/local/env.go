@@ -19,16 +19,23 @@ package local
 //     character that is not an ASCII letter or digit, and each word is
 //     upper-cased. It is a credential when a word equals KEY, KEYS, APIKEY,
 //     SECRET, SECRETS, TOKEN, TOKENS, PASSWORD, PASSWORDS, PASSWD, PASSPHRASE,
-//     CREDENTIAL or CREDENTIALS, or ends in APIKEY, SECRET, TOKEN or PASSWORD.
-//     camelCase is not split: apiKey is the one word APIKEY, which matches;
-//     MONKEY and KEYBOARD_LAYOUT do not.
+//     CREDENTIAL or CREDENTIALS, or ends in APIKEY, SECRET, TOKEN, PASSWORD,
+//     SECRETKEY, PRIVATEKEY or ACCESSKEY, or contains WEBHOOK; or when the
+//     name has several words and the last is PWD, AUTH or DSN, or the last
+//     two are AUTH HEADER (MYSQL_PWD, NPM_CONFIG__AUTH, SENTRY_DSN,
+//     X_AUTH_HEADER). camelCase is not split: apiKey is the one word
+//     APIKEY, which matches; MONKEY, KEYBOARD_LAYOUT, PWD, OLDPWD and
+//     SSH_AUTH_SOCK (a socket path, which gives commands the user's SSH
+//     agent) do not.
 //   - Values ([secretValue]): a PEM private key block anywhere in the value;
 //     a URL with a non-empty password in its userinfo anywhere
 //     (scheme://user:pass@host, also scheme://:pass@host; user@ and user:@
 //     are not secrets); or, at the start of the value after trimming white
 //     space, a well-known token: ghp_, gho_, ghs_, github_pat_, glpat-,
-//     xox?- (? a letter), sk- or sk_live_, each followed by at least 8 of
-//     [A-Za-z0-9_-]; AKIA or ASIA and exactly 16 of [A-Z0-9] (then the end
+//     xox?- (? a letter), xoxe., xapp-, sk-, sk_live_, sk_test_, rk_live_,
+//     rk_test_, AIza, npm_, hf_ or pypi-, each followed by at least 8 of
+//     [A-Za-z0-9_-]; Bearer or Basic (any case), spaces and at least 8 of
+//     [A-Za-z0-9._~+/=-]; AKIA or ASIA and exactly 16 of [A-Z0-9] (then the end
 //     or a character that is not a letter or digit); a JWT, eyJ… with three
 //     dot-separated base64url parts, the last possibly empty. Token prefixes
 //     count only at the start: a PATH holding /opt/sk-tools/bin must never be
@@ -72,7 +79,12 @@ var (
 		"PASSWORD": true, "PASSWORDS": true, "PASSWD": true, "PASSPHRASE": true,
 		"CREDENTIAL": true, "CREDENTIALS": true,
 	}
-	credentialSuffixes = []string{"APIKEY", "SECRET", "TOKEN", "PASSWORD"}
+	credentialSuffixes = []string{"APIKEY", "SECRET", "TOKEN", "PASSWORD", "SECRETKEY", "PRIVATEKEY", "ACCESSKEY"}
+	// credentialLastWords are credentials as the last word of a name of
+	// several words: MYSQL_PWD (but PWD itself is the working directory),
+	// NPM_CONFIG__AUTH (but SSH_AUTH_SOCK, a socket path, is kept),
+	// SENTRY_DSN.
+	credentialLastWords = map[string]bool{"PWD": true, "AUTH": true, "DSN": true}
 )
 
 var (
@@ -84,7 +96,8 @@ var (
 	urlPassword = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`)
 	// tokenPrefix matches a well-known token at the start of a value.
 	tokenPrefix = regexp.MustCompile(`^(?:` +
-		`(?:ghp_|gho_|ghs_|github_pat_|glpat-|xox[A-Za-z]-|sk-|sk_live_)[A-Za-z0-9_-]{8}` +
+		`(?:ghp_|gho_|ghs_|github_pat_|glpat-|xox[A-Za-z]-|xoxe\.|xapp-|sk-|[sr]k_(?:live|test)_|AIza|npm_|hf_|pypi-)[A-Za-z0-9_-]{8}` +
+		`|(?i:bearer|basic) +[A-Za-z0-9._~+/=-]{8}` +
 		`|(?:AKIA|ASIA)[A-Z0-9]{16}(?:$|[^A-Za-z0-9])` +
 		`|eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.` +
 		`)`)
@@ -96,9 +109,10 @@ func credentialName(name string) bool {
 	words := strings.FieldsFunc(name, func(r rune) bool {
 		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
 	})
-	for _, w := range words {
+	for i, w := range words {
 		w = strings.ToUpper(w)
-		if credentialWords[w] {
+		words[i] = w
+		if credentialWords[w] || strings.Contains(w, "WEBHOOK") {
 			return true
 		}
 		for _, s := range credentialSuffixes {
@@ -107,7 +121,21 @@ func credentialName(name string) bool {
 			}
 		}
 	}
-	return false
+	return credentialEnding(words)
+}
+
+// credentialEnding reports whether the last words of a name make it a
+// credential: AUTH, PWD or DSN after another word, or AUTH HEADER.
+func credentialEnding(words []string) bool {
+	n := len(words)
+	switch {
+	case n < 2:
+		return false
+	case credentialLastWords[words[n-1]]:
+		return true
+	default:
+		return words[n-2] == "AUTH" && words[n-1] == "HEADER"
+	}
 }
 
 // secretValue reports whether a value looks like a secret (§2.4, second

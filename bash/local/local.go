@@ -101,6 +101,13 @@
 //     is gone and nobody waits for their clean exit.
 //   - containment: cgroup makes New fail where no cgroup can be made;
 //     auto falls back to the marker and says why.
+//   - RunOrYield (docs/spec.md §12): a yield that meets the command's exit
+//     is decided under the run's lock, so the caller gets either the
+//     result or a live process, never a process that had already ended
+//     unseen. A yielded command is a background one from then on: what it
+//     leaves ends with it (keepDetached no longer applies), and Close
+//     kills it. Its collectors keep the head they had, so between two
+//     reads it keeps a tail of maxOutputBytes − keepHeadBytes per stream.
 package local
 
 import (
@@ -306,41 +313,45 @@ func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
 	}, nil
 }
 
-// errTimedOut is the cause a run's own timer gives its context.
-var errTimedOut = errors.New("timed out")
-
 // Run runs spec in the foreground. See [bash.Executor].
 func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error) {
+	res, _, err := e.RunOrYield(ctx, spec, nil)
+	return res, err
+}
+
+// RunOrYield runs spec in the foreground until yield closes. See
+// [bash.Executor].
+func (e *Executor) RunOrYield(ctx context.Context, spec bash.Spec, yield <-chan struct{}) (bash.Result, bash.Process, error) {
 	if ctx.Err() != nil {
-		return bash.Result{}, bash.AbortedBeforeSpawn(ctx)
+		return bash.Result{}, nil, bash.AbortedBeforeSpawn(ctx)
 	}
 	if spec.TimeoutMs <= 0 {
-		return bash.Result{}, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
+		return bash.Result{}, nil, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
 	}
 	r, err := e.spawn(spec, true)
 	if err != nil {
-		return bash.Result{}, err
+		return bash.Result{}, nil, err
 	}
 
-	tctx, cancel := context.WithTimeoutCause(ctx, spec.Timeout(), errTimedOut)
-	defer cancel()
+	timer := time.NewTimer(spec.Timeout())
 	var timedOut, aborted bool
 	select {
 	case <-r.exited:
 	case <-r.killCh: // Close
 		aborted = true
-	case <-tctx.Done():
-		select {
-		case <-r.exited: // it ended by itself in the same instant
-		default:
-			if context.Cause(tctx) == errTimedOut {
-				timedOut = true
-			} else {
-				aborted = true
-			}
-			r.kill()
+	case <-ctx.Done():
+		aborted = r.killUnlessExited()
+	case <-timer.C:
+		timedOut = r.killUnlessExited()
+	case <-yield:
+		if r.detach() {
+			res := bash.SoFar(spec.TimeoutMs, r.started, r.stdout, r.stderr)
+			go r.keepTimeout(timer)
+			return res, &process{run: r}, nil
 		}
+		// It exited in the same instant: its result, as if no yield came.
 	}
+	timer.Stop()
 	<-r.done
 
 	r.mu.Lock()
@@ -355,7 +366,7 @@ func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error)
 		Duration:  r.ended.Sub(r.started),
 		Stdout:    bash.OutputOf(r.outRes),
 		Stderr:    bash.OutputOf(r.errRes),
-	}, nil
+	}, nil, nil
 }
 
 // Start runs spec in the background. See [bash.Executor].
@@ -579,8 +590,8 @@ func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, l 
 		keep:    foreground && e.keepDetached,
 		onKept:  e.keep,
 		log:     e.log,
-		stdout:  e.collector("stdout", head, spec.Observe, spill),
-		stderr:  e.collector("stderr", head, spec.Observe, spill),
+		stdout:  e.collector("stdout", head, !foreground, spec.Observe, spill),
+		stderr:  e.collector("stderr", head, !foreground, spec.Observe, spill),
 		outR:    p.outR,
 		errR:    p.errR,
 		exited:  make(chan struct{}),
@@ -603,14 +614,16 @@ func (e *Executor) forget(r *run, scope *scopeEntry) {
 }
 
 // collector is a stream's collector, keeping head bytes of its start
-// besides the tail.
-func (e *Executor) collector(stream string, head int64, observe func(string, []byte), spill spillDir) *capture.Collector {
+// besides the tail (a background stream, consumed by reads, is parked
+// when it ends: capture.Options.Consumed).
+func (e *Executor) collector(stream string, head int64, consumed bool, observe func(string, []byte), spill spillDir) *capture.Collector {
 	opts := capture.Options{
 		Stream:        stream,
 		MaxBytes:      e.maxOutputBytes,
 		HeadBytes:     head,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         spill,
+		Consumed:      consumed,
 	}
 	if observe != nil {
 		opts.Observe = func(p []byte) { observe(stream, p) }

@@ -90,11 +90,12 @@ func markByEnv(pid int, runID string, in map[int]bool) (empty bool) {
 var lookupEnv = procfs.LookupEnv
 
 // awaitEnvs reads the environments of pending again, with growing pauses,
-// until none reads empty or execEnvWait is over, and marks those carrying
-// runID in in.
+// until none reads empty or execEnvWait is over — but at least
+// minEnvReads times, however late a loaded machine wakes the scan — and
+// marks those carrying runID in in.
 func awaitEnvs(pending []int, runID string, in map[int]bool) {
 	deadline := time.Now().Add(execEnvWait)
-	for pause := time.Millisecond; len(pending) > 0 && time.Now().Before(deadline); pause = min(2*pause, 20*time.Millisecond) {
+	for i, pause := 0, time.Millisecond; len(pending) > 0 && (i < minEnvReads || time.Now().Before(deadline)); i, pause = i+1, min(2*pause, 20*time.Millisecond) {
 		time.Sleep(pause)
 		left := pending[:0]
 		for _, pid := range pending {
@@ -122,3 +123,7 @@ func cgroupNamespace(pid int) uint64 {
 	}
 	return st.Ino
 }
+
+// minEnvReads is how often a scan reads such an environment again at
+// least: about 90 ms of pauses when the machine keeps time.
+const minEnvReads = 8

@@ -17,18 +17,21 @@ func (p *process) Done() <-chan struct{} { return p.run.done }
 // itself.
 func (p *process) State() bash.State {
 	killed := p.run.killRequested()
+	p.run.mu.Lock()
+	timedOut := p.run.timedOut
+	p.run.mu.Unlock()
 	select {
 	case <-p.run.done:
 	default:
 		if killed {
-			return bash.State{Status: bash.StatusKilled}
+			return bash.State{Status: bash.StatusKilled, TimedOut: timedOut}
 		}
 		return bash.State{Status: bash.StatusRunning}
 	}
 	p.run.mu.Lock()
 	code, sig := exitInfo(p.run.state)
 	p.run.mu.Unlock()
-	st := bash.State{Status: bash.StatusCompleted, ExitCode: code, Signal: sig}
+	st := bash.State{Status: bash.StatusCompleted, ExitCode: code, Signal: sig, TimedOut: timedOut}
 	if killed || sig != "" {
 		st.Status = bash.StatusKilled
 	}

@@ -40,6 +40,7 @@ type run struct {
 	reaped func()
 	grp    container
 	// keep: a foreground command under keepDetached, whose processes stay
+	// (guarded by mu: a yield clears it, supervise reads it)
 	// when it exits by itself; onKept then takes its container.
 	keep   bool
 	onKept func(container)
@@ -58,6 +59,9 @@ type run struct {
 	killOnce sync.Once
 	mu       sync.Mutex
 	state    *syscall.WaitStatus // nil until reaped
+	// timedOut: the timeout of a run that was yielded to the background
+	// (detach) killed it.
+	timedOut bool
 	ended    time.Time
 	outRes   capture.Result
 	errRes   capture.Result
@@ -72,6 +76,53 @@ func (r *run) kill() bool {
 		close(r.killCh)
 	})
 	return first
+}
+
+// killUnlessExited requests the kill of a run whose leader has not
+// exited, and reports whether it did: one that exited in the same instant
+// ended by itself.
+func (r *run) killUnlessExited() bool {
+	select {
+	case <-r.exited:
+		return false
+	default:
+		r.kill()
+		return true
+	}
+}
+
+// detach turns a foreground run into one that goes on in the background
+// (RunOrYield's yield), unless its leader has already exited; it reports
+// whether it did. What a detached command leaves behind ends with it, as
+// for a background one: keepDetached no longer applies. Deciding under mu,
+// which the waiter holds to record the exit, keeps this from racing
+// supervise's look at keep.
+func (r *run) detach() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != nil {
+		return false
+	}
+	r.keep = false
+	return true
+}
+
+// keepTimeout is the goroutine that keeps a yielded run bound to its
+// timeout: when timer fires before the leader exits, the run is killed
+// and marked timed out. It ends when the leader exits (Close and Kill
+// lead there too) or the timer fires.
+func (r *run) keepTimeout(timer *time.Timer) {
+	defer timer.Stop()
+	select {
+	case <-r.exited:
+	case <-timer.C:
+		r.mu.Lock()
+		if r.state == nil {
+			r.timedOut = true
+		}
+		r.mu.Unlock()
+		r.killUnlessExited()
+	}
 }
 
 func (r *run) killRequested() bool {
@@ -231,7 +282,10 @@ func (r *run) leftovers(k *killer) (kept bool) {
 	if k.started || !r.grp.live() {
 		return false
 	}
-	if r.keep {
+	r.mu.Lock()
+	keep := r.keep
+	r.mu.Unlock()
+	if keep {
 		return true
 	}
 	k.start()

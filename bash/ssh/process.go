@@ -17,11 +17,14 @@ func (p *process) Done() <-chan struct{} { return p.run.done }
 // itself; killed with Err when its connection was lost before it ended.
 func (p *process) State() bash.State {
 	killed := p.run.killRequested()
+	p.run.mu.Lock()
+	timedOut := p.run.timedOut
+	p.run.mu.Unlock()
 	select {
 	case <-p.run.done:
 	default:
 		if killed {
-			return bash.State{Status: bash.StatusKilled}
+			return bash.State{Status: bash.StatusKilled, TimedOut: timedOut}
 		}
 		return bash.State{Status: bash.StatusRunning}
 	}
@@ -31,7 +34,7 @@ func (p *process) State() bash.State {
 		return bash.State{Status: bash.StatusKilled, Err: err}
 	}
 	code, sig := p.run.status.exitInfo()
-	st := bash.State{Status: bash.StatusCompleted, ExitCode: code, Signal: sig}
+	st := bash.State{Status: bash.StatusCompleted, ExitCode: code, Signal: sig, TimedOut: timedOut}
 	if killed || sig != "" {
 		st.Status = bash.StatusKilled
 	}

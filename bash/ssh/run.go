@@ -64,6 +64,7 @@ type run struct {
 	exitAt    time.Time
 	killAt    time.Time
 	err       error // the run failed: its connection was lost, or no exit status came
+	timedOut  bool  // the timeout of a yielded run killed it (keepTimeout)
 	ended     time.Time
 	outRes    capture.Result
 	errRes    capture.Result
@@ -88,6 +89,40 @@ func (r *run) kill() bool {
 		close(r.killCh)
 	})
 	return first
+}
+
+// killUnlessExited requests the kill of a run whose exit status has not
+// come, and reports whether it did: one that ended in the same instant
+// ended by itself.
+func (r *run) killUnlessExited() bool {
+	select {
+	case <-r.exited:
+		return false
+	default:
+		r.kill()
+		return true
+	}
+}
+
+// keepTimeout is the goroutine that keeps a yielded run bound to its
+// timeout: when timer fires before the exit status came, the run is
+// killed and marked timed out. It ends when the run exits (Close, Kill
+// and a lost connection lead there too) or the timer fires.
+func (r *run) keepTimeout(timer *time.Timer) {
+	defer timer.Stop()
+	select {
+	case <-r.exited:
+	case <-r.done:
+	case <-timer.C:
+		select {
+		case <-r.exited:
+		default:
+			r.mu.Lock()
+			r.timedOut = true
+			r.mu.Unlock()
+			r.kill()
+		}
+	}
 }
 
 func (r *run) killRequested() bool {

@@ -123,6 +123,10 @@
 //     request) and the channel is closed graceMs later at most. The call
 //     ends timed out or aborted; Start fails as the executor is closed.
 //     The command's own timeout starts at the start frame, as before.
+//   - RunOrYield looks at the yield once the command started (its start
+//     frame came), and its timeout counts from there, as Run's does; a
+//     yielded command is then a background one, with the collectors (and
+//     their head) it had.
 //   - Errors start with "ssh: ".
 package ssh
 
@@ -273,61 +277,72 @@ func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
 	}, nil
 }
 
-// errTimedOut is the cause a run's own timer gives its context.
-var errTimedOut = errors.New("timed out")
-
 // Run runs spec in the foreground. See [bash.Executor]. A connection lost
 // before the command's exit status arrived is an error
 // ("ssh: connection to HOST lost"), with no Result.
 func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error) {
+	res, _, err := e.RunOrYield(ctx, spec, nil)
+	return res, err
+}
+
+// RunOrYield runs spec in the foreground until yield closes. See
+// [bash.Executor]. The yield is looked at once the command started (its
+// start frame came); its timeout counts from there, as Run's does.
+func (e *Executor) RunOrYield(ctx context.Context, spec bash.Spec, yield <-chan struct{}) (bash.Result, bash.Process, error) {
 	if ctx.Err() != nil {
-		return bash.Result{}, bash.AbortedBeforeSpawn(ctx)
+		return bash.Result{}, nil, bash.AbortedBeforeSpawn(ctx)
 	}
 	if spec.TimeoutMs <= 0 {
-		return bash.Result{}, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
+		return bash.Result{}, nil, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
 	}
 	r, why, err := e.spawn(ctx, spec, spec.Timeout())
 	if err != nil {
-		return bash.Result{}, err
+		return bash.Result{}, nil, err
 	}
 	// Cut before its start, the run is being killed, or is done.
 	timedOut, aborted := why == cutTimeout, why == cutAborted
 	if why == notCut {
-		timedOut, aborted = r.await(ctx, spec.Timeout())
+		var yielded bool
+		timedOut, aborted, yielded = r.await(ctx, spec.Timeout(), yield)
+		if yielded {
+			return bash.SoFar(spec.TimeoutMs, r.started, r.stdout, r.stderr), &process{run: r}, nil
+		}
 	}
 	<-r.done
 	r.mu.Lock()
 	err = r.err
 	r.mu.Unlock()
 	if err != nil {
-		return bash.Result{}, err
+		return bash.Result{}, nil, err
 	}
-	return r.result(spec.TimeoutMs, timedOut, aborted), nil
+	return r.result(spec.TimeoutMs, timedOut, aborted), nil, nil
 }
 
 // await waits for a started run's end, its timeout or its caller's
 // context, killing it for either of these; it reports which ended it.
-func (r *run) await(ctx context.Context, timeout time.Duration) (timedOut, aborted bool) {
-	tctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
-	defer cancel()
+// When yield closes first, the run goes on in the background, still bound
+// to its timeout (keepTimeout), and await reports yielded.
+func (r *run) await(ctx context.Context, timeout time.Duration, yield <-chan struct{}) (timedOut, aborted, yielded bool) {
+	timer := time.NewTimer(timeout)
 	select {
 	case <-r.exited:
 	case <-r.done:
 	case <-r.killCh: // Close
 		aborted = true
-	case <-tctx.Done():
+	case <-ctx.Done():
+		aborted = r.killUnlessExited()
+	case <-timer.C:
+		timedOut = r.killUnlessExited()
+	case <-yield:
 		select {
-		case <-r.exited: // it ended by itself in the same instant
+		case <-r.exited: // it ended in the same instant: its result
 		default:
-			if context.Cause(tctx) == errTimedOut {
-				timedOut = true
-			} else {
-				aborted = true
-			}
-			r.kill()
+			go r.keepTimeout(timer)
+			return false, false, true
 		}
 	}
-	return timedOut, aborted
+	timer.Stop()
+	return timedOut, aborted, false
 }
 
 // Start runs spec in the background. See [bash.Executor]. It returns once
@@ -499,8 +514,8 @@ func (e *Executor) newRun(spec bash.Spec, foreground bool, s *session) *run {
 		s:        s,
 		inv:      invocationFor(newNonce(), spec.Command, spec.Workdir, spec.Stdin, env, e.keepalive, e.grace),
 		started:  time.Now(),
-		stdout:   e.collector("stdout", head, spec.Observe),
-		stderr:   e.collector("stderr", head, spec.Observe),
+		stdout:   e.collector("stdout", head, !foreground, spec.Observe),
+		stderr:   e.collector("stderr", head, !foreground, spec.Observe),
 		frame:    make(chan frameResult, 1),
 		exited:   make(chan struct{}),
 		done:     make(chan struct{}),
@@ -518,14 +533,16 @@ func newNonce() string {
 }
 
 // collector is a stream's collector, keeping head bytes of its start
-// besides the tail; it spills to the remote host.
-func (e *Executor) collector(stream string, head int64, observe func(string, []byte)) *capture.Collector {
+// besides the tail (a background stream, consumed by reads, is parked
+// when it ends: capture.Options.Consumed); it spills to the remote host.
+func (e *Executor) collector(stream string, head int64, consumed bool, observe func(string, []byte)) *capture.Collector {
 	opts := capture.Options{
 		Stream:        stream,
 		MaxBytes:      e.maxOutputBytes,
 		HeadBytes:     head,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         e.spill,
+		Consumed:      consumed,
 	}
 	if observe != nil {
 		opts.Observe = func(p []byte) { observe(stream, p) }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -18,11 +17,7 @@ func loadConfig(path string) (config.File, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return config.File{}, fmt.Errorf("config file %s: %w", path, err)
+		return config.File{}, fmt.Errorf("config file %s: %w", path, pathErr(err))
 	}
 	f, err := config.Parse(data)
 	if err != nil {

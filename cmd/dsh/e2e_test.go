@@ -118,22 +118,10 @@ func TestEndToEndRoots(t *testing.T) {
 
 func TestEndToEndHTTP(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0")
-	cmd.Env = append(cmd.Environ(), tokenEnv+"=e2e-token")
-	stderr := newNotifyBuffer()
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	cmd, stderr := startServe(t, "", []string{tokenEnv + "=" + testToken}, "--addr", "127.0.0.1:0")
 	url := stderr.await(t, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
 	connect := func() *mcp.ClientSession {
-		transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{"e2e-token"}}}
+		transport := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{testToken}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, nil).Connect(t.Context(), transport, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -151,7 +139,7 @@ func TestEndToEndHTTP(t *testing.T) {
 	}
 	// A cross-origin browser request is refused.
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(`{}`))
-	req.Header.Set("Authorization", "Bearer e2e-token")
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	req.Header.Set("Origin", "https://evil.example")
 	req.Header.Set("Sec-Fetch-Site", "cross-site")
 	resp, err := http.DefaultClient.Do(req)

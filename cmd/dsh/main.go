@@ -2,7 +2,7 @@
 // reports honestly what a command did, and a CLI to try that tool by hand.
 //
 //	dsh mcp   [--config FILE] [--workdir DIR]                  MCP over stdio
-//	dsh serve --addr HOST:PORT [--config FILE] [--workdir DIR]
+//	dsh serve --addr HOST:PORT|unix:PATH [--config FILE] [--workdir DIR]
 //	          [--token-file F] [--no-auth] [--idle-timeout D]  MCP streamable HTTP at /mcp
 //	dsh run   [--config FILE] [--workdir DIR] [--timeout D] [--background] -- COMMAND...
 //	dsh tools [--config FILE]                                  tool schemas and the prompt
@@ -37,10 +37,16 @@
 //	tools: [bash, tasks]     # tool plugins to load, default both; [] loads none
 //	bash:
 //	  enableRunInBackground: true
+//	  maxForegroundPerSession: 16 # foreground commands of one session at once
+//	  maxForeground: 128     # of all sessions
 //	tasks:                   # the task runtime and task_output/task_list/task_kill
 //	  maxRunningPerSession: 64
 //	  waitTimeoutMs: 30000
 //	  maxWaitTimeoutMs: 600000
+//	serve:                   # dsh serve only
+//	  maxSessions: 64        # MCP sessions open at once
+//	  maxRequestBytes: 8388608
+//	redact: known            # secrets in output become [REDACTED:<rule>]; off: none
 //
 // config.Parse reads it (docs/config.md lists every key); its errors name
 // the key's path and line, after the file's name: `dsh: config file
@@ -160,10 +166,16 @@
 // dsh serve listens on --addr and serves MCP at /mcp. Every request must
 // carry the bearer token, read from --token-file (surrounding whitespace
 // trimmed; one line), else from the DSH_TOKEN environment variable; the flag
-// wins when both are set, since it is the explicit choice. Without a token
+// wins when both are set, since it is the explicit choice. A token must have
+// at least 16 characters, and a token file must be private to its owner
+// (no access for group or others, as ssh asks of a key). Without a token
 // dsh refuses to start unless --no-auth is given and the --addr host is
 // loopback (127.0.0.0/8, ::1 or localhost); --no-auth together with a token
-// is refused too, since it is unclear which the user meant. Those refusals,
+// is refused too, since it is unclear which the user meant. --addr
+// unix:PATH serves a Unix socket of mode 0600 instead, which needs no
+// token: only processes of dsh's own user may connect (their peer
+// credentials are checked too). --no-auth on a TCP address prints a
+// one-line warning that every local user can use it. Those refusals,
 // an unreadable or empty token file and a missing --addr are usage errors
 // (exit 2); an address that cannot be bound is exit 1. A session that makes
 // no request for --idle-timeout (default 30m; 0: never) is ended. On SIGINT
@@ -401,11 +413,7 @@ func checkDir(what, dir string) (string, error) {
 	fi, err := os.Stat(abs)
 	switch {
 	case err != nil:
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return "", usageError("%s %s: %v", what, dir, err)
+		return "", usageError("%s %s: %v", what, dir, pathErr(err))
 	case !fi.IsDir():
 		return "", usageError("%s %s: not a directory", what, dir)
 	}

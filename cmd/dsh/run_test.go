@@ -320,3 +320,34 @@ func TestInheritedFdsDoNotReachCommands(t *testing.T) {
 		t.Errorf("the command's fds: %q, want 0 1 2 and ls's own", out)
 	}
 }
+
+// TestRunPrintsSanitizedText: what dsh run prints (to a terminal or not)
+// is the model's text, without the escape sequences and controls a
+// terminal would act on.
+func TestRunPrintsSanitizedText(t *testing.T) {
+	t.Parallel()
+	got := dsh(t, nil, "run", "--", `printf '\033]0;pwned\a\033[31mred\033[0m\r\n\033]52;c;Y2xpcA==\a'`)
+	if got.code != 0 || got.stdout != "red\n" {
+		t.Errorf("status %d, stdout %q; want 0, %q", got.code, got.stdout, "red\n")
+	}
+}
+
+// TestRunRedacts: a secret a command prints reaches the model (and dsh
+// run's stdout) redacted by default, as is with redact: off; redact: all
+// is refused at start.
+func TestRunRedacts(t *testing.T) {
+	t.Parallel()
+	const pat = "ghp_Zq3T9xLmV2bN8cR1dF6gH0jK4pW7sY5aE2uI"
+	if got := dsh(t, nil, "run", "--", "echo "+pat); got.code != 0 || got.stdout != "[REDACTED:github-pat]\n" {
+		t.Errorf("default: status %d, stdout %q", got.code, got.stdout)
+	}
+	off := writeFile(t, "dsh.yaml", "redact: off\n")
+	if got := dsh(t, nil, "run", "--config", off, "--", "echo "+pat); got.code != 0 || got.stdout != pat+"\n" {
+		t.Errorf("redact: off: status %d, stdout %q", got.code, got.stdout)
+	}
+	all := writeFile(t, "dsh.yaml", "redact: all\n")
+	want := "dsh: config file " + all + `: redact: "all" is not available: no maintained scanner's rule set redacts a 64 KB tail within 2 ms; use known (line 1)` + "\n"
+	if got := dsh(t, nil, "run", "--config", all, "--", "true"); got.code != exitUsage || got.stderr != want {
+		t.Errorf("redact: all: status %d, stderr %q, want %q", got.code, got.stderr, want)
+	}
+}

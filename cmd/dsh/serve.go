@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -72,7 +71,7 @@ type serveFlags struct {
 func newServeCmd(s streams) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve --addr HOST:PORT",
+		Use:   "serve --addr HOST:PORT|unix:PATH",
 		Short: "Serve MCP over streamable HTTP at /mcp",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
@@ -80,7 +79,7 @@ func newServeCmd(s streams) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.addr, "addr", "", "address to listen on, HOST:PORT (required)")
+	fl.StringVar(&f.addr, "addr", "", "address to listen on, HOST:PORT or unix:PATH (a socket only you can open; no token needed) (required)")
 	fl.StringVar(&f.config, "config", "", "config file (YAML)")
 	fl.StringVar(&f.workdir, "workdir", "", "working directory of every session (default: the client's first root, else the current directory)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token (default: $"+tokenEnv+")")
@@ -93,9 +92,9 @@ func serve(f serveFlags, s streams) error {
 	if f.addr == "" {
 		return usageError("serve: --addr HOST:PORT is required")
 	}
-	host, _, err := net.SplitHostPort(f.addr)
+	addr, err := parseAddr(f.addr)
 	if err != nil {
-		return usageError("serve: --addr %s: %v", f.addr, err)
+		return err
 	}
 	if f.idleTimeout < 0 {
 		return usageError("serve: --idle-timeout must not be negative, got %v", f.idleTimeout)
@@ -104,13 +103,8 @@ func serve(f serveFlags, s streams) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case token != "" && f.noAuth:
-		return usageError("serve: --no-auth given but a token is set (%s or --token-file): drop one", tokenEnv)
-	case token == "" && !f.noAuth:
-		return usageError("serve: no bearer token: set %s or --token-file (or --no-auth on a loopback address)", tokenEnv)
-	case f.noAuth && !isLoopback(host):
-		return usageError("serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not %q", f.addr)
+	if err := checkAuth(addr, token, f.noAuth); err != nil {
+		return err
 	}
 	if f.noAuth {
 		// Commands share the host's network, loopback included: without
@@ -123,24 +117,30 @@ func serve(f serveFlags, s streams) error {
 	if err != nil {
 		return err
 	}
+	if f.noAuth && addr.socket == "" {
+		// Once the config is good: a usage error stays its one line.
+		fmt.Fprintln(s.err, noAuthWarning(f.addr))
+	}
 	defer fe.close()
 	log, ctx, received := fe.log, fe.ctx, fe.received
-	h, err := fe.srv.Handler(mcpserver.HTTPOptions{Token: token, NoAuth: f.noAuth, IdleTimeout: f.idleTimeout})
+	hs, err := fe.srv.HTTPServer(mcpserver.HTTPOptions{
+		Token: token, NoAuth: token == "", IdleTimeout: f.idleTimeout,
+		MaxSessions: fe.cfg.Serve.MaxSessions, MaxRequestBytes: config.Bytes(fe.cfg.Serve.MaxRequestBytes),
+	})
 	if err != nil {
 		return failure("serve: %v", err)
 	}
-	ln, err := net.Listen("tcp", f.addr)
+	ln, url, err := addr.listen(log)
 	if err != nil {
 		return failure("serve: %v", err)
-	}
-	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("dsh serving MCP", "url", "http://"+ln.Addr().String()+"/mcp", "auth", !f.noAuth)
+	if addr.socket != "" {
+		log.Info("dsh serving MCP", "socket", addr.socket, "url", url, "auth", token != "")
+	} else {
+		log.Info("dsh serving MCP", "url", url, "auth", token != "")
+	}
 
 	select {
 	case err := <-served:
@@ -163,10 +163,29 @@ func serve(f serveFlags, s streams) error {
 	return nil
 }
 
+// checkAuth refuses what the token and --no-auth leave unclear or open:
+// both at once, neither on TCP, and no token on an address other users of
+// other machines can reach. A Unix socket needs no token: only its owner
+// can open it.
+func checkAuth(addr serveAddr, token string, noAuth bool) error {
+	switch {
+	case token != "" && noAuth:
+		return usageError("serve: --no-auth given but a token is set (%s or --token-file): drop one", tokenEnv)
+	case addr.socket != "":
+		return nil
+	case token == "" && !noAuth:
+		return usageError("serve: no bearer token: set %s or --token-file (or --no-auth on a loopback address, or --addr unix:PATH)", tokenEnv)
+	case noAuth && !isLoopback(addr.host):
+		return usageError("serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not %q", addr.tcp)
+	}
+	return nil
+}
+
 // frontEnd is what dsh mcp and dsh serve both start from: the config, a
 // logger on stderr, a context cancelled by SIGINT/SIGTERM, the app and the
 // MCP server over it.
 type frontEnd struct {
+	cfg      config.File
 	log      *slog.Logger
 	ctx      context.Context
 	received func() os.Signal
@@ -180,7 +199,7 @@ func startFrontEnd(configPath, workdir string, s streams, opts ...host.Option) (
 	if err != nil {
 		return nil, err
 	}
-	fe := &frontEnd{log: newLogger(s.err)}
+	fe := &frontEnd{cfg: cfg, log: newLogger(s.err)}
 	warnSelf(cfg, fe.log)
 	fe.ctx, fe.received, fe.stop = signalContext(context.Background())
 	if fe.stack, err = host.Standard(cfg, append(opts, host.WithLogger(fe.log))...); err != nil {
@@ -209,27 +228,68 @@ func hideTokenFile(file string) []host.Option {
 }
 
 // serveToken reads the token: --token-file, else $DSH_TOKEN; "" when
-// neither is set.
+// neither is set. A token shorter than mcpserver.MinTokenLength, and a
+// token file that group or others may read or write (as ssh refuses such
+// a private key), are refused.
 func serveToken(file string) (string, error) {
 	if file == "" {
-		return strings.TrimSpace(guard.Getenv(tokenEnv)), nil
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
+		token := strings.TrimSpace(guard.Getenv(tokenEnv))
+		if token == "" {
+			return "", nil
 		}
-		return "", usageError("serve: --token-file %s: %v", file, err)
+		if err := mcpserver.CheckToken(token); err != nil {
+			return "", usageError("serve: %s: %v", tokenEnv, err)
+		}
+		return token, nil
+	}
+	data, err := readPrivateFile(file)
+	if err != nil {
+		return "", err
 	}
 	token := strings.TrimSpace(string(data))
-	if token == "" {
+	switch {
+	case token == "":
 		return "", usageError("serve: --token-file %s is empty", file)
-	}
-	if strings.ContainsAny(token, "\r\n") {
+	case strings.ContainsAny(token, "\r\n"):
 		return "", usageError("serve: --token-file %s must hold one line", file)
 	}
+	if err := mcpserver.CheckToken(token); err != nil {
+		return "", usageError("serve: --token-file %s: %v", file, err)
+	}
 	return token, nil
+}
+
+// readPrivateFile reads the token file, refusing it when group or others
+// have any access to it. The mode is that of the file opened, not of a
+// path that could change between a check and the read.
+func readPrivateFile(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, usageError("serve: --token-file %s: %v", file, pathErr(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, usageError("serve: --token-file %s: %v", file, pathErr(err))
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, usageError("serve: --token-file %s: permissions %04o are too open (group or others have access): chmod 600 %s", file, perm, file)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, usageError("serve: --token-file %s: %v", file, pathErr(err))
+	}
+	return data, nil
+}
+
+// pathErr is err without the operation and path of an *os.PathError,
+// which the messages name themselves.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // isLoopback reports whether host names only this machine: localhost or an

@@ -31,11 +31,19 @@ func TestIsLoopback(t *testing.T) {
 	}
 }
 
+// testToken is a bearer token long enough for dsh serve.
+const testToken = "s3cret-test-token-0123"
+
 func TestServeRefuses(t *testing.T) {
 	t.Parallel()
 	empty := writeFile(t, "token", " \n")
 	twoLines := writeFile(t, "token", "a\nb\n")
 	missing := filepath.Join(t.TempDir(), "token")
+	short := writeFile(t, "token", "fifteen-chars-x\n")
+	open := writeFile(t, "token", testToken+"\n")
+	if err := os.Chmod(open, 0o640); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -45,19 +53,25 @@ func TestServeRefuses(t *testing.T) {
 		{"no addr", nil, []string{"--no-auth"}, "serve: --addr HOST:PORT is required"},
 		{"bad addr", nil, []string{"--addr", "localhost", "--no-auth"}, "serve: --addr localhost: address localhost: missing port in address"},
 		{"no token", []string{tokenEnv + "="}, []string{"--addr", "127.0.0.1:0"},
-			"serve: no bearer token: set DSH_TOKEN or --token-file (or --no-auth on a loopback address)"},
+			"serve: no bearer token: set DSH_TOKEN or --token-file (or --no-auth on a loopback address, or --addr unix:PATH)"},
 		{"no-auth on all interfaces", []string{tokenEnv + "="}, []string{"--addr", ":0", "--no-auth"},
 			`serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not ":0"`},
 		{"no-auth on a public address", []string{tokenEnv + "="}, []string{"--addr", "0.0.0.0:0", "--no-auth"},
 			`serve: --no-auth is allowed only on a loopback address (127.0.0.0/8, ::1, localhost), not "0.0.0.0:0"`},
-		{"no-auth and a token", []string{tokenEnv + "=secret"}, []string{"--addr", "127.0.0.1:0", "--no-auth"},
+		{"no-auth and a token", []string{tokenEnv + "=" + testToken}, []string{"--addr", "127.0.0.1:0", "--no-auth"},
 			"serve: --no-auth given but a token is set (DSH_TOKEN or --token-file): drop one"},
 		{"empty token file", nil, []string{"--addr", "127.0.0.1:0", "--token-file", empty}, "serve: --token-file " + empty + " is empty"},
 		{"token file of two lines", nil, []string{"--addr", "127.0.0.1:0", "--token-file", twoLines},
 			"serve: --token-file " + twoLines + " must hold one line"},
 		{"missing token file", nil, []string{"--addr", "127.0.0.1:0", "--token-file", missing},
 			"serve: --token-file " + missing + ": no such file or directory"},
-		{"negative idle timeout", []string{tokenEnv + "=x"}, []string{"--addr", "127.0.0.1:0", "--idle-timeout", "-1s"},
+		{"short token", []string{tokenEnv + "=s3cret"}, []string{"--addr", "127.0.0.1:0"},
+			"serve: DSH_TOKEN: the bearer token has 6 characters, fewer than 16: use a random one (openssl rand -hex 32)"},
+		{"short token file", nil, []string{"--addr", "127.0.0.1:0", "--token-file", short},
+			"serve: --token-file " + short + ": the bearer token has 15 characters, fewer than 16: use a random one (openssl rand -hex 32)"},
+		{"token file open to the group", nil, []string{"--addr", "127.0.0.1:0", "--token-file", open},
+			"serve: --token-file " + open + ": permissions 0640 are too open (group or others have access): chmod 600 " + open},
+		{"negative idle timeout", []string{tokenEnv + "=" + testToken}, []string{"--addr", "127.0.0.1:0", "--idle-timeout", "-1s"},
 			"serve: --idle-timeout must not be negative, got -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,40 +129,15 @@ func (b *notifyBuffer) await(t testing.TB, re *regexp.Regexp) []string {
 
 func TestServe(t *testing.T) {
 	t.Parallel()
-	tokenFile := writeFile(t, "token", "s3cret\n")
-	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0", "--token-file", tokenFile)
-	cmd.Env = append(os.Environ(), tokenEnv+"=ignored-when-the-flag-is-set")
-	stderr := newNotifyBuffer()
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	tokenFile := writeFile(t, "token", testToken+"\n")
+	cmd, stderr := startServe(t, "", []string{tokenEnv + "=ignored-when-the-flag-is-set"}, "--addr", "127.0.0.1:0", "--token-file", tokenFile)
 	url := stderr.await(t, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
-
-	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}`
 	post := func(token string) int {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(initialize))
+		code, err := postInitialize(t, http.DefaultClient, url, token)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
+		return code
 	}
 	if got := post(""); got != http.StatusUnauthorized {
 		t.Errorf("without the token: %d, want 401", got)
@@ -156,7 +145,7 @@ func TestServe(t *testing.T) {
 	if got := post("ignored-when-the-flag-is-set"); got != http.StatusUnauthorized {
 		t.Errorf("with DSH_TOKEN's value: %d, want 401", got)
 	}
-	if got := post("s3cret"); got != http.StatusOK {
+	if got := post(testToken); got != http.StatusOK {
 		t.Errorf("with the token: %d, want 200", got)
 	}
 	http.DefaultClient.CloseIdleConnections()
@@ -224,17 +213,7 @@ func startMCPWith(t *testing.T, cmd *exec.Cmd) (*exec.Cmd, *mcpClient, *notifyBu
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := newNotifyBuffer()
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
+	stderr := startCmd(t, cmd)
 	sc := bufio.NewScanner(out)
 	sc.Buffer(nil, 1<<20)
 	c := &mcpClient{t: t, in: in, out: sc}
@@ -299,5 +278,36 @@ func TestMCP(t *testing.T) {
 				t.Errorf("errors logged:\n%s", stderr.String())
 			}
 		})
+	}
+}
+
+// TestMCPSurvivesMalformedLines: dsh mcp answers lines that are not
+// messages it takes (a batch, a number, a wrong version) with errors and
+// keeps serving, its background task included.
+func TestMCPSurvivesMalformedLines(t *testing.T) {
+	t.Parallel()
+	cmd, c, stderr := startMCP(t)
+	resp := c.send("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{
+		"command": "sleep 60", "description": "sleep in the background", "run_in_background": true}}, false)
+	if got := callText(t, resp); got != "started background task bash-1" {
+		t.Fatalf("background text = %q", got)
+	}
+	for _, line := range []string{`[{"jsonrpc":"2.0","id":50,"method":"ping"}]`, `42`, `null`, `{}`, `{"jsonrpc":"1.0","id":51,"method":"ping"}`, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`} {
+		if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !c.out.Scan() || !strings.Contains(c.out.Text(), `"error":{"code":-326`) {
+			t.Fatalf("reply to %s: %q", line, c.out.Text())
+		}
+	}
+	resp = c.send("tools/call", map[string]any{"name": "task_list", "arguments": map[string]any{}}, false)
+	if got := callText(t, resp); got != "bash-1 [bash] running — sleep 60" {
+		t.Errorf("task_list after the bad lines = %q", got)
+	}
+	c.in.Close()
+	for c.out.Scan() {
+	}
+	if got := waitExit(t, cmd); got != 0 {
+		t.Errorf("exit status = %d, want 0; stderr:\n%s", got, stderr.String())
 	}
 }

@@ -58,6 +58,9 @@ var contract = []struct {
 	{"LongCommandNeedsNothingOnPath", testLongCommandNeedsNothingOnPath},
 	{"LeftoversInTheGroupEndWithTheCommand", testLeftoversInTheGroupEndWithTheCommand},
 	{"TrappedTERMWithEscapedHolderReturnsWithinTimeoutPlusGrace", testTrappedTERMWithEscapedHolder},
+	{"YieldHandsOverTheLiveProcess", testYieldHandsOverTheLiveProcess},
+	{"YieldedProcessKeepsItsTimeout", testYieldedProcessKeepsItsTimeout},
+	{"YieldKeepsTheHeadAndReadsAfterIt", testYieldKeepsTheHeadAndReadsAfterIt},
 }
 
 func testRunBasics(t *testing.T, h Harness) {
@@ -772,5 +775,125 @@ func testTrappedTERMWithEscapedHolder(t *testing.T, h Harness) {
 	// timeout + grace = 800ms; twice the grace would be 1300ms.
 	if took > 1200*time.Millisecond+h.Slack {
 		t.Fatalf("took %v, more than timeout plus grace", took)
+	}
+}
+
+// yieldWhen runs command with RunOrYield under ctx, yielding once its
+// output so far ends in seen (at once when seen is ""), and returns what
+// RunOrYield returned.
+func yieldWhen(t *testing.T, ctx context.Context, e bash.Executor, command, seen string, timeoutMs float64) (bash.Result, bash.Process) {
+	t.Helper()
+	yield := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	var out []byte
+	req := bash.Request{Command: command, Observe: func(stream string, p []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stream == "stdout" {
+			out = append(out, p...)
+		}
+		if strings.HasSuffix(string(out), seen) {
+			once.Do(func() { close(yield) })
+		}
+	}}
+	if seen == "" {
+		close(yield)
+		once.Do(func() {})
+	}
+	if timeoutMs > 0 {
+		req.TimeoutMs = &timeoutMs
+	}
+	spec, err := e.Resolve(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, p, err := e.RunOrYield(ctx, spec, yield)
+	if err != nil {
+		t.Fatalf("RunOrYield(%q): %v", command, err)
+	}
+	if p == nil {
+		t.Fatalf("RunOrYield(%q) did not yield: %+v", command, res)
+	}
+	return res, p
+}
+
+// testYieldHandsOverTheLiveProcess: a yield returns the output so far
+// with no exit facts; the process goes on, deaf to the caller's context,
+// and its reads start after what the yield returned (docs/spec.md §12).
+func testYieldHandsOverTheLiveProcess(t *testing.T, h Harness) {
+	e := h.newExecutor(t, Limits{})
+	gate, open := GateFifo(t, h.Dir(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, p := yieldWhen(t, ctx, e, "echo first; read x < "+gate+"; echo second; echo err >&2; exit 3", "first\n", 0)
+	if res.Stdout.Text != "first\n" || res.Stderr.Text != "" || res.ExitCode != nil || res.Signal != "" || res.TimedOut || res.Aborted {
+		t.Fatalf("yielded result %+v", res)
+	}
+	if res.Stdout.TotalBytes != 6 || res.TimeoutMs <= 0 {
+		t.Fatalf("yielded facts %+v", res)
+	}
+	cancel() // the caller is gone: the process is not its any more
+	if st := p.State(); st.Status != bash.StatusRunning {
+		t.Fatalf("state after the yield %+v", st)
+	}
+	open()
+	Wait(t, p)
+	if st := p.State(); st.Status != bash.StatusCompleted || st.ExitCode == nil || *st.ExitCode != 3 || st.TimedOut {
+		t.Fatalf("final state %+v", st)
+	}
+	if r := p.Read(); r.Delta != "second\n[stderr]\nerr\n" || r.Lossy {
+		t.Fatalf("read after the yield %+v", r)
+	}
+}
+
+// testYieldedProcessKeepsItsTimeout: the spec's timeout, counted from the
+// spawn, still ends a yielded process, which says it timed out.
+func testYieldedProcessKeepsItsTimeout(t *testing.T, h Harness) {
+	e := h.newExecutor(t, Limits{})
+	start := time.Now()
+	res, p := yieldWhen(t, context.Background(), e, "echo a; sleep 60", "a\n", 600)
+	if res.Stdout.Text != "a\n" {
+		t.Fatalf("yielded result %+v", res)
+	}
+	Wait(t, p)
+	st := p.State()
+	if st.Status != bash.StatusKilled || !st.TimedOut || st.Signal != "SIGTERM" || st.ExitCode != nil {
+		t.Fatalf("state %+v", st)
+	}
+	if took := time.Since(start); took > 600*time.Millisecond+proctest.Wait/2+h.Slack {
+		t.Fatalf("the timeout ended it after %v", took)
+	}
+	if r := p.Read(); r.Delta != "" {
+		t.Fatalf("read %+v", r)
+	}
+	// A process that ends by itself after a yield did not time out.
+	_, p = yieldWhen(t, context.Background(), e, "sleep 0.2", "", 60000)
+	Wait(t, p)
+	if st := p.State(); st.Status != bash.StatusCompleted || st.TimedOut {
+		t.Fatalf("state of one that ended by itself %+v", st)
+	}
+}
+
+// testYieldKeepsTheHeadAndReadsAfterIt: a yield of an overflowing stream
+// has the head and tail of a foreground result, its spill file (still
+// growing) holds the stream from byte 0, and the reads go on after it.
+func testYieldKeepsTheHeadAndReadsAfterIt(t *testing.T, h Harness) {
+	head := float64(40)
+	e := h.newExecutor(t, Limits{MaxOutputBytes: 200, KeepHeadBytes: &head})
+	gate, open := GateFifo(t, h.Dir(t))
+	res, p := yieldWhen(t, context.Background(), e, "seq 1 100; read x < "+gate+"; echo after", "100\n", 0)
+	o := res.Stdout
+	all := SeqLines(1, 100)
+	if !o.Truncated || o.TotalBytes != int64(len(all)) || o.SpillPath == "" || !strings.HasPrefix(all, o.Head) || !strings.HasSuffix(all, o.Text) {
+		t.Fatalf("yielded stdout %+v", o)
+	}
+	if o.Head == "" || int64(len(o.Head))+o.OmittedBytes+int64(len(o.Text)) != o.TotalBytes {
+		t.Fatalf("head %q + omitted %d + tail %q", o.Head, o.OmittedBytes, o.Text)
+	}
+	open()
+	Wait(t, p)
+	if r := p.Read(); r.Delta != "after\n" || r.Lossy {
+		t.Fatalf("read after the yield %+v", r)
 	}
 }

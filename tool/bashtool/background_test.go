@@ -52,7 +52,7 @@ func (s *stack) finishedCh(id string) chan struct{} {
 
 // awaitFinish waits until id has finished and its notice (if any) is queued,
 // without reading or waiting on it (which would mark it reported).
-func (s *stack) awaitFinish(t *testing.T, id string) {
+func (s *stack) awaitFinish(t testing.TB, id string) {
 	t.Helper()
 	select {
 	case <-s.finishedCh(id):
@@ -70,6 +70,12 @@ func newStack(t *testing.T, tune func(*config.Local)) *stack {
 // benchmarks alike.
 func newStackWith(t testing.TB, tune func(*config.Local), tc tasks.Config) *stack {
 	t.Helper()
+	return newStackBash(t, tune, tc, config.Bash{})
+}
+
+// newStackBash is newStackWith with the bash tool's section.
+func newStackBash(t testing.TB, tune func(*config.Local), tc tasks.Config, bc config.Bash) *stack {
+	t.Helper()
 	lc := config.Local{GraceMs: 300, SpillDir: t.TempDir()}
 	if tune != nil {
 		tune(&lc)
@@ -85,7 +91,7 @@ func newStackWith(t testing.TB, tune func(*config.Local), tc tasks.Config) *stac
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []host.Plugin{host.BashTool(config.Bash{}), host.TaskTools(config.Tasks{})} {
+	for _, p := range []host.Plugin{host.BashTool(bc), host.TaskTools(config.Tasks{})} {
 		if err := h.Load(p); err != nil {
 			t.Fatal(err)
 		}

@@ -32,6 +32,18 @@
 //   - A head cut to nothing (a keepHeadBytes of 1–3 bytes inside one
 //     character) renders as the tail-only text: there is no head to show
 //     the omitted line under.
+//   - Yielding (docs/spec.md §12, yield.go): only a call whose context
+//     allows it (tool.AllowYield: the MCP front end) yields, with
+//     bash.yieldAfterMs > 0, background runs on and a task runtime loaded;
+//     the task is started first and only its Run makes the executor
+//     yield, so a runtime that refuses leaves the call in the foreground.
+//     The yielded result's structured facts are those of the output so
+//     far, with taskId and yielded; hooks see it as a background start. A
+//     yielded task's timeout ends it killed with the detail `timed out
+//     after <N>ms`, and its first read after the end adds that marker.
+//     The description adds one clause while yielding is on, whatever the
+//     front end: `dsh run` and an ACP agent that does not allow it simply
+//     never yield.
 //
 // The package is a plug-in of package tool: it imports tool, tasks and bash,
 // and host wires it in ([host.BashTool]).
@@ -46,12 +58,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/sanitize"
 	"github.com/dsh-go/dsh/prompt"
+	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -68,7 +83,7 @@ const (
 		"Each call is a fresh non-interactive shell with empty stdin: nothing (cd, variables) persists between calls, so pass workdir instead of cd. " +
 		"A non-zero exit shows as [exit code: N], a timeout as [timed out after Nms]. " +
 		"Long output keeps its start and end and names a file with the full output."
-	descBackground = " For servers, watchers and long jobs set run_in_background: you get a task id at once; read it with task_output, stop it with task_kill."
+	descBackground = " For servers, watchers and long jobs set run_in_background: you get a task id at once; read it with task_output, stop it with task_kill"
 	// descNoBackground is exact (docs/spec.md §3.1).
 	descNoBackground = " Background execution is not available; long-running commands must finish within the timeout."
 )
@@ -81,9 +96,23 @@ func Description(cfg config.Bash) string { return description(cfg, config.Sandbo
 func description(cfg config.Bash, sb config.Sandbox) string {
 	d := descCommon + descNoBackground
 	if cfg.Background() {
-		d = descCommon + descBackground
+		d = descCommon + descBackground + yieldClause(cfg.YieldAfter()) + "."
 	}
 	return d + sandboxSentence(sb)
+}
+
+// yieldClause tells the model, with background runs on, that a long
+// foreground command goes on as a task too (docs/spec.md §12); "" when
+// yielding is off.
+func yieldClause(ms int64) string {
+	if ms == 0 {
+		return ""
+	}
+	after := strconv.FormatInt(ms, 10) + "ms"
+	if ms%1000 == 0 {
+		after = strconv.FormatInt(ms/1000, 10) + "s"
+	}
+	return " (a foreground command still running after " + after + " goes on as a task too)"
 }
 
 // Parameters is the tool's schema for the given config, without a
@@ -138,11 +167,20 @@ type Runtime func() *tasks.Service
 
 // Tool is the bash tool bound to an executor.
 type Tool struct {
-	exec    bash.Executor
-	runtime Runtime
-	cfg     config.Bash
-	sandbox config.Sandbox // the executor's, for the description, schema and hints
-	spills  spillTracker
+	exec     bash.Executor
+	runtime  Runtime
+	cfg      config.Bash
+	sandbox  config.Sandbox // the executor's, for the description, schema and hints
+	spills   spillTracker
+	redactor *redact.Redactor
+	limit    foregroundLimit
+}
+
+// WithRedactor makes r redact the secrets in model-facing text
+// (docs/spec.md §14); without it the Known rules apply, the default of
+// the redact key. A nil r redacts nothing.
+func WithRedactor(r *redact.Redactor) Option {
+	return func(t *Tool) { t.redactor = r }
 }
 
 // Option configures the tool beyond its section.
@@ -161,7 +199,10 @@ func New(exec bash.Executor, runtime Runtime, cfg config.Bash, opts ...Option) *
 	if runtime == nil {
 		runtime = func() *tasks.Service { return nil }
 	}
-	t := &Tool{exec: exec, runtime: runtime, cfg: cfg}
+	known, _ := redact.New(redact.Known)
+	limits := cfg.WithDefaults()
+	t := &Tool{exec: exec, runtime: runtime, cfg: cfg, redactor: known,
+		limit: foregroundLimit{perSession: limits.MaxForegroundPerSession, overall: limits.MaxForeground}}
 	t.spills.remove = removeFiles
 	if r, ok := exec.(bash.SpillRemover); ok {
 		// Spill files on another machine (the SSH executor's).
@@ -268,8 +309,13 @@ func Workdir(wd string, s *session.Session) string {
 }
 
 func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Request) (tool.Result, error) {
+	release, err := t.limit.acquire(s)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	defer release()
 	if report := tool.ProgressFrom(ctx); report != nil {
-		w := watchProgress(report)
+		w := watchProgress(report, t.modelText)
 		defer w.close()
 		req.Observe = w.observe
 	}
@@ -277,19 +323,27 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 	if err != nil {
 		return tool.Result{}, err
 	}
-	res, err := t.exec.Run(ctx, spec)
+	res, taskID, err := t.runOrYield(ctx, s, req, spec)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 		}
 		return tool.Result{}, err
 	}
+	res.Stdout, res.Stderr = t.modelOutput(res.Stdout), t.modelOutput(res.Stderr)
 	if res.Aborted {
 		// The model never sees these paths: nobody else would delete them.
 		t.spills.removeAll(res.Stdout.SpillPath, res.Stderr.SpillPath)
 		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 	}
 	t.spills.track(s, res.Stdout.SpillPath, res.Stderr.SpillPath)
+	if taskID != "" {
+		out := tool.TextResult(renderYielded(res, t.cfg.YieldAfter(), taskID))
+		st := structured(res)
+		st.TaskID, st.Yielded = taskID, true
+		out.Structured = st
+		return out, nil
+	}
 	out := tool.TextResult(render(res, t.hint(req, res.ExitCode, res.Signal, res.Stdout, res.Stderr)))
 	out.Structured = structured(res)
 	return out, nil
@@ -332,6 +386,13 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec, req bash.Request
 	if err != nil {
 		return tasks.Hooks{}, err
 	}
+	return t.processHooks(s, p, req, spec.TimeoutMs), nil
+}
+
+// processHooks are the task hooks of a background process: one started
+// in the background, or a foreground run that yielded (still bound to its
+// timeout of timeoutMs, which then ends it killed, docs/spec.md §12).
+func (t *Tool) processHooks(s *session.Session, p bash.Process, req bash.Request, timeoutMs int64) tasks.Hooks {
 	done := make(chan tasks.Outcome, 1)
 	go func() {
 		<-p.Done()
@@ -339,23 +400,64 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec, req bash.Request
 		// too: they go when it ends (or at once if it has ended).
 		out, errOut := p.SpillPaths()
 		t.spills.track(s, out, errOut)
-		done <- outcome(p.State())
+		done <- outcome(p.State(), timeoutMs)
 	}()
+	var shown atomic.Bool // a read named the spill files to the model
+	timeoutSaid := false  // reads are serialized by the task runtime
 	return tasks.Hooks{
 		Cancel: func(string) error { p.Kill(); return nil },
 		Done:   done,
 		Read: func() string {
-			done := isDone(p)
+			finished := isClosed(p.Done())
 			r := p.Read()
-			t.spills.track(s, r.StdoutSpill, r.StderrSpill)
+			if r.Lossy {
+				shown.Store(true)
+			}
+			if finished && !shown.Load() {
+				// The read took the rest, and the model was never told
+				// of the files: nobody needs them any more (§4.4).
+				t.spills.release(s, r.StdoutSpill, r.StderrSpill)
+			} else {
+				t.spills.track(s, r.StdoutSpill, r.StderrSpill)
+			}
+			r.Delta = t.modelText(r.Delta)
 			text := readText(r)
-			if done {
+			if finished {
 				st := p.State()
 				text = withHint(text, t.hint(req, st.ExitCode, st.Signal, bash.Output{Text: r.Delta}))
+				if st.TimedOut && !timeoutSaid {
+					timeoutSaid = true
+					text = withHint(text, timedOutMarker(timeoutMs))
+				}
 			}
 			return text
 		},
-	}, nil
+	}
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// modelText is command output as the model may read it: without the
+// escape sequences and control characters a terminal would act on
+// (docs/spec.md §3.4), then with its secrets redacted (§14; after the
+// sanitizing, so that an escape sequence inside a token cannot hide it).
+// The spill files keep the raw bytes.
+func (t *Tool) modelText(s string) string {
+	return t.redactor.Text(sanitize.Text(s))
+}
+
+// modelOutput is o with its head and tail as the model may read them.
+func (t *Tool) modelOutput(o bash.Output) bash.Output {
+	o.Head, o.Text = t.modelText(o.Head), t.modelText(o.Text)
+	return o
 }
 
 // outputSchema describes Structured (MCP outputSchema). The pointer fields
@@ -375,14 +477,17 @@ var outputSchema = func() *jsonschema.Schema {
 
 // Structured is the bash tool's structured result.
 type Structured struct {
-	ExitCode   *int         `json:"exitCode,omitempty"`
-	Signal     string       `json:"signal,omitempty"`
-	TimedOut   bool         `json:"timedOut"`
-	TimeoutMs  int64        `json:"timeoutMs,omitempty"`
-	DurationMs int64        `json:"durationMs"`
-	TaskID     string       `json:"taskId,omitempty"`
-	Stdout     *StreamFacts `json:"stdout,omitempty"`
-	Stderr     *StreamFacts `json:"stderr,omitempty"`
+	ExitCode   *int   `json:"exitCode,omitempty"`
+	Signal     string `json:"signal,omitempty"`
+	TimedOut   bool   `json:"timedOut"`
+	TimeoutMs  int64  `json:"timeoutMs,omitempty"`
+	DurationMs int64  `json:"durationMs"`
+	TaskID     string `json:"taskId,omitempty"`
+	// Yielded: a foreground call handed its command to the background
+	// task TaskID; the streams are the output so far (docs/spec.md §12).
+	Yielded bool         `json:"yielded,omitempty"`
+	Stdout  *StreamFacts `json:"stdout,omitempty"`
+	Stderr  *StreamFacts `json:"stderr,omitempty"`
 	// StdoutText and StderrText are each stream's text as the model reads
 	// it, for the hooks' tool_response; not structuredContent (the text
 	// block carries them).
@@ -465,7 +570,7 @@ func (st *spillTracker) watch(s *session.Session) {
 	st.mu.Unlock()
 	if !known {
 		// Outside the lock: on an ended session OnEnd runs the hook at once.
-		s.OnEnd(func() { st.release(s) })
+		s.OnEnd(func() { st.end(s) })
 	}
 }
 
@@ -492,8 +597,20 @@ func (st *spillTracker) track(s *session.Session, paths ...string) {
 	st.removeAll(late...)
 }
 
-// release deletes a session's spill files and forgets the session.
-func (st *spillTracker) release(s *session.Session) {
+// release deletes spill files of s before s ends, and forgets them.
+func (st *spillTracker) release(s *session.Session, paths ...string) {
+	st.mu.Lock()
+	if ss := st.sessions[s]; ss != nil {
+		for _, p := range paths {
+			delete(ss.files, p)
+		}
+	}
+	st.mu.Unlock()
+	st.removeAll(paths...)
+}
+
+// end deletes a session's spill files and forgets the session.
+func (st *spillTracker) end(s *session.Session) {
 	st.mu.Lock()
 	var files map[string]bool
 	if ss := st.sessions[s]; ss != nil {

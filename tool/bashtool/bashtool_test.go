@@ -338,6 +338,24 @@ func TestSchemaAndDescription(t *testing.T) {
 			}
 		}
 	}
+	// One clause says that a long foreground command becomes a task too,
+	// while yielding and background runs are on.
+	const clause = " (a foreground command still running after "
+	zero, ms := 0.0, 1500.0
+	for _, tc := range []struct {
+		cfg  config.Bash
+		want string
+	}{
+		{config.Bash{}, clause + "50s goes on as a task too)."},
+		{config.Bash{YieldAfterMs: &ms}, clause + "1500ms goes on as a task too)."},
+		{config.Bash{YieldAfterMs: &zero}, ""},
+		{config.Bash{EnableRunInBackground: &off}, ""},
+	} {
+		d := bashtool.Description(tc.cfg)
+		if got := strings.Contains(d, clause); got != (tc.want != "") || tc.want != "" && !strings.Contains(d, tc.want) {
+			t.Errorf("%+v: description %q", tc.cfg, d)
+		}
+	}
 	if bashtool.Section.Name != "tool:bash" || bashtool.Section.Order != 105 || !strings.Contains(bashtool.Section.Text, "[exit code: N]") {
 		t.Errorf("section %+v", bashtool.Section)
 	}
@@ -584,6 +602,18 @@ func TestPresenters(t *testing.T) {
 	v = result(`{"command": "sleep 9", "description": "d", "run_in_background": true}`, tool.TextResult("started background task bash-1\n\n"))
 	if v.Kind != tool.ViewGeneric || v.Generic.Content[0].Text != "```console\nstarted background task bash-1\n```" {
 		t.Errorf("background result: %+v", v.Generic)
+	}
+	yielded := "built 1 of 9\n[still running after 50000ms; continues as background task bash-3: read it with task_output, stop it with task_kill]"
+	v = result(fg, tool.TextResult(yielded))
+	if v.Kind != tool.ViewGeneric || v.Generic.Title != "make" || v.Generic.Content[0].Text != "```console\n"+yielded+"\n```" {
+		t.Errorf("yielded result: %+v", v)
+	}
+	// Output that merely ends in a look-alike of the line is a terminal.
+	for _, text := range []string{"[still running after 5ms; continues as background task bash-3: read it with task_output, stop it with task_kill]",
+		"x\n[still running after soon; continues as background task bash-3: read it with task_output, stop it with task_kill]"} {
+		if v := result(fg, tool.TextResult(text)); v.Kind != tool.ViewTerminal {
+			t.Errorf("%q: %+v", text, v)
+		}
 	}
 	two := tool.Result{Content: []tool.Content{tool.TextContent("a"), tool.TextContent("b")}}
 	if v := result(fg, two); v != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,4 +125,77 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkFinishedTasksMemory: 50 sessions each leave 256 finished
+// background tasks unread (the retention cap), a third of which printed
+// 100 KB (more than maxOutputBytes: a spill file), a third 20 KB and a
+// third one line. It reports the Go heap in use and the resident memory
+// they hold, once collected, and after the runtime gave back what it
+// does not use (goal: at most 150 MiB for all of them).
+func BenchmarkFinishedTasksMemory(b *testing.B) {
+	const sessions, perSession, wave = 50, 256, 64
+	commands := []string{"head -c 100000 /dev/zero | tr '\\0' x", "head -c 20000 /dev/zero | tr '\\0' y", "echo done"}
+	for b.Loop() {
+		s := newStackWith(b, func(c *config.Local) { c.GraceMs = 0 }, tasks.Config{})
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		rssBefore := selfRSS(b)
+		owners := make([]*session.Session, sessions)
+		work := make(chan *session.Session, sessions)
+		for i := range owners {
+			owners[i] = session.New(fmt.Sprintf("s%d", i), "")
+			work <- owners[i]
+		}
+		close(work)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for o := range work {
+					for n := 0; n < perSession; n += wave {
+						var ids []string
+						for i := n; i < min(n+wave, perSession); i++ {
+							ids = append(ids, benchStart(b, s.reg, o, commands[i%len(commands)]))
+						}
+						for _, id := range ids {
+							s.awaitFinish(b, id)
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/(1<<20), "heap-MiB")
+		b.ReportMetric(float64(selfRSS(b)-rssBefore)/1024, "rss-MiB")
+		debug.FreeOSMemory() // what dsh serve does when its last session ends
+		b.ReportMetric(float64(selfRSS(b)-rssBefore)/1024, "rss-freed-MiB")
+		b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/(sessions*perSession)/1024, "heap-KiB/task")
+
+		for _, o := range owners {
+			wg.Go(o.End)
+		}
+		wg.Wait()
+	}
+}
+
+// selfRSS is this process's resident set size in KiB.
+func selfRSS(b *testing.B) int {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
 }

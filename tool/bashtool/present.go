@@ -40,7 +40,8 @@ func presentCall(args map[string]any) *tool.View {
 }
 
 // presentResult: no view unless the result is exactly one text block; a
-// fenced console block for a background call or an error; otherwise the
+// fenced console block for a background call, a yielded one or an error
+// (read from the text, which a replayed log keeps); otherwise the
 // terminal's output and how the command ended, read from the final marker.
 func presentResult(args map[string]any, res tool.Result) *tool.View {
 	if len(res.Content) != 1 || res.Content[0].Type != "text" {
@@ -48,7 +49,7 @@ func presentResult(args map[string]any, res tool.Result) *tool.View {
 	}
 	text := res.Content[0].Text
 	command := str(args, "command")
-	if isBackground(args) || res.IsError {
+	if isBackground(args) || res.IsError || isYielded(text) {
 		return &tool.View{Kind: tool.ViewGeneric, Generic: &tool.GenericView{
 			Title:   command,
 			Kind:    "execute",

@@ -23,6 +23,8 @@ const maxProgressLine = 200
 // stop is called.
 type progressWatch struct {
 	report tool.Progress
+	// text makes output model-facing text ([Tool.modelText]).
+	text func(string) string
 
 	mu    sync.Mutex
 	bytes int64
@@ -34,8 +36,8 @@ type progressWatch struct {
 
 const progressTail = 1 << 10
 
-func watchProgress(report tool.Progress) *progressWatch {
-	w := &progressWatch{report: report, stop: make(chan struct{}), done: make(chan struct{})}
+func watchProgress(report tool.Progress, text func(string) string) *progressWatch {
+	w := &progressWatch{report: report, text: text, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.loop()
 	return w
 }
@@ -67,7 +69,7 @@ func (w *progressWatch) loop() {
 		case <-tick.C:
 		}
 		w.mu.Lock()
-		n, line := w.bytes, lastLine(w.tail)
+		n, line := w.bytes, lastLine(w.tail, w.bytes > int64(len(w.tail)), w.text)
 		w.mu.Unlock()
 		if n != sent {
 			sent = n
@@ -82,11 +84,18 @@ func (w *progressWatch) close() {
 	<-w.done
 }
 
-// lastLine is the last non-empty line of tail, at most maxProgressLine
-// characters, as valid UTF-8.
-func lastLine(tail []byte) string {
-	lines := strings.Split(capture.Text(tail), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
+// lastLine is the last non-empty line of tail made model-facing by text,
+// at most maxProgressLine characters, as valid UTF-8. When tail was cut
+// from longer output, its first line is a fragment: it is left out, as a
+// secret cut there would have lost the prefix redaction finds it by
+// (docs/spec.md §14).
+func lastLine(tail []byte, cut bool, text func(string) string) string {
+	lines := strings.Split(text(capture.Text(tail)), "\n")
+	first := 0
+	if cut {
+		first = 1
+	}
+	for i := len(lines) - 1; i >= first; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
 			if utf8.RuneCountInString(l) > maxProgressLine {
 				l = string([]rune(l)[:maxProgressLine])

@@ -35,7 +35,8 @@ func omittedMarker(n int64) string {
 	return "[… " + strconv.FormatInt(n, 10) + " bytes omitted …]"
 }
 
-func timedOutMarker(ms int64) string { return fmt.Sprintf("[timed out after %dms]", ms) }
+func timedOutMarker(ms int64) string { return "[" + timedOutDetail(ms) + "]" }
+func timedOutDetail(ms int64) string { return fmt.Sprintf("timed out after %dms", ms) }
 func signalMarker(sig string) string { return signalOpen + sig + "]" }
 func exitMarker(code int) string     { return exitOpen + strconv.Itoa(code) + "]" }
 
@@ -160,12 +161,15 @@ func readText(r bash.ReadResult) string {
 // outcome maps a finished background process to a task outcome. Its Exit
 // facts say what its Detail says, no more: a kill before exit carries none,
 // even when the process's own exit raced the kill.
-func outcome(st bash.State) tasks.Outcome {
+func outcome(st bash.State, timeoutMs int64) tasks.Outcome {
 	switch {
 	case st.Err != nil:
 		// The executor lost the process (a dropped connection): how it
 		// ended is unknown, which is a failure, not a kill.
 		return tasks.Outcome{Status: tasks.Failed, Err: st.Err}
+	case st.TimedOut:
+		// A yielded run's timeout (docs/spec.md §12).
+		return tasks.Outcome{Status: tasks.Killed, Detail: timedOutDetail(timeoutMs), Exit: tasks.Exit{Signal: st.Signal}}
 	case st.Status == bash.StatusKilled && st.Signal != "":
 		return tasks.Outcome{Status: tasks.Killed, Detail: "signal: " + st.Signal, Exit: tasks.Exit{Signal: st.Signal}}
 	case st.Status == bash.StatusKilled:

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/sanitize"
 	"github.com/dsh-go/dsh/tasks"
 )
 
@@ -120,8 +121,11 @@ func TestOutcome(t *testing.T) {
 		// with the executor's reason.
 		{bash.State{Status: bash.StatusKilled, Err: errLost},
 			tasks.Outcome{Status: tasks.Failed, Err: errLost}},
+		// A yielded run's timeout ended it (docs/spec.md §12, exact).
+		{bash.State{Status: bash.StatusKilled, Signal: "SIGTERM", TimedOut: true},
+			tasks.Outcome{Status: tasks.Killed, Detail: "timed out after 1500ms", Exit: tasks.Exit{Signal: "SIGTERM"}}},
 	} {
-		if diff := cmp.Diff(tc.want, outcome(tc.st), cmpopts.EquateErrors()); diff != "" {
+		if diff := cmp.Diff(tc.want, outcome(tc.st, 1500), cmpopts.EquateErrors()); diff != "" {
 			t.Errorf("%+v (-want +got):\n%s", tc.st, diff)
 		}
 	}
@@ -151,16 +155,25 @@ func TestParseExit(t *testing.T) {
 
 func TestLastLine(t *testing.T) {
 	long := strings.Repeat("é", 250)
-	for tail, want := range map[string]string{
-		"a\nb\n":         "b",
-		"a\nb\n\n  \n":   "b",
-		"partial":        "partial",
-		"":               "",
-		"x\n" + long:     strings.Repeat("é", 200),
-		"ok\n\xff\xfe\n": "\uFFFD\uFFFD",
+	for _, tc := range []struct {
+		tail string
+		cut  bool
+		want string
+	}{
+		{"a\nb\n", false, "b"},
+		{"a\nb\n\n  \n", false, "b"},
+		{"partial", false, "partial"},
+		{"", false, ""},
+		{"x\n" + long, false, strings.Repeat("é", 200)},
+		{"ok\n\xff\xfe\n", false, "\uFFFD\uFFFD"},
+		// A cut tail's first line is a fragment: a token cut there has
+		// lost its prefix, so it is never the message.
+		{"1234567890abcdef1234567890abcdef1234\n", true, ""},
+		{"1234567890abcdef1234567890abcdef1234\nnext\n", true, "next"},
+		{"1234567890abcdef1234567890abcdef1234\n", false, "1234567890abcdef1234567890abcdef1234"},
 	} {
-		if got := lastLine([]byte(tail)); got != want {
-			t.Errorf("lastLine(%q) = %q, want %q", tail, got, want)
+		if got := lastLine([]byte(tc.tail), tc.cut, sanitize.Text); got != tc.want {
+			t.Errorf("lastLine(%q, %v) = %q, want %q", tc.tail, tc.cut, got, tc.want)
 		}
 	}
 }

@@ -99,16 +99,6 @@ func withHint(text, hint string) string {
 	return text + hint
 }
 
-// isDone reports whether a background process has finished.
-func isDone(p bash.Process) bool {
-	select {
-	case <-p.Done():
-		return true
-	default:
-		return false
-	}
-}
-
 // leaveSandbox lets a call that asks to run outside the sandbox do so when
 // the sandbox allows it and the user consented (docs/spec.md §11); the
 // permissions gate has asked and refused with the exact texts before.

@@ -123,6 +123,20 @@ func (r *rig) text(t *testing.T, s *session.Session, name, args string) string {
 
 // settle blocks until the task has settled, without marking it reported.
 // The listeners of a task that had settled already may still be running.
+// listened returns a wait for the finish listeners of the tasks ids: call
+// it before they finish. The notice listener, attached with the tools,
+// was added first and so has run for a task when this one is called.
+func (r *rig) listened(ids ...string) (wait func()) {
+	var wg sync.WaitGroup
+	wg.Add(len(ids))
+	stop := r.svc.OnFinish(func(snap tasks.Snapshot, _ *session.Session) {
+		if slices.Contains(ids, snap.ID) {
+			wg.Done()
+		}
+	})
+	return func() { wg.Wait(); stop() }
+}
+
 func (r *rig) settle(t *testing.T, s *session.Session, id string) {
 	t.Helper()
 	done := make(chan struct{})
@@ -582,11 +596,10 @@ func TestNoticeWithdrawnWhenReadBeforeDelivery(t *testing.T) {
 	p, q := &producer{stream: true}, &producer{stream: true}
 	read := r.start(t, "job", "read later", a, p)
 	kept := r.start(t, "job", "never read", a, q)
+	listened := r.listened(read, kept)
 	p.finish(tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 0"})
 	q.finish(tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 1"})
-	r.settle(t, a, read)
-	r.settle(t, a, kept)
-	r.svc.Close() // waits for the listeners: both notices are queued now
+	listened() // both notices are queued now
 	// Reading the finished task withdraws its queued notice; the other stays.
 	r.text(t, a, "task_output", `{"task_id":"`+read+`"}`)
 	want := []string{"background task " + kept + " (job: never read) finished [status: completed, exit code: 1]. Read its output with task_output."}

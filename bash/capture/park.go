@@ -1,0 +1,121 @@
+package capture
+
+import (
+	"fmt"
+	"io"
+)
+
+// ParkedBytes is the most of a finished Consumed stream's unread bytes
+// kept in memory; the rest is read back from its spill file.
+const ParkedBytes = 1 << 10
+
+// Reopener is implemented by a Spiller whose files this process can read
+// back (*SpillDir): a parked stream's unread bytes stay in its spill file
+// rather than in memory.
+type Reopener interface {
+	Reopen(path string) (io.ReaderAt, io.Closer, error)
+}
+
+// parked is what a closed Consumed stream keeps: its unread bytes from
+// from on, those before fileTo in the spill file and the rest in tail.
+// Guarded by Collector.mu.
+type parked struct {
+	on     bool
+	from   int64 // where a read that fell behind resumes (lossy)
+	fileTo int64
+	tail   []byte // the stream's bytes [fileTo, total)
+}
+
+// parkStream closes a Consumed stream: the Result without texts, and the
+// unread bytes parked. Where they cannot be (no spill file to read back,
+// one that stopped at MaxSpillBytes), the ring stays as it is. Called by
+// Close with wmu and mu held.
+func (c *Collector) parkStream() {
+	c.result = Result{Truncated: c.dropped() > 0, OmittedBytes: c.dropped()}
+	from := max(c.readPos, c.keptFrom())
+	if c.total-from <= ParkedBytes {
+		c.parkAt(from, from)
+		return
+	}
+	if _, ok := c.opts.Spill.(Reopener); !ok {
+		return
+	}
+	if !c.spilling && !c.spillWhole() {
+		return
+	}
+	if c.path == "" || c.spillBytes < c.total {
+		return
+	}
+	c.parkAt(from, c.total-ParkedBytes)
+}
+
+// parkAt keeps the bytes from fileTo on in memory and drops the ring.
+func (c *Collector) parkAt(from, fileTo int64) {
+	c.park = parked{on: true, from: from, fileTo: fileTo, tail: c.copyFrom(fileTo)}
+	c.head, c.tail, c.start, c.n = nil, nil, 0, 0
+}
+
+// spillWhole writes a stream that never overflowed, all of it still in
+// memory, to a new spill file, so that it can be parked there. Called
+// with wmu and mu held.
+func (c *Collector) spillWhole() bool {
+	c.spilling = true
+	f, err := c.opts.Spill.Create(c.opts.Stream)
+	if err != nil {
+		c.spillErr = fmt.Errorf("spill file: %w", err)
+		return false
+	}
+	data := c.copyFrom(0)
+	n, err := f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		discard(f)
+		c.spillErr = fmt.Errorf("spill file: %w", err)
+		return false
+	}
+	c.path, c.spillBytes = f.Name(), int64(n)
+	return true
+}
+
+// readParked is ReadNew on a parked stream: the unread bytes, from the
+// spill file and the tail in memory. A spill file that cannot be read
+// back (deleted meanwhile) makes the read lossy: it returns the tail.
+// Called with mu held.
+func (c *Collector) readParked() (data []byte, lossy bool) {
+	from := c.readPos
+	if from < c.park.from {
+		lossy, from = true, c.park.from
+	}
+	if from == c.total {
+		return nil, lossy
+	}
+	if from < c.park.fileTo {
+		if part, err := c.readSpill(from, c.park.fileTo); err == nil {
+			data = part
+		} else {
+			lossy, from = true, c.park.fileTo
+		}
+	}
+	data = append(data, c.park.tail[max(0, from-c.park.fileTo):]...)
+	if lossy {
+		data = data[skipContinuation(data):]
+	}
+	c.readPos, c.park.tail = c.total, nil // all read: nothing to keep
+	return data, lossy
+}
+
+// readSpill reads the bytes [from, to) of the stream from its spill file.
+func (c *Collector) readSpill(from, to int64) ([]byte, error) {
+	r, closer, err := c.opts.Spill.(Reopener).Reopen(c.path)
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	buf := make([]byte, to-from)
+	if _, err := r.ReadAt(buf, from); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}

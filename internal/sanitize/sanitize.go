@@ -1,0 +1,153 @@
+// Package sanitize removes from text what a terminal would act on rather
+// than show: ANSI and other escape sequences (CSI, OSC, DCS, SOS, PM,
+// APC, the two-byte ones), C1 controls (U+0080–U+009F, which some
+// terminals also act on), DEL, and every C0 control but newline and tab
+// (docs/spec.md §3.4). Command output reaches a model, and through `dsh
+// run` a terminal: colour codes waste the model's context, and a crafted
+// sequence could retitle a terminal, hide text from its reader, rewrite
+// lines (carriage return, backspace) or, through OSC 52, write the
+// clipboard.
+//
+//	sanitize.Text("\x1b[31mFAIL\x1b[0m\r\n") // "FAIL\n"
+//
+// Decisions:
+//   - A sequence is removed whole: ESC [ parameters, intermediates and its
+//     final byte; ESC ] (OSC) and ESC P, X, ^, _ up to and including their
+//     terminator (BEL or ST, ESC \); ESC, intermediates (0x20–0x2F) and
+//     one final byte; the 8-bit forms (U+009B CSI, U+009D OSC, U+0090,
+//     U+0098, U+009E, U+009F) likewise.
+//   - A string sequence (OSC and the others) also ends at a newline, which
+//     is kept: a stray ESC ] must not swallow the rest of a command's
+//     output. A sequence cut by the end of the text is removed to its end.
+//   - A carriage return is removed like any other control: "\r\n" reads
+//     as "\n", and a progress bar's redraws run together on one line.
+//   - Text without any of these is returned as it is, without copying.
+package sanitize
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+const (
+	esc = 0x1b
+	bel = 0x07
+)
+
+// Text returns s without escape sequences and control characters other
+// than "\n" and "\t".
+func Text(s string) string {
+	// In text that is not valid UTF-8, removing a control can join the
+	// bytes around it into a new C1 character: go again until none is
+	// left. Each pass removes a byte at least.
+	for firstControl(s) >= 0 {
+		s = strip(s)
+	}
+	return s
+}
+
+// strip removes the controls of s, in one pass.
+func strip(s string) string {
+	i := firstControl(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for i >= 0 {
+		b.WriteString(s[:i])
+		s = s[skipControl(s, i):]
+		i = firstControl(s)
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// firstControl is the index of the first byte of s that starts a control
+// (C0 but \t and \n, DEL, or a C1 character in UTF-8), or -1.
+func firstControl(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 && c != '\n' && c != '\t', c == 0x7f:
+			return i
+		case c == 0xc2 && i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f:
+			return i
+		}
+	}
+	return -1
+}
+
+// skipControl returns the index just after the control that starts at i,
+// with the sequence it introduces.
+func skipControl(s string, i int) int {
+	if s[i] == esc {
+		return skipEscape(s, i+1)
+	}
+	if s[i] == 0xc2 { // a C1 control, two bytes in UTF-8
+		return skipC1(s, rune(s[i+1]), i+2)
+	}
+	return i + 1
+}
+
+// skipEscape skips what follows an ESC that ended at i.
+func skipEscape(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch c := s[i]; {
+	case c == '[':
+		return skipCSI(s, i+1)
+	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+		return skipString(s, i+1)
+	case c >= 0x20 && c <= 0x2f: // intermediates, then one final byte
+		for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
+			i++
+		}
+		if i < len(s) && s[i] >= 0x30 && s[i] <= 0x7e {
+			i++
+		}
+		return i
+	case c >= 0x30 && c <= 0x7e:
+		return i + 1
+	}
+	return i // a lone ESC
+}
+
+// skipC1 skips the C1 control r, which ended at i, and what it introduces.
+func skipC1(s string, r rune, i int) int {
+	switch r {
+	case 0x9b:
+		return skipCSI(s, i)
+	case 0x9d, 0x90, 0x98, 0x9e, 0x9f:
+		return skipString(s, i)
+	}
+	return i
+}
+
+// skipCSI skips a control sequence's parameter and intermediate bytes
+// (0x20–0x3F) and its final byte (0x40–0x7E) from i.
+func skipCSI(s string, i int) int {
+	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x3f {
+		i++
+	}
+	if i < len(s) && s[i] >= 0x40 && s[i] <= 0x7e {
+		i++
+	}
+	return i
+}
+
+// skipString skips a control string from i through its terminator: BEL,
+// ESC \ or U+009C; it also ends before a newline or at the end of s.
+func skipString(s string, i int) int {
+	for i < len(s) {
+		switch {
+		case s[i] == bel:
+			return i + 1
+		case s[i] == '\n':
+			return i
+		case s[i] == esc && i+1 < len(s) && s[i+1] == '\\':
+			return i + 2
+		case strings.HasPrefix(s[i:], "\u009c"):
+			return i + utf8.RuneLen(0x9c)
+		}
+		i++
+	}
+	return i
+}

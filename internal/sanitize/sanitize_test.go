@@ -1,0 +1,78 @@
+package sanitize
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestText(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"plain", "hello\n\tworld\n", "hello\n\tworld\n"},
+		{"empty", "", ""},
+		{"utf-8", "héllo – ✓ 日本\n", "héllo – ✓ 日本\n"},
+		{"colour", "\x1b[31mFAIL\x1b[0m ok\n", "FAIL ok\n"},
+		{"colour 256", "\x1b[38;5;196mred\x1b[m", "red"},
+		{"cursor", "a\x1b[2K\x1b[1Gb\x1b[?25l", "ab"},
+		{"osc title bel", "\x1b]0;evil title\x07text", "text"},
+		{"osc title st", "\x1b]2;evil\x1b\\text", "text"},
+		{"osc 52 clipboard", "x\x1b]52;c;cm0gLXJmIH4=\x07y", "xy"},
+		{"osc 8 hyperlink", "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\", "click"},
+		{"osc cut by newline", "\x1b]0;no end\nnext line\n", "\nnext line\n"},
+		{"osc cut by the end", "before\x1b]0;no end", "before"},
+		{"dcs", "\x1bPq#0;2;0;0;0\x1b\\after", "after"},
+		{"apc", "\x1b_Gf=100;AAAA\x1b\\after", "after"},
+		{"charset", "\x1b(Babc", "abc"},
+		{"two-byte", "\x1b7saved\x1b8", "saved"},
+		{"keypad", "\x1b=x\x1b>", "x"},
+		{"lone esc at end", "abc\x1b", "abc"},
+		{"csi cut by the end", "abc\x1b[31", "abc"},
+		{"csi cut by newline", "a\x1b[3\nb", "a\nb"},
+		{"carriage return", "progress 10%\rprogress 20%\r\ndone\r\n", "progress 10%progress 20%\ndone\n"},
+		{"backspace", "a\bb", "ab"},
+		{"bell", "ding\a", "ding"},
+		{"nul", "a\x00b", "ab"},
+		{"del", "a\x7fb", "ab"},
+		{"form feed and vertical tab", "a\fb\vc", "abc"},
+		{"c1 csi", "a\u009b31mb", "ab"},
+		{"c1 osc", "a\u009d0;title\u009cb", "ab"},
+		{"c1 other", "a\u0085b\u0080c", "abc"},
+		{"latin-1 kept", "café ©", "café ©"},
+		{"replacement char kept", "a\ufffdb", "a\ufffdb"},
+		{"bidi kept", "a\u202eb", "a\u202eb"},
+	} {
+		if got := Text(tc.in); got != tc.want {
+			t.Errorf("%s: Text(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestTextDoesNotCopyCleanText: text without controls is returned as is.
+func TestTextDoesNotCopyCleanText(t *testing.T) {
+	s := strings.Repeat("clean line\n", 1000)
+	if n := testing.AllocsPerRun(10, func() { _ = Text(s) }); n != 0 {
+		t.Errorf("%v allocations for clean text", n)
+	}
+}
+
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"\x1b[31mx", "\x1b]0;t\x07", "a\rb", "\u009b1m", "\x1b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := Text(s)
+		if i := firstControl(out); i >= 0 {
+			t.Fatalf("Text(%q) = %q keeps a control at %d", s, out, i)
+		}
+		if Text(out) != out {
+			t.Fatalf("Text is not idempotent on %q", s)
+		}
+	})
+}
+
+func BenchmarkText64K(b *testing.B) {
+	s := strings.Repeat("\x1b[32mok\x1b[0m  github.com/example/pkg\t0.012s\r\n", 64000/44)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		_ = Text(s)
+	}
+}

@@ -1,0 +1,215 @@
+package redact
+
+import (
+	"encoding/base64"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// rule finds one kind of secret. Its expression is matched at each
+// occurrence of a keyword (from start(s, p) for the occurrence at p), in a
+// window of at most maxLen bytes.
+type rule struct {
+	id       string
+	keywords []string
+	// fold: the keywords are lower case and found in the text with its
+	// ASCII letters lowered.
+	fold bool
+	// re is anchored (^) and matched from the rule's start.
+	re *regexp.Regexp
+	// group is the submatch that is the secret; 0 the whole match.
+	group int
+	// word: the match neither follows nor is followed by a letter or a
+	// digit (a token inside a longer word is something else).
+	word   bool
+	maxLen int
+	// start, when set, is where the match starts for a keyword at p.
+	start func(s string, p int) int
+	// valid, when set, must accept the secret.
+	valid func(secret string) bool
+	// cut: a prefix followed by at least minCut token characters up to
+	// the end of the text counts too, as a token cut off by the end of
+	// what is shown (a head, a read).
+	cut bool
+}
+
+// minCut is how many token characters after a prefix at the end of a
+// text make a cut token.
+const minCut = 8
+
+// token is a rule for a token with a fixed prefix: the keywords are its
+// prefixes, and it counts only as a whole word.
+func token(id, re string, prefixes ...string) *rule {
+	return &rule{id: id, keywords: prefixes, re: regexp.MustCompile(`^(?:` + re + `)`), word: true, maxLen: 1024, cut: true}
+}
+
+// knownRules are the rules of Known (docs/spec.md §14). Their ids follow
+// gitleaks' where it has the same rule.
+var knownRules = []*rule{
+	{
+		id: "private-key", keywords: []string{"-----BEGIN "}, maxLen: 16 << 10,
+		// The whole block; without its END (cut off), the base64 lines of
+		// 16 characters or more that follow the BEGIN line.
+		re: regexp.MustCompile(`^-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]{16,})*)`),
+	},
+	token("github-pat", `ghp_[0-9A-Za-z]{36}`, "ghp_"),
+	token("github-oauth", `gho_[0-9A-Za-z]{36}`, "gho_"),
+	token("github-app-token", `gh[us]_[0-9A-Za-z]{36}`, "ghu_", "ghs_"),
+	token("github-refresh-token", `ghr_[0-9A-Za-z]{36}`, "ghr_"),
+	token("github-fine-grained-pat", `github_pat_[0-9A-Za-z_]{82}`, "github_pat_"),
+	token("gitlab-pat", `glpat-[0-9A-Za-z_.-]{20,}`, "glpat-"),
+	token("slack-token", `xox(?:[a-z]|e\.xox[a-z])-\d+-[0-9A-Za-z-]{8,}`, "xox"),
+	token("slack-app-token", `(?i)xapp-\d-[A-Z0-9]+-\d+-[A-Z0-9]+`, "xapp-"),
+	{
+		id: "slack-webhook-url", keywords: []string{"hooks.slack.com/"}, maxLen: 512, group: 1,
+		re: regexp.MustCompile(`^hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/+-]{20,})`),
+	},
+	token("stripe-access-token", `[sr]k_(?:test|live|prod)_[0-9A-Za-z]{10,99}`, "sk_", "rk_"),
+	token("npm-access-token", `npm_[A-Za-z0-9]{36}`, "npm_"),
+	token("huggingface-access-token", `hf_[A-Za-z0-9]{34}`, "hf_"),
+	token("pypi-upload-token", `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`, "pypi-"),
+	token("gcp-api-key", `AIza[0-9A-Za-z_-]{35}`, "AIza"),
+	token("openai-api-key", `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,})`, "sk-"),
+	token("anthropic-api-key", `sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{80,}`, "sk-ant-"),
+	token("aws-access-token", `(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}`, "A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
+	{
+		// A secret access key on a line that names it: ~/.aws/credentials,
+		// `aws configure export-credentials`, STS's JSON.
+		id: "aws-secret-access-key", keywords: []string{"secret_access_key", "secretaccesskey"}, fold: true, maxLen: 256, group: 1,
+		re: regexp.MustCompile(`(?i)^secret_?access_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)`),
+	},
+	token("jwt", `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`, "eyJ"),
+	{
+		id: "url-password", keywords: []string{"://"}, maxLen: 2048, group: 1, start: schemeStart,
+		re: regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:([^/?#@\s]+)@`),
+	},
+	{
+		id: "bearer-token", keywords: []string{"bearer"}, fold: true, word: true, maxLen: 8 << 10, group: 1,
+		re:    regexp.MustCompile(`(?i)^bearer[ \t]+([A-Za-z0-9._~+/-]+=*)`),
+		valid: opaqueToken,
+	},
+	{
+		id: "basic-auth", keywords: []string{"basic"}, fold: true, word: true, maxLen: 4 << 10, group: 1,
+		re:    regexp.MustCompile(`(?i)^basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})`),
+		valid: userPassword,
+	},
+}
+
+// find appends the matches of ru in s to found; hay is s or its lowered
+// form, where the keywords are looked for.
+func (ru *rule) find(s, hay string, found []match) []match {
+	for _, kw := range ru.keywords {
+		for from := 0; ; {
+			i := strings.Index(hay[from:], kw)
+			if i < 0 {
+				break
+			}
+			p := from + i
+			from = p + len(kw)
+			if m, ok := ru.matchAt(s, p); ok {
+				found = append(found, m)
+				from = max(from, m.end)
+			}
+		}
+	}
+	return found
+}
+
+// matchAt matches ru at the keyword found at p.
+func (ru *rule) matchAt(s string, p int) (match, bool) {
+	start := p
+	if ru.start != nil {
+		start = ru.start(s, p)
+	}
+	if ru.word && start > 0 && alnum(s[start-1]) {
+		return match{}, false
+	}
+	window := s[start:min(len(s), start+ru.maxLen)]
+	loc := ru.re.FindStringSubmatchIndex(window)
+	if loc == nil {
+		return ru.cutAt(s, start, p)
+	}
+	end := start + loc[1]
+	if ru.word && end < len(s) && alnum(s[end]) {
+		return match{}, false
+	}
+	gs, ge := loc[2*ru.group], loc[2*ru.group+1]
+	if gs < 0 || ru.valid != nil && !ru.valid(window[gs:ge]) {
+		return match{}, false
+	}
+	return match{start: start + gs, end: start + ge, id: ru.id}, true
+}
+
+// cutAt matches a token cut off by the end of s: from its keyword to the
+// end there are at least minCut characters after the keyword, and the
+// rule's expression would match had more characters come (it matches
+// the text padded with zeros, into the padding).
+func (ru *rule) cutAt(s string, start, p int) (match, bool) {
+	if !ru.cut || len(s)-p > ru.maxLen {
+		return match{}, false
+	}
+	kw := ""
+	for _, k := range ru.keywords {
+		if strings.HasPrefix(s[p:], k) {
+			kw = k
+		}
+	}
+	if kw == "" || len(s)-p-len(kw) < minCut {
+		return match{}, false
+	}
+	loc := ru.re.FindStringIndex(s[start:] + padding)
+	if loc == nil || start+loc[1] <= len(s) {
+		return match{}, false
+	}
+	return match{start: start, end: len(s), id: ru.id}, true
+}
+
+// padding completes a cut token for cutAt.
+var padding = strings.Repeat("0", 128)
+
+func alnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// schemeStart is where the URL scheme before "://" at p starts (at most
+// 32 characters back).
+func schemeStart(s string, p int) int {
+	i := p
+	for i > 0 && p-i < 32 {
+		c := s[i-1]
+		if !alnum(c) && c != '+' && c != '.' && c != '-' {
+			break
+		}
+		i--
+	}
+	return i
+}
+
+// opaqueToken accepts a Bearer credential that looks like one: a digit or
+// a symbol in it, or 24 characters or more ("Bearer authentication" in
+// prose has neither).
+func opaqueToken(s string) bool {
+	if len(s) < 8 {
+		return false
+	}
+	return len(s) >= 24 || strings.ContainsAny(s, "0123456789._~+/-=")
+}
+
+// userPassword accepts a Basic credential that is what one is: base64 of
+// "user:password" in printable text.
+func userPassword(s string) bool {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
+	}
+	if err != nil || !utf8.Valid(b) || !strings.Contains(string(b), ":") {
+		return false
+	}
+	for _, r := range string(b) {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,123 @@
+package bashtool_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tasks"
+	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tool/bashtool"
+)
+
+// callYielding is a bash call from a front end that allows yielding,
+// the call having arrived at arrived.
+func (s *stack) callYielding(t *testing.T, sess *session.Session, arrived time.Time, args map[string]any) tool.Result {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	ctx := tool.AllowYield(context.Background(), arrived)
+	return s.reg.Execute(ctx, tool.Call{Name: "bash", Args: b, Session: sess})
+}
+
+func ms(v float64) *float64 { return &v }
+
+// TestYieldHandsTheCommandToATask: past yieldAfterMs the call returns the
+// output so far and the exact line of docs/spec.md §12; the command goes
+// on as a task whose reads start after what the call returned, and which
+// ends with its exit code.
+func TestYieldHandsTheCommandToATask(t *testing.T) {
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(300)})
+	a := session.New("a", "")
+	defer a.End()
+	res := s.callYielding(t, a, time.Now(), map[string]any{"command": "echo before; sleep 1; echo after; exit 3", "description": "build slowly"})
+	want := "before\n[still running after 300ms; continues as background task bash-1: read it with task_output, stop it with task_kill]"
+	if res.Text() != want || res.IsError {
+		t.Fatalf("yielded result %q", res.Text())
+	}
+	st, ok := res.Structured.(bashtool.Structured)
+	if !ok || st.TaskID != "bash-1" || !st.Yielded || st.ExitCode != nil || st.Stdout == nil || st.Stdout.TotalBytes != 7 {
+		t.Fatalf("structured %+v", res.Structured)
+	}
+	if got := s.output(t, a, "bash-1"); got != "after\n[status: completed, exit code: 3]" {
+		t.Fatalf("task output %q", got)
+	}
+}
+
+// TestYieldedTaskKeepsItsTimeout: a yielded command that passes its
+// timeout ends killed, and its final read says so.
+func TestYieldedTaskKeepsItsTimeout(t *testing.T) {
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(200)})
+	a := session.New("a", "")
+	defer a.End()
+	res := s.callYielding(t, a, time.Now(), map[string]any{"command": "sleep 30", "description": "wait long", "timeoutMs": 800})
+	if want := "(no output)\n[still running after 200ms; continues as background task bash-1: read it with task_output, stop it with task_kill]"; res.Text() != want {
+		t.Fatalf("yielded result %q", res.Text())
+	}
+	if got := s.output(t, a, "bash-1"); got != "[timed out after 800ms]\n[status: killed, timed out after 800ms]" {
+		t.Fatalf("task output %q", got)
+	}
+	if got := s.output(t, a, "bash-1"); got != "(no new output)\n[status: killed, timed out after 800ms]" {
+		t.Fatalf("a later read %q", got)
+	}
+}
+
+// TestYieldDeadlineCountsFromArrival: time spent before the tool ran
+// (hooks, an ask) counts, so a call that arrived long ago yields at once.
+func TestYieldDeadlineCountsFromArrival(t *testing.T) {
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(60000)})
+	a := session.New("a", "")
+	defer a.End()
+	start := time.Now()
+	res := s.callYielding(t, a, start.Add(-time.Minute), map[string]any{"command": "sleep 2; echo late", "description": "wait"})
+	if !strings.HasSuffix(res.Text(), "continues as background task bash-1: read it with task_output, stop it with task_kill]") || time.Since(start) > time.Second {
+		t.Fatalf("after %v: %q", time.Since(start), res.Text())
+	}
+	if got := s.output(t, a, "bash-1"); got != "late\n[status: completed, exit code: 0]" {
+		t.Fatalf("task output %q", got)
+	}
+}
+
+// TestNoYield: the call stays in the foreground when its front end does
+// not allow yielding (dsh run), when yieldAfterMs is 0, when background
+// runs are off, and when the task runtime refuses the task.
+func TestNoYield(t *testing.T) {
+	off := false
+	cmd := map[string]any{"command": "sleep 0.5; echo done", "description": "wait a little"}
+	for _, tc := range []struct {
+		name  string
+		bc    config.Bash
+		tc    tasks.Config
+		allow bool
+		full  bool // the session already runs its one task
+	}{
+		{"front end does not allow it", config.Bash{YieldAfterMs: ms(100)}, tasks.Config{}, false, false},
+		{"yieldAfterMs 0", config.Bash{YieldAfterMs: ms(0)}, tasks.Config{}, true, false},
+		{"background runs off", config.Bash{YieldAfterMs: ms(100), EnableRunInBackground: &off}, tasks.Config{}, true, false},
+		{"the runtime refuses", config.Bash{YieldAfterMs: ms(100)}, tasks.Config{MaxRunningPerSession: 1}, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStackBash(t, nil, tc.tc, tc.bc)
+			a := session.New("a", "")
+			defer a.End()
+			if tc.full {
+				s.start(t, a, "sleep 30")
+			}
+			var res tool.Result
+			if tc.allow {
+				res = s.callYielding(t, a, time.Now(), cmd)
+			} else {
+				res = s.call(t, a, "bash", cmd)
+			}
+			if res.Text() != "done\n" || res.IsError {
+				t.Fatalf("got %q", res.Text())
+			}
+			if st := res.Structured.(bashtool.Structured); st.Yielded || st.TaskID != "" {
+				t.Fatalf("structured %+v", st)
+			}
+		})
+	}
+}
