@@ -152,7 +152,8 @@ func (r *run) start(cc *commandContainer, feeds []feed) {
 // wait is the waiter: it reaps the shell, records its wait status (in a
 // sandbox the one its starter reported, when it did) and closes exited.
 func (r *run) wait(cc *commandContainer) {
-	_ = r.cmd.Wait()
+	awaitChildExit(r.cmd.Process.Pid)
+	_ = r.cmd.Wait() // at once: the shell has exited
 	cc.leaderReaped()
 	ws, _ := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if r.status != nil {
@@ -414,4 +415,30 @@ func signalName(sig syscall.Signal) string {
 		return name
 	}
 	return "SIG" + sig.String()
+}
+
+// awaitChildExit returns once the child pid has exited, without reaping it.
+// It waits on the runtime's poller (a pidfd turns readable when its
+// process exits), so a running command costs dsh no OS thread blocked in
+// waitid: under a fork storm that shares dsh's process limit, every
+// thread dsh does not need is one the storm cannot starve it of. Without
+// pidfds (Linux before 5.3) it returns at once and the caller's Wait
+// blocks a thread as before.
+func awaitChildExit(pid int) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Read(func(fd uintptr) bool {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		// Signo is SIGCHLD once it exited; 0 while it runs.
+		return err != nil || info.Signo != 0
+	})
 }
