@@ -152,6 +152,7 @@ type Executor struct {
 	spill          spillDir
 	launcher       launcher
 	contain        *containment
+	limits         *limits
 	keepDetached   bool
 	log            *slog.Logger
 	// sandbox confines commands; nil when its mode is off. commonSpill
@@ -254,6 +255,7 @@ func fromConfig(cfg config.Local, contain *containment, log *slog.Logger) *Execu
 		spill:          capture.NewSpillDir(cfg.SpillDir),
 		launcher:       shellLauncher{},
 		contain:        contain,
+		limits:         newLimits(cfg.Limits, contain.base),
 		keepDetached:   cfg.KeepDetached,
 		log:            log,
 		runs:           make(map[*run]struct{}),
@@ -404,6 +406,10 @@ func (e *Executor) Close() error {
 // per command, or the marker (and why).
 func (e *Executor) Containment() string { return e.contain.describe() }
 
+// Limits says which limits keep commands from exhausting what dsh needs
+// (docs/spec.md §2.6), for dsh doctor.
+func (e *Executor) Limits() string { return e.limits.describe() }
+
 // keep holds a container whose processes a foreground command left running
 // (keepDetached) until Close; containers found empty are released. Called
 // by a run's supervise, which Close waits for.
@@ -509,6 +515,11 @@ func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *
 		return nil, err
 	}
 	cc, err := e.contain.command()
+	if err == nil && cc.cg != "" {
+		if err = e.limits.apply(cc.cg); err != nil {
+			cc.release()
+		}
+	}
 	if err != nil {
 		p.closeAll()
 		return nil, err
@@ -552,6 +563,7 @@ func (e *Executor) launchSpec(spec bash.Spec, shell string, cc *commandContainer
 		stderr:   p.stderr,
 		script:   p.script,
 		cgroupFD: cc.cgFD,
+		prefix:   e.limits.shellPrefix(shell),
 	}
 }
 

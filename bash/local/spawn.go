@@ -46,6 +46,9 @@ type launchSpec struct {
 	// with cgroupNS, in a cgroup namespace whose root is that cgroup.
 	cgroupFD int
 	cgroupNS bool
+	// prefix goes before the command in the shell's script: the limits
+	// the shell sets itself (limits.shellPrefix).
+	prefix string
 	// sandboxed: the command runs in the executor's sandbox, in scope
 	// (nil: on its own), showing its spill files in spillDir.
 	sandboxed bool
@@ -74,7 +77,7 @@ func shellArgs(l launchSpec) []string {
 	if l.script != nil {
 		script = pipeScript
 	}
-	return []string{filepath.Base(l.shell), "-c", script}
+	return []string{filepath.Base(l.shell), "-c", l.prefix + script}
 }
 
 // lookShell finds the shell in PATH.

@@ -129,9 +129,10 @@ func TestDoctor(t *testing.T) {
 	if os.Geteuid() == 0 {
 		self = "self: " + rootExposed
 	}
-	if got.code != 0 || len(lines) != 8 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
+	if got.code != 0 || len(lines) != 9 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
 		lines[2] != "containment: marker: the DSH_RUN_ID variable and the parent chain (chosen by the config)" ||
-		lines[3] != "sandbox: off" || !strings.HasPrefix(lines[4], self) || lines[5] != "permissions: none (no permissions section: every command runs)" || lines[6] != "hooks: none" {
+		!strings.HasPrefix(lines[3], "limits: pids 4096 per command not in force (containment is the marker)") ||
+		lines[4] != "sandbox: off" || !strings.HasPrefix(lines[5], self) || lines[6] != "permissions: none (no permissions section: every command runs)" || lines[7] != "hooks: none" {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
 	got = dsh(t, nil, "doctor")
