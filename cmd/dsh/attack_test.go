@@ -111,7 +111,7 @@ func eachRegion(pid string, fn func([]byte)) error {
 	}
 	defer mem.Close()
 	const chunk, overlap = 1 << 20, 128
-	buf := make([]byte, chunk+overlap)
+	buf, zeros := make([]byte, chunk+overlap), make([]byte, chunk+overlap)
 	read := 0
 	for line := range strings.SplitSeq(string(maps), "\n") {
 		f := strings.Fields(line)
@@ -123,7 +123,9 @@ func eachRegion(pid string, fn func([]byte)) error {
 		end, _ := strconv.ParseUint(hi, 16, 64)
 		for off := start; off < end && read < 1<<30; off += chunk {
 			n, _ := mem.ReadAt(buf[:min(uint64(len(buf)), end-off)], int64(off))
-			if n > 0 {
+			// Untouched pages read as zeros and hold no secret; skipping
+			// them keeps a race-built attacker's search within minutes.
+			if n > 0 && !bytes.Equal(buf[:n], zeros[:n]) {
 				fn(buf[:n])
 				read += n
 			}
