@@ -148,6 +148,31 @@ func probeSpawn(sh string, fd int, unshare uintptr) error {
 	return cmd.Run()
 }
 
+// canLeave reports whether a process with this process's credentials
+// could move itself out of a cgroup below base: moving needs write access
+// to the cgroup.procs of the cgroup it goes to and of the common ancestor
+// (root has it everywhere; a user, in a subtree delegated to it). Where
+// it cannot, no /proc scan looks for processes outside their cgroup. A
+// command that becomes root (sudo) is beyond this, as beyond the marker:
+// the sandbox is the boundary for it.
+func canLeave(base string) bool {
+	if os.Geteuid() == 0 {
+		return true
+	}
+	for d := filepath.Dir(base); ; d = filepath.Dir(d) {
+		procs := filepath.Join(d, "cgroup.procs")
+		if _, err := os.Stat(procs); err != nil {
+			return false // above the hierarchy's root
+		}
+		if unix.Access(procs, unix.W_OK) == nil {
+			return true
+		}
+		if d == "/" {
+			return false
+		}
+	}
+}
+
 // nsDelegate reports whether the cgroup v2 hierarchy is mounted with
 // nsdelegate: then a process in a cgroup namespace cannot move itself, or
 // another, to a cgroup outside it, whatever its privileges.

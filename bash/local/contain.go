@@ -73,7 +73,9 @@ func newContainment(want string) (*containment, error) {
 	}
 	c.mode = config.ContainCgroup
 	c.base, c.hasKill, c.cgroupNS = cb.dir, cb.hasKill, cb.ns
-	c.escapable = !(c.cgroupNS && nsDelegate())
+	// With nsdelegate the kernel refuses a move out of the namespace;
+	// without rights to move, there is none to make.
+	c.escapable = !(c.cgroupNS && nsDelegate()) && canLeave(c.base)
 	return c, nil
 }
 
@@ -82,8 +84,10 @@ func (c *containment) describe() string {
 	if c.mode == config.ContainCgroup {
 		d := "cgroup v2, one cgroup per command"
 		switch {
-		case c.cgroupNS && !c.escapable:
-			d += " (in a cgroup namespace it cannot leave: nsdelegate)"
+		case !c.escapable && c.cgroupNS:
+			d += " (in a cgroup namespace; no process of this user can leave its cgroup)"
+		case !c.escapable:
+			d += " (no process of this user can leave its cgroup)"
 		case c.cgroupNS:
 			d += " (in a cgroup namespace; who leaves the cgroup is found by namespace and run id)"
 		default:
