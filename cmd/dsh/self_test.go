@@ -107,6 +107,9 @@ func copyForNobody() (string, error) {
 			return dir, err
 		}
 	}
+	if err := os.WriteFile(filepath.Join(dir, "serve.yaml"), []byte("bash:\n  yieldAfterMs: 0\n"), 0o644); err != nil {
+		return dir, err
+	}
 	if os.Geteuid() != 0 {
 		return dir, nil
 	}
@@ -152,7 +155,7 @@ func TestSelfOutOfReach(t *testing.T) {
 			token := newToken()
 			// dsh between two cats of its user, whose pipes are dsh's
 			// stdin and stdout.
-			cmd := n.command("mcp", "--workdir", n.workdir)
+			cmd := n.command("mcp", "--workdir", n.workdir, "--config", filepath.Join(copies(t), "serve.yaml")) // no yield: see servedAs
 			args := append(append(append([]string(nil), n.prefix...), "sh", "-c", `cat | "$@" | cat`, "sh", n.dsh), cmd.Args[len(n.prefix)+1:]...)
 			cmd = exec.Command(args[0], args[1:]...)
 			cmd.Env = append(os.Environ(), tokenEnv+"="+token, "OPENAI_API_KEY=sk-e2e-openai-4242")
@@ -224,7 +227,10 @@ func TestRunOutOfReach(t *testing.T) {
 func servedAs(t *testing.T, n nobody) (url, token, victim string, connect func() *mcp.ClientSession) {
 	t.Helper()
 	token = newToken()
-	cmd := n.command("serve", "--addr", "127.0.0.1:0", "--workdir", n.workdir)
+	// The root controls search dsh's memory with a race-built attacker:
+	// under load longer than the call's yield, so no yield here.
+	conf := filepath.Join(copies(t), "serve.yaml") // written once, by copyForNobody
+	cmd := n.command("serve", "--addr", "127.0.0.1:0", "--workdir", n.workdir, "--config", conf)
 	cmd.Env = append(os.Environ(), tokenEnv+"="+token)
 	stderr := newNotifyBuffer()
 	cmd.Stderr = stderr
