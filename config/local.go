@@ -34,7 +34,9 @@ type Local struct {
 	KeepDetached bool `yaml:"keepDetached,omitempty"`
 	// Containment is how the executor finds a command's processes: "auto"
 	// (the default: a cgroup v2 per command where one can be made, else
-	// the marker), "cgroup" (fail when none can be made) or "marker".
+	// the marker; on macOS the group), "cgroup" (fail when none can be
+	// made), "marker" or "group" (the process group and its descendants,
+	// what every platform can do).
 	Containment string `yaml:"containment,omitempty"`
 	// Sandbox confines commands (docs/spec.md §11); off by default.
 	Sandbox Sandbox `yaml:"sandbox,omitempty"`
@@ -63,6 +65,7 @@ const (
 	ContainAuto   = "auto"
 	ContainCgroup = "cgroup"
 	ContainMarker = "marker"
+	ContainGroup  = "group"
 )
 
 // Env shapes the environment of every command (docs/spec.md §2.4).

@@ -347,10 +347,11 @@ func TestParseLocalContainment(t *testing.T) {
 		err  string
 	}{
 		{"keepDetached: true\ncontainment: marker\n", Local{KeepDetached: true, Containment: ContainMarker}, ""},
+		{"containment: group\n", Local{Containment: ContainGroup}, ""},
 		{"keepDetached: false\ncontainment: cgroup\n", Local{Containment: ContainCgroup}, ""},
 		{"containment: auto\n", Local{Containment: ContainAuto}, ""},
-		{"containment: docker\n", Local{}, `local.containment: "docker" is not one of "auto", "cgroup" or "marker" (line 2)`},
-		{"\ncontainment: cgroups\n", Local{}, `local.containment: "cgroups" is not one of "auto", "cgroup" or "marker" (line 3); did you mean "cgroup"?`},
+		{"containment: docker\n", Local{}, `local.containment: "docker" is not one of "auto", "cgroup", "marker" or "group" (line 2)`},
+		{"\ncontainment: cgroups\n", Local{}, `local.containment: "cgroups" is not one of "auto", "cgroup", "marker" or "group" (line 3); did you mean "cgroup"?`},
 		{"keepDetached: yes please\n", Local{}, "local.keepDetached must be true or false (line 2)"},
 		{"keepDetached: 1\n", Local{}, "local.keepDetached must be true or false (line 2)"},
 	} {

@@ -18,7 +18,7 @@ const (
 )
 
 // containments are the values of Local.Containment.
-var containments = []string{ContainAuto, ContainCgroup, ContainMarker}
+var containments = []string{ContainAuto, ContainCgroup, ContainMarker, ContainGroup}
 
 // numKey is one numeric key of a section: its name, where its value
 // lives and its default.

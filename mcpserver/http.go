@@ -143,6 +143,12 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 // sessionLimit refuses, with 503, a request that would open an MCP
 // session (one without an Mcp-Session-Id) while max sessions are open or
 // being opened; max 0 is no limit.
+//
+// A request counts as opening only until its response starts: by then the
+// SDK has initialized its session (or refused it), and the client may
+// already open the next one while the SDK is still finishing this
+// request. Counting it until the handler returned counted the new session
+// twice, and refused a second session as if it were a third.
 func (s *Server) sessionLimit(max int, next http.Handler) http.Handler {
 	if max <= 0 {
 		return next
@@ -163,20 +169,56 @@ func (s *Server) sessionLimit(max int, next http.Handler) http.Handler {
 		}
 		opening++
 		mu.Unlock()
-		defer func() {
+		ow := &openingWriter{ResponseWriter: w, done: func() {
 			mu.Lock()
 			opening--
 			mu.Unlock()
-		}()
-		next.ServeHTTP(w, r)
+		}}
+		defer ow.started()
+		next.ServeHTTP(ow, r)
 	})
 }
 
-// openSessions counts the SDK's open sessions.
+// openingWriter calls done once, when the response starts or the handler
+// returns, whichever is first.
+type openingWriter struct {
+	http.ResponseWriter
+	once sync.Once
+	done func()
+}
+
+func (ow *openingWriter) started() { ow.once.Do(ow.done) }
+
+func (ow *openingWriter) WriteHeader(code int) {
+	ow.started()
+	ow.ResponseWriter.WriteHeader(code)
+}
+
+func (ow *openingWriter) Write(p []byte) (int, error) {
+	ow.started()
+	return ow.ResponseWriter.Write(p)
+}
+
+func (ow *openingWriter) Flush() {
+	ow.started()
+	if f, ok := ow.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (ow *openingWriter) Unwrap() http.ResponseWriter { return ow.ResponseWriter }
+
+// openSessions counts the SDK's open sessions that were initialized. A
+// request without a session id makes the SDK open a session whatever its
+// method, and a client that first tries a newer protocol's discovery
+// request leaves such a session behind until that request's handler
+// returns: it is not a session anyone can use.
 func (s *Server) openSessions() int {
 	n := 0
-	for range s.mcp.Sessions() {
-		n++
+	for ss := range s.mcp.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
+		}
 	}
 	return n
 }

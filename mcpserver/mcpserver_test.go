@@ -499,6 +499,7 @@ func TestHTTPMaxSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer a.Close() // before the server's Close, which waits for a's stream
 	b, err := httpClient(t, url)
 	if err != nil {
 		t.Fatal(err)

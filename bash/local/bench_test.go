@@ -26,7 +26,7 @@ import (
 // the machine's drift (large on a shared VM) hits both alike; ns/op is the
 // pair, and the metrics split it.
 func BenchmarkSpawnTrue(b *testing.B) {
-	for _, mode := range []string{config.ContainCgroup, config.ContainMarker} {
+	for _, mode := range []string{config.ContainCgroup, config.ContainMarker, config.ContainGroup} {
 		b.Run(mode, func(b *testing.B) {
 			c, err := newContainment(mode)
 			if err != nil {

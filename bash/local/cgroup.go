@@ -130,21 +130,24 @@ func makeCgroupBase(parent string) (cgroupBase, error) {
 			return fail(fmt.Errorf("no shell to probe the cgroup with: %w", err))
 		}
 	}
-	if err := probeSpawn(sh, fd, 0); err != nil {
+	if err := probeSpawn(sh, fd, false); err != nil {
 		return fail(fmt.Errorf("cannot start a process in a cgroup of %s: %w", cb.dir, err))
 	}
-	cb.ns = probeSpawn(sh, fd, syscall.CLONE_NEWCGROUP) == nil
+	cb.ns = probeSpawn(sh, fd, true) == nil
 	if err := os.Remove(probe); err != nil {
 		return fail(err)
 	}
 	return cb, nil
 }
 
-// probeSpawn runs `sh -c 'exit 0'` in the cgroup fd, unsharing what
-// unshare names.
-func probeSpawn(sh string, fd int, unshare uintptr) error {
+// probeSpawn runs `sh -c 'exit 0'` in the cgroup fd, in a cgroup
+// namespace of its own with ns.
+func probeSpawn(sh string, fd int, ns bool) error {
 	cmd := exec.Command(sh, "-c", "exit 0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd, Unshareflags: unshare}
+	cmd.SysProcAttr = procAttr(fd)
+	if ns {
+		newCgroupNS(cmd.SysProcAttr)
+	}
 	return cmd.Run()
 }
 

@@ -1,8 +1,8 @@
 package local
 
 // Containment: an executor's choice between a cgroup per command
-// (cgroup.go) and the marker (marker.go), and the container of one
-// command, which the kill sequence acts on. What a dsh that died left is
+// (cgroup.go), the marker and the group (marker.go), and the container of
+// one command, which the kill sequence acts on. What a dsh that died left is
 // swept at start-up (sweep.go).
 
 import (
@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -31,10 +32,12 @@ import (
 const RunIDEnv = "DSH_RUN_ID"
 
 // containment is how an executor keeps track of its commands' processes:
-// one cgroup v2 per command where it can make one, else the marker.
+// one cgroup v2 per command where it can make one, else the marker (on
+// macOS the group, platform_darwin.go); or the group alone, as the config
+// asks.
 type containment struct {
-	mode    string // config.ContainCgroup or config.ContainMarker
-	reason  string // why the marker is used, in marker mode
+	mode    string // config.ContainCgroup, ContainMarker or ContainGroup
+	reason  string // why the marker or the group is used
 	base    string // cgroup mode: this executor's cgroup, parent of one per command
 	hasKill bool   // cgroup.kill exists (Linux 5.14)
 	// cgroupNS: unsandboxed commands start in a cgroup namespace of their
@@ -47,16 +50,24 @@ type containment struct {
 	seq       atomic.Uint64
 }
 
-// newContainment sets up containment as cfg asks ("auto" when empty).
+// newContainment sets up containment as cfg asks ("auto" when empty). A
+// mode this platform cannot do is an error.
 func newContainment(want string) (*containment, error) {
+	if err := unavailable(want); err != nil {
+		return nil, fmt.Errorf("%s: containment: %s: %w", Name, want, err)
+	}
 	rnd := make([]byte, 4)
 	_, _ = rand.Read(rnd)
 	c := &containment{
-		mode:   config.ContainMarker,
+		mode:   autoFallback,
 		prefix: fmt.Sprintf("%s-%s-", procfs.Owner(), hex.EncodeToString(rnd)),
 	}
-	if want == config.ContainMarker {
-		c.reason = "chosen by the config"
+	if want == config.ContainMarker || want == config.ContainGroup {
+		c.mode, c.reason = want, "chosen by the config"
+		return c, nil
+	}
+	if errNoCgroups != nil {
+		c.reason = errNoCgroups.Error()
 		return c, nil
 	}
 	parent, err := ownCgroup()
@@ -81,7 +92,8 @@ func newContainment(want string) (*containment, error) {
 
 // describe says what containment is in use, for dsh doctor.
 func (c *containment) describe() string {
-	if c.mode == config.ContainCgroup {
+	switch c.mode {
+	case config.ContainCgroup:
 		d := "cgroup v2, one cgroup per command"
 		switch {
 		case !c.escapable && c.cgroupNS:
@@ -93,8 +105,9 @@ func (c *containment) describe() string {
 		default:
 			d += " (who leaves the cgroup is found by run id)"
 		}
-		d += " under " + filepath.Dir(c.base)
-		return d
+		return d + " under " + filepath.Dir(c.base)
+	case config.ContainGroup:
+		return "group: the process group and its descendants by the parent chain (" + c.reason + ")"
 	}
 	return "marker: the " + RunIDEnv + " variable and the parent chain (" + c.reason + ")"
 }
@@ -114,6 +127,11 @@ func (c *containment) command() (*commandContainer, error) {
 		cgFD:   -1,
 		nsFD:   -1,
 		marker: c.mode == config.ContainMarker,
+		chain:  c.mode == config.ContainMarker || c.mode == config.ContainGroup,
+		freeze: c.mode == config.ContainGroup,
+	}
+	if cc.freeze {
+		cc.known = make(map[int]uint64)
 	}
 	if c.mode == config.ContainCgroup {
 		dir, fd, err := makeCommandCgroup(c.base, n)
@@ -148,13 +166,20 @@ type container interface {
 }
 
 // commandContainer is a command's processes: its process group, and its
-// cgroup or (marker mode) every process carrying its run id or descending
-// from one that does. It implements container.
+// cgroup, or (marker mode) every process carrying its run id, or (group
+// mode) nothing more; and, but in cgroup mode, the descendants of those by
+// the parent chain. It implements container.
 type commandContainer struct {
-	runID   string
-	leader  int    // pid of the shell; set once it runs
-	since   uint64 // the shell's start time: no member started before it
-	marker  bool   // find members by the marker and the parent chain
+	runID  string
+	leader int    // pid of the shell; set once it runs
+	since  uint64 // the shell's start time: no member started before it
+	marker bool   // find members by the marker
+	chain  bool   // and by the parent chain
+	freeze bool   // stop every member before a signal (group mode)
+	// known holds the members found so far, pid → start time (group
+	// mode; nil else): one whose parent died is still found.
+	known   map[int]uint64
+	knownMu sync.Mutex
 	cg      string
 	cgFD    int
 	hasKill bool
@@ -182,12 +207,13 @@ type commandContainer struct {
 	signalled map[int]bool
 }
 
-// leaderStarted records the shell's pid once it runs and, for the marker
-// (or members looked for outside the cgroup), its start time: no member
-// started before it; and the cgroup namespace it started in.
+// leaderStarted records the shell's pid once it runs and, for a scan of
+// the process table (marker and group modes, or members looked for
+// outside the cgroup), its start time: no member started before it; and
+// the cgroup namespace it started in.
 func (cc *commandContainer) leaderStarted(pid int) {
 	cc.leader = pid
-	if cc.marker || cc.escapable {
+	if cc.chain || cc.escapable {
 		cc.since = procfs.Start(pid)
 	}
 	if cc.cgroupNS {
@@ -220,6 +246,13 @@ func (cc *commandContainer) env() string { return RunIDEnv + "=" + cc.runID }
 
 func (cc *commandContainer) signal(sig syscall.Signal) {
 	cc.sent, cc.signalled = sig, make(map[int]bool)
+	if cc.freeze {
+		// Group mode finds what left the group by the parent chain
+		// alone: a member that dies before its new children are found
+		// orphans them out of reach (a fork storm). Stopped, no member
+		// forks or dies until every one has the signal.
+		defer resume(cc.stopAll())
+	}
 	// The group at once (atomic for its members), but only without a
 	// cgroup and while the shell is not reaped: a cgroup lists every
 	// member, and a reaped shell's pgid may be reused; and not a SIGTERM
@@ -236,6 +269,51 @@ func (cc *commandContainer) signal(sig syscall.Signal) {
 		}
 	}
 	cc.signalNew()
+}
+
+// stopAll sends SIGSTOP to the group and to every member, looking again
+// until a look finds no member it has not stopped and every one is
+// stopped (or dead), or freezeRounds looks were made; it returns the pids
+// it stopped.
+func (cc *commandContainer) stopAll() []int {
+	if cc.leader > 1 && cc.reaped.Load() == 0 {
+		_ = syscall.Kill(-cc.leader, syscall.SIGSTOP)
+	}
+	stopped := make(map[int]bool)
+	for range freezeRounds {
+		pids, err := cc.members()
+		if err != nil {
+			break
+		}
+		settled := true
+		for _, pid := range pids {
+			if !stopped[pid] {
+				stopped[pid], settled = true, false
+				_ = syscall.Kill(pid, syscall.SIGSTOP)
+			} else if st, ok := procfs.ReadStat(pid); ok && st.State != 'T' && st.State != 't' && !st.Dead() {
+				settled = false // the SIGSTOP is not delivered yet: it may still fork
+			}
+		}
+		if settled {
+			break
+		}
+	}
+	pids := make([]int, 0, len(stopped))
+	for pid := range stopped {
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// freezeRounds bounds stopAll's looks: a member that cannot stop at once
+// (in uninterruptible sleep) does not hold the kill forever.
+const freezeRounds = 100
+
+// resume sends SIGCONT to what stopAll stopped, so a SIGTERM is handled.
+func resume(pids []int) {
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+	}
 }
 
 // signalNew sends the last signal to the members it has not reached yet.
@@ -345,7 +423,9 @@ func (cc *commandContainer) members() ([]int, error) {
 		}
 		return live, nil
 	}
-	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.runID, 0)
+	cc.knownMu.Lock()
+	defer cc.knownMu.Unlock()
+	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.chain, cc.runID, cc.known, 0)
 }
 
 // escapees lists the command's processes wherever their cgroup: those in
@@ -353,5 +433,5 @@ func (cc *commandContainer) members() ([]int, error) {
 // (docs/spec.md §8). A process that moved out of the cgroup is among
 // them.
 func (cc *commandContainer) escapees() ([]int, error) {
-	return scanMembers(0, cc.since, cc.reaped.Load(), true, cc.runID, cc.ns)
+	return scanMembers(0, cc.since, cc.reaped.Load(), true, true, cc.runID, nil, cc.ns)
 }

@@ -164,7 +164,9 @@ func TestKeepDetached(t *testing.T) {
 // while the kill runs leaves nothing carrying the command's run id.
 func TestForkStormIsKilled(t *testing.T) {
 	t.Parallel()
-	for _, mode := range modes(t) {
+	// Group mode too: the storm's bash is the shell's child, and its
+	// sleeps are the bash's (the parent chain).
+	for _, mode := range append(modes(t), config.ContainGroup) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			cfg := testConfig(t)

@@ -24,8 +24,7 @@ func TestMain(m *testing.M) {
 		runHelperProcess()
 		return
 	}
-	if base := os.Getenv(pidnsHelperEnv); base != "" {
-		runPidnsHelper(base)
+	if platformHelper() {
 		return
 	}
 	os.Exit(proctest.Main(m))
@@ -83,12 +82,24 @@ func tempFile(t *testing.T, name string) string {
 }
 
 // TestContract runs the executor contract (docs/spec.md §1) that every
-// executor shares against the local executor.
+// executor shares against the local executor: with the containment auto
+// picks here, and with containment: group, the one macOS uses, so that
+// the code macOS runs is tested here too.
 func TestContract(t *testing.T) {
+	for _, mode := range []string{config.ContainAuto, config.ContainGroup} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			contract(t, mode)
+		})
+	}
+}
+
+func contract(t *testing.T, mode string) {
 	executortest.Run(t, executortest.Harness{
 		Name: Name,
 		New: func(t *testing.T, l executortest.Limits) (bash.Executor, string) {
 			cfg := testConfig(t)
+			cfg.Containment = mode
 			cfg.Cwd, cfg.TimeoutMs, cfg.MaxTimeoutMs = l.Cwd, l.TimeoutMs, l.MaxTimeoutMs
 			cfg.MaxOutputBytes, cfg.KeepHeadBytes, cfg.MaxSpillBytes = l.MaxOutputBytes, l.KeepHeadBytes, l.MaxSpillBytes
 			if l.GraceMs != 0 {

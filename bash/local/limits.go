@@ -40,16 +40,17 @@ type limits struct {
 	basePids, nproc uint64
 }
 
-// newLimits works out the limits of cfg for an executor whose cgroup is
-// base ("" in marker mode), enabling the controllers there if it can.
-func newLimits(cfg config.Limits, base string) *limits {
+// newLimits works out the limits of cfg for an executor in containment
+// mode whose cgroup is base ("" but in cgroup mode), enabling the
+// controllers there if it can.
+func newLimits(cfg config.Limits, mode, base string) *limits {
 	l := &limits{pids: wholeOrDefault(cfg.Pids, config.DefaultPids), memory: wholeOrDefault(cfg.MemoryBytes, 0)}
 	var rl unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NPROC, &rl) == nil && rl.Cur != unix.RLIM_INFINITY {
 		l.rlimit = rl.Cur
 	}
 	l.cgroup, l.cgroupDir = ownPidsMax()
-	l.why = "containment is the marker"
+	l.why = "containment is the " + mode
 	if base != "" {
 		l.cgPids, l.why = enableController(base, "pids")
 		if l.memory > 0 {

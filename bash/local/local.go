@@ -36,7 +36,20 @@
 // /proc/<pid>/environ this user cannot read (it changed its uid). A cgroup
 // holds a command's processes, and the cgroups it makes below its own,
 // unless one with the privilege moves itself out of that subtree.
-// [Executor.Containment] (and `dsh doctor`) says which is in use.
+// With containment: group (and on macOS, where auto means it: no cgroups,
+// no way to read another process's environment), members are the group and
+// the descendants by the parent chain, from the process table (/proc on
+// Linux, which it scans as the marker does but reads no environment;
+// kern.proc on macOS). A member once found stays one (pid and start time)
+// when its parent dies, and before each signal every member is stopped
+// (SIGSTOP until a look finds nothing new) and resumed after it, so none
+// forks or orphans an unfound child meanwhile. It cannot catch a process
+// that left the group and whose parent exited before a look (at a kill, or
+// when the shell exits): `setsid server &` in a command that then ends, or
+// a daemon. [Executor.Containment] (and `dsh doctor`) says which is in use.
+//
+// Platforms: Linux, and macOS (docs/spec.md §8a: no parent-death signal,
+// containment group only, no start-up sweep of processes, no sandbox).
 //
 // Killing is SIGTERM to every member, then SIGKILL after graceMs unless
 // none is left (cgroup.kill in a cgroup, so nothing forks in between;
@@ -100,7 +113,10 @@
 //   - The start-up sweep sends SIGKILL at once: the owner of those processes
 //     is gone and nobody waits for their clean exit.
 //   - containment: cgroup makes New fail where no cgroup can be made;
-//     auto falls back to the marker and says why.
+//     auto falls back to the marker and says why. On macOS cgroup and
+//     marker make New fail; auto is group.
+//   - Group mode scans /proc on Linux (the parent chain needs the whole
+//     table) but reads no environment, so it is the code macOS runs.
 //   - RunOrYield (docs/spec.md §12): a yield that meets the command's exit
 //     is decided under the run's lock, so the caller gets either the
 //     result or a live process, never a process that had already ended
@@ -255,7 +271,7 @@ func fromConfig(cfg config.Local, contain *containment, log *slog.Logger) *Execu
 		spill:          capture.NewSpillDir(cfg.SpillDir),
 		launcher:       shellLauncher{},
 		contain:        contain,
-		limits:         newLimits(cfg.Limits, contain.base),
+		limits:         newLimits(cfg.Limits, contain.mode, contain.base),
 		keepDetached:   cfg.KeepDetached,
 		log:            log,
 		runs:           make(map[*run]struct{}),

@@ -1,8 +1,10 @@
 package local
 
-// The marker: without a cgroup, a command's members are found in /proc,
-// by its process group, by the run id (RunIDEnv) in their environment,
-// and by the parent chain.
+// The marker and the group: without a cgroup, a command's members are
+// found in the process table (/proc; on macOS the kern.proc sysctls): by
+// its process group, by the run id (RunIDEnv) in their environment (marker
+// mode only: macOS does not show another process's environment), and by
+// the parent chain.
 
 import (
 	"os"
@@ -14,35 +16,40 @@ import (
 	"github.com/dsh-go/dsh/internal/procfs"
 )
 
-// scanMembers lists, from /proc, the live processes in the group led by
-// leader and, with marker, those carrying runID or in the cgroup
-// namespace ns (its inode; 0: none), and their descendants. Only
+// scanMembers lists the live processes in the group led by leader, with
+// marker those carrying runID or in the cgroup namespace ns (its inode;
+// 0: none), with known those it holds (pid → start time: a member once
+// found stays one, even when its parent died), and with chain the
+// descendants of all these; it records what it found in known. Only
 // processes started at or after since can be members: the others'
 // environments are not read. Once the leader was reaped (reaped > 0), the
 // group counts only processes started before that. With a namespace, an
 // environment that reads empty is not waited for: a process of the
 // command that dropped its environment is found by its namespace, or not
 // at all.
-func scanMembers(leader int, since, reaped uint64, marker bool, runID string, ns uint64) ([]int, error) {
-	all, err := procfs.Pids()
+func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string, known map[int]uint64, ns uint64) ([]int, error) {
+	all, err := procfs.Table()
 	if err != nil {
 		return nil, err
 	}
 	self := os.Getpid()
 	in := make(map[int]bool)
 	parent := make(map[int]int)
-	var pending []int // environment read empty: none, or in execve
-	for _, pid := range all {
-		if pid == self {
-			continue
-		}
-		st, ok := procfs.ReadStat(pid)
-		if !ok || st.Dead() || st.Kernel() || st.Start < since {
+	start := make(map[int]uint64) // for known
+	var pending []int             // environment read empty: none, or in execve
+	for _, p := range all {
+		pid, st := p.Pid, p.Stat
+		if pid == self || st.Dead() || st.Kernel() || st.Start < since {
 			continue
 		}
 		parent[pid] = st.PPid
+		if known != nil {
+			start[pid] = st.Start
+		}
 		switch {
 		case leader > 1 && st.Pgrp == leader && (reaped == 0 || st.Start < reaped):
+			in[pid] = true
+		case known != nil && known[pid] == st.Start && st.Start != 0:
 			in[pid] = true
 		case marker && ns != 0 && cgroupNamespace(pid) == ns:
 			in[pid] = true
@@ -55,9 +62,9 @@ func scanMembers(leader int, since, reaped uint64, marker bool, runID string, ns
 	if len(pending) > 0 {
 		awaitEnvs(pending, runID, in)
 	}
-	if marker {
+	if chain {
 		// The parent chain: children of members are members, even if they
-		// dropped the marker from their environment.
+		// left the group or dropped the marker from their environment.
 		for grew := true; grew; {
 			grew = false
 			for pid, ppid := range parent {
@@ -67,9 +74,15 @@ func scanMembers(leader int, since, reaped uint64, marker bool, runID string, ns
 			}
 		}
 	}
+	if known != nil {
+		clear(known) // a member not found again has exited
+	}
 	pids := make([]int, 0, len(in))
 	for pid := range in {
 		pids = append(pids, pid)
+		if known != nil {
+			known[pid] = start[pid]
+		}
 	}
 	return pids, nil
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package local
 
 // The sandbox's claims, each proven by the attack it stops: every test

@@ -91,7 +91,8 @@ func lookShell(shell string) (string, error) {
 
 // shellLauncher starts `bash -c command` as the leader of a new session and
 // process group, with no controlling terminal, in its cgroup when it has
-// one, and asks the kernel to SIGKILL it if this process dies.
+// one, and (on Linux) asks the kernel to SIGKILL it if this process dies:
+// see procAttr.
 type shellLauncher struct{}
 
 func (shellLauncher) launch(l launchSpec) (*launched, error) {
@@ -100,28 +101,20 @@ func (shellLauncher) launch(l launchSpec) (*launched, error) {
 		extra = []*os.File{l.script}
 	}
 	cmd := &exec.Cmd{
-		Path:       l.shell,
-		Args:       shellArgs(l),
-		Dir:        l.dir,
-		Env:        l.env,
-		Stdout:     l.stdout,
-		Stderr:     l.stderr,
-		ExtraFiles: extra,
-		SysProcAttr: &syscall.SysProcAttr{
-			Setsid:    true,
-			Pdeathsig: syscall.SIGKILL,
-		},
+		Path:        l.shell,
+		Args:        shellArgs(l),
+		Dir:         l.dir,
+		Env:         l.env,
+		Stdout:      l.stdout,
+		Stderr:      l.stderr,
+		ExtraFiles:  extra,
+		SysProcAttr: procAttr(l.cgroupFD),
 	}
 	if l.stdin != nil {
 		cmd.Stdin = l.stdin
 	}
-	if l.cgroupFD >= 0 {
-		cmd.SysProcAttr.UseCgroupFD = true
-		cmd.SysProcAttr.CgroupFD = l.cgroupFD
-		if l.cgroupNS {
-			// Unshared by the child, inside its cgroup already.
-			cmd.SysProcAttr.Unshareflags = syscall.CLONE_NEWCGROUP
-		}
+	if l.cgroupNS {
+		newCgroupNS(cmd.SysProcAttr) // unshared by the child, inside its cgroup already
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -18,8 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // attackEnv makes the test binary the attacker: its arguments are
@@ -134,24 +132,6 @@ func eachRegion(pid string, fn func([]byte)) error {
 	if read == 0 {
 		return errors.New("no memory could be read")
 	}
-	return nil
-}
-
-func attackGetfd(pid, fd, text string) error {
-	p, _ := strconv.Atoi(pid)
-	n, _ := strconv.Atoi(fd)
-	pidfd, err := unix.PidfdOpen(p, 0)
-	if err != nil {
-		return fmt.Errorf("pidfd_open: %w", err)
-	}
-	got, err := unix.PidfdGetfd(pidfd, n, 0)
-	if err != nil {
-		return fmt.Errorf("pidfd_getfd: %w", err)
-	}
-	if _, err := unix.Write(got, []byte(text)); err != nil {
-		return fmt.Errorf("write: %w", err)
-	}
-	fmt.Println("wrote to the descriptor")
 	return nil
 }
 

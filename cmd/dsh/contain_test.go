@@ -16,9 +16,11 @@ import (
 // TestSigkilledDshIsSweptNextStart: dsh dies by SIGKILL while a background
 // task runs. The task's shell dies with it (parent-death signal); what it
 // started, in and out of its group, is killed by the next dsh's start-up
-// sweep. In both containments.
+// sweep. In every containment: on Linux the sweep finds them by their
+// DSH_RUN_ID whatever the mode (on macOS, which has no parent-death signal
+// and does not show another process's environment, neither happens).
 func TestSigkilledDshIsSweptNextStart(t *testing.T) {
-	for _, mode := range []string{"cgroup", "marker"} {
+	for _, mode := range []string{"cgroup", "marker", "group"} {
 		t.Run(mode, func(t *testing.T) {
 			config := writeFile(t, "dsh.yaml", "local: {containment: "+mode+"}\n")
 			if out := dsh(t, nil, "doctor", "--config", config); out.code != 0 {

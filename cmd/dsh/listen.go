@@ -137,15 +137,9 @@ func peerUID(c *net.UnixConn) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
+	uid, cerr := -1, error(nil)
+	if err := raw.Control(func(fd uintptr) { uid, cerr = socketPeerUID(int(fd)) }); err != nil {
 		return -1, err
 	}
-	if cerr != nil {
-		return -1, cerr
-	}
-	return int(cred.Uid), nil
+	return uid, cerr
 }

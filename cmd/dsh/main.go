@@ -275,7 +275,7 @@ func main() {
 // flag, so a socket or a file open in dsh's parent would otherwise reach
 // every command the model runs. (dsh's own descriptors have the flag.)
 func closeInheritedOnExec() {
-	entries, err := os.ReadDir("/proc/self/fd")
+	entries, err := os.ReadDir(ownFDs)
 	if err != nil {
 		return
 	}

@@ -135,6 +135,11 @@ func TestDoctor(t *testing.T) {
 		lines[4] != "sandbox: off" || !strings.HasPrefix(lines[5], self) || lines[6] != "permissions: none (no permissions section: every command runs)" || lines[7] != "hooks: none" {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
+	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: group}\n"))
+	if lines = strings.Split(got.stdout, "\n"); got.code != 0 || len(lines) != 7 ||
+		lines[2] != "containment: group: the process group and its descendants by the parent chain (chosen by the config)" {
+		t.Errorf("doctor with the group: %+v", got)
+	}
 	got = dsh(t, nil, "doctor")
 	if got.code != 0 || !strings.Contains(got.stdout, "\ncontainment: ") {
 		t.Errorf("doctor: %+v", got)

@@ -34,11 +34,28 @@ func TestMain(m *testing.M) { os.Exit(proctest.Main(m)) }
 
 const graceMs = 200
 
-var modes = []string{config.ContainCgroup, config.ContainMarker}
+var modes = []string{config.ContainCgroup, config.ContainMarker, config.ContainGroup}
+
+// groupBlind says why group mode cannot see escape e in scenario sc, by
+// design: it finds what stays in the command's process group, and what
+// left it through the parent chain from a member it found while that
+// member ran. A process that left the group and whose parent had exited
+// before the first look (the kill, or the shell's exit) is in neither.
+// Empty where group mode must catch e.
+func groupBlind(e escape, sc scenario) string {
+	switch {
+	case e.name == "daemon":
+		return "the daemon's intermediate subshell exits at once, so the setsid'd sleep is orphaned out of the group before any look"
+	case e.name == "setsid" && sc.name == "foreground":
+		return "the shell exits by itself: its setsid'd child is orphaned out of the group before the first look, made after the exit"
+	}
+	return ""
+}
 
 // stack is the composed stack: the local executor behind host, with the
 // bash and task tools in a registry.
 type stack struct {
+	mode  string
 	reg   *tool.Registry
 	exec  *local.Executor
 	calls atomic.Int64 // registry calls made
@@ -51,7 +68,7 @@ func newStack(t testing.TB, mode string) (*stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stack{reg: st.Tools, exec: st.Local}, nil
+	return &stack{mode: mode, reg: st.Tools, exec: st.Local}, nil
 }
 
 // stackFor is newStack for a test: it skips the cgroup mode where the
@@ -446,6 +463,9 @@ func TestEscapesDieThroughTheRegistry(t *testing.T) {
 			for _, e := range escapes {
 				for _, sc := range scenarios {
 					t.Run(e.name+"/"+sc.name, func(t *testing.T) {
+						if why := groupBlind(e, sc); mode == config.ContainGroup && why != "" {
+							t.Skip("SKIP-REASON: group mode cannot see this escape by design: " + why)
+						}
 						t.Parallel()
 						f := newFiles(t)
 						sess := session.New(t.Name(), f.dir)
@@ -460,8 +480,8 @@ func TestEscapesDieThroughTheRegistry(t *testing.T) {
 				}
 			}
 			// The control: an escapee the marker cannot see. It survives in
-			// marker mode (the fallback's documented gap, which also shows
-			// this test can fail) and dies in cgroup mode.
+			// marker and group modes (their documented gap, which also
+			// shows this test can fail) and dies in cgroup mode.
 			t.Run("control/"+envClearedOrphan.name, func(t *testing.T) {
 				t.Parallel()
 				f := newFiles(t)
@@ -493,9 +513,9 @@ func TestEscapesDieThroughTheRegistry(t *testing.T) {
 				// grace twice more, then the escapee must still run.
 				time.Sleep(2 * graceMs * time.Millisecond)
 				if err := envClearedOrphan.escaped(pid, proctest.ReadPid(t, f.shell)); err != nil {
-					t.Fatalf("marker mode: the escapee should survive, unseen, as documented: %v; %s", err, describe(pid))
+					t.Fatalf("%s mode: the escapee should survive, unseen, as documented: %v; %s", mode, err, describe(pid))
 				}
-				t.Logf("marker mode, as documented, did not catch %s", describe(pid))
+				t.Logf("%s mode, as documented, did not catch %s", mode, describe(pid))
 			})
 		})
 	}
@@ -576,13 +596,9 @@ func mixed(s *stack, sess *session.Session, i int) error {
 		}
 		return err
 	case 3:
-		out, _, err := s.run(sess, "setsid sleep 300 & echo $!", 30000)
+		pid, err := setsidEscapee(s, sess)
 		if err != nil {
 			return err
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(out))
-		if err != nil {
-			return fmt.Errorf("escapee pid: %q", out)
 		}
 		if len(proctest.Survivors(proctest.Wait, pid)) > 0 {
 			err := fmt.Errorf("the escapee outlived the command: %s", describe(pid))
@@ -615,6 +631,43 @@ func mixed(s *stack, sess *session.Session, i int) error {
 		}
 		return err
 	}
+}
+
+// setsidEscapee makes a process that left the command's group and returns
+// its pid once the command has ended: in the foreground, except in group
+// mode, which cannot see it there (groupBlind); a killed background task
+// there.
+func setsidEscapee(s *stack, sess *session.Session) (int, error) {
+	if s.mode != config.ContainGroup {
+		out, _, err := s.run(sess, "setsid sleep 300 & echo $!", 30000)
+		if err != nil {
+			return 0, err
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(out))
+		if err != nil {
+			return 0, fmt.Errorf("escapee pid: %q", out)
+		}
+		return pid, nil
+	}
+	f, err := os.CreateTemp("", "dsh-soak-*.pid")
+	if err != nil {
+		return 0, err
+	}
+	_ = f.Close()
+	defer os.Remove(f.Name())
+	id, err := s.start(sess, "setsid sleep 300 & echo $! > "+q(f.Name())+"; sleep 300")
+	if err != nil {
+		return 0, err
+	}
+	var pid int
+	if !proctest.Within(proctest.Wait, func() bool { pid, err = proctest.PidInFile(f.Name()); return err == nil }) {
+		return 0, fmt.Errorf("escapee pid: %v", err)
+	}
+	if err := s.kill(sess, id); err != nil {
+		return pid, err
+	}
+	_, _, err = s.await(sess, id)
+	return pid, err
 }
 
 func openFds(t *testing.T) int {
@@ -735,7 +788,7 @@ func TestSoak(t *testing.T) {
 			measured := int(done.Load())
 			t.Logf("%s: %d mixed calls (%d registry calls in all) by %d workers; the %d after the warm-up took %v, %.0f calls/s",
 				mode, soakWarmup+measured, s.calls.Load(), soakWorkers, measured, elapsed.Round(time.Millisecond), float64(measured)/elapsed.Seconds())
-			t.Logf("%s: open fds %d → %d, goroutines %d → %d, child processes %d → %d, per-command cgroups %d → %d (-1: marker mode)",
+			t.Logf("%s: open fds %d → %d, goroutines %d → %d, child processes %d → %d, per-command cgroups %d → %d (-1: no cgroups)",
 				mode, fds0, fds1, gor0, gor1, kids0, len(left), cgs0, cgs1)
 			if fds1 > fds0+fdSlack {
 				t.Errorf("open fds grew from %d to %d", fds0, fds1)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 // The bwrap backend: each command is `bwrap … -- starter SHELL -c CMD`,
@@ -5,7 +7,6 @@ package sandbox
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -354,26 +354,6 @@ func isKnownDir(name string) bool {
 		}
 	}
 	return false
-}
-
-// readStatus reads the starter's report: 4 bytes, written before the
-// sandbox exited, so it is read without waiting (a process of the
-// sandbox still dying may hold the pipe open).
-func readStatus(f *os.File) (syscall.WaitStatus, bool) {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return 0, false
-	}
-	var b [4]byte
-	n := 0
-	_ = raw.Read(func(fd uintptr) bool {
-		n, _ = unix.Read(int(fd), b[:])
-		return true // never wait
-	})
-	if n != 4 {
-		return 0, false
-	}
-	return syscall.WaitStatus(binary.NativeEndian.Uint32(b[:])), true
 }
 
 // FloorCommand is the bwrap command line this sandbox runs for `bash -c

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 // The landlock helper (local.sandbox.helper): for programs that prefer to

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 // The landlock backend, for machines without user namespaces (a

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 // network: false with bwrap: one network namespace per session, with only

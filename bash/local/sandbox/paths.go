@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 // Paths: the config's "~/", symlinks, and, for Landlock (which only

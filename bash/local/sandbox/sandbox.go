@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 import (
@@ -16,29 +18,6 @@ import (
 
 	"github.com/dsh-go/dsh/config"
 )
-
-// Options is what a sandbox needs from its executor.
-type Options struct {
-	// Cwd is the workspace of commands whose owner has no cwd.
-	Cwd string
-	// Dir is a private directory (mode 0700) of the executor, which
-	// removes it when it closes: the sandbox keeps its files and the
-	// sessions' directories there. It must not be inside a writable root.
-	Dir string
-	// Private is the executor's private directory, which holds Dir and
-	// the spill files of every session: commands see only their own.
-	Private string
-	// Hide adds paths that read as empty (dsh serve's token file).
-	Hide []string
-	// EnvSet names the variables the config sets (env.set): the sandbox
-	// does not point those at its /tmp.
-	EnvSet []string
-	// Shell is the shell's absolute path, for the probe and the network
-	// holder; Env the environment they run with.
-	Shell string
-	Env   []string
-	Log   *slog.Logger
-}
 
 // Sandbox confines the commands of one executor. Make one with New; it is
 // safe for concurrent use.
@@ -69,10 +48,6 @@ type Sandbox struct {
 
 	seq atomic.Uint64 // numbers scopes and per-command directories
 }
-
-// ErrUnavailable wraps the error of New when no backend can enforce the
-// configured sandbox: dsh then refuses to start (exit 2).
-var ErrUnavailable = errors.New("sandbox")
 
 // New makes the sandbox cfg describes (its defaults applied; the mode is
 // not off), probing the backends once: bwrap by running a sandboxed
@@ -297,26 +272,6 @@ func (sc *Scope) live() error {
 	return nil
 }
 
-// Command is one command to start in the sandbox: the shell and its
-// arguments, where, with what, and its files (the child's ends).
-type Command struct {
-	Scope    *Scope // nil: on its own
-	Shell    string // absolute path
-	Args     []string
-	Dir      string
-	Env      []string
-	Stdin    *os.File // nil: /dev/null
-	Stdout   *os.File
-	Stderr   *os.File
-	Script   *os.File // fd 3 when set
-	CgroupFD int      // the cgroup to start in, when not negative
-	// SpillDir is the directory of the command's spill files, shown
-	// read-only at its path; a scope's own when it has one.
-	SpillDir string
-
-	workspace string // the probe's, instead of the scope's
-}
-
 // cmd is the process that starts c: path with argv, env and dir, c's
 // stdio, extra files from fd 3 on, and, like every command, a session
 // and process group of its own, the parent-death signal and c's cgroup.
@@ -339,38 +294,6 @@ func (c Command) cmd(path string, argv, env []string, dir string, extra []*os.Fi
 		cmd.SysProcAttr.CgroupFD = c.CgroupFD
 	}
 	return cmd
-}
-
-// Started is a command the sandbox started.
-type Started struct {
-	Cmd *exec.Cmd
-	// Spare is a pid that the kill sequence's SIGTERM must spare: bwrap,
-	// which, killed, takes the whole sandbox with it at once, before the
-	// command's grace; 0 for none.
-	Spare  int
-	status *os.File // the starter's report, bwrap only
-	reaped func()
-}
-
-// Status is the shell's wait status, as the starter reported it; false
-// when it reported none (the sandbox was killed, or did not start the
-// shell): the caller then has bwrap's own. Call it after Cmd.Wait.
-func (st *Started) Status() (syscall.WaitStatus, bool) {
-	if st.status == nil {
-		return 0, false
-	}
-	return readStatus(st.status)
-}
-
-// Reaped releases what the start held until the shell was reaped: the
-// status pipe, the landlock thread, a per-command directory.
-func (st *Started) Reaped() {
-	if st.status != nil {
-		_ = st.status.Close()
-	}
-	if st.reaped != nil {
-		st.reaped()
-	}
 }
 
 // Start starts c in the sandbox.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 // The seccomp filters: what namespaces and Landlock leave open.

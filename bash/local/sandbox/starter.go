@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 // The starter: a tiny static program that runs inside the bwrap sandbox
