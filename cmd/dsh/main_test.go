@@ -136,8 +136,9 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
 	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: group}\n"))
-	if lines = strings.Split(got.stdout, "\n"); got.code != 0 || len(lines) != 7 ||
-		lines[2] != "containment: group: the process group and its descendants by the parent chain (chosen by the config)" {
+	if lines = strings.Split(got.stdout, "\n"); got.code != 0 || len(lines) != 9 ||
+		lines[2] != "containment: group: the process group and its descendants by the parent chain (chosen by the config)" ||
+		!strings.HasPrefix(lines[3], "limits: pids 4096 per command not in force (containment is the group)") {
 		t.Errorf("doctor with the group: %+v", got)
 	}
 	got = dsh(t, nil, "doctor")
