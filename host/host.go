@@ -77,7 +77,16 @@ type options struct {
 	log         *slog.Logger
 	hide        []string
 	permissions permissions.Options
+	keepSpills  bool
 }
+
+// WithKeptSpills keeps the spill files a session was told of after the
+// session and the stack end (dsh run prints their paths and exits): the
+// local executor leaves its private spill directory
+// ([local.WithKeptSpill]) and the bash tool its sessions' files. For
+// [Standard] only; its config's local.spillDir should be a base of the
+// caller's own, which the caller sweeps.
+func WithKeptSpills() Option { return func(o *options) { o.keepSpills = true } }
 
 // WithHidden hides paths from sandboxed commands besides the configured
 // ones (dsh serve's token file); for [Standard] only.

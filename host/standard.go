@@ -47,12 +47,16 @@ type Stack struct {
 // plugins maps the names of the config's tools list to their plugins.
 var plugins = map[string]struct {
 	name string
-	make func(config.File, *redact.Redactor) Plugin
+	make func(config.File, *redact.Redactor, options) Plugin
 }{
-	config.ToolBash: {bashtool.PluginName, func(f config.File, r *redact.Redactor) Plugin {
-		return BashTool(f.Bash, bashtool.WithSandbox(f.Local.Sandbox), bashtool.WithRedactor(r))
+	config.ToolBash: {bashtool.PluginName, func(f config.File, r *redact.Redactor, o options) Plugin {
+		opts := []bashtool.Option{bashtool.WithSandbox(f.Local.Sandbox), bashtool.WithRedactor(r)}
+		if o.keepSpills {
+			opts = append(opts, bashtool.WithSpillsKept())
+		}
+		return BashTool(f.Bash, opts...)
 	}},
-	config.ToolTasks: {tasktool.PluginName, func(f config.File, _ *redact.Redactor) Plugin { return TaskTools(f.Tasks) }},
+	config.ToolTasks: {tasktool.PluginName, func(f config.File, _ *redact.Redactor, _ options) Plugin { return TaskTools(f.Tasks) }},
 }
 
 // Standard builds the stack cfg describes (its zero value is the default
@@ -83,7 +87,7 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	if s.Gate != nil {
 		s.Tools.UsePre(s.Gate.Middleware())
 	}
-	if err := s.compose(cfg); err != nil {
+	if err := s.compose(cfg, o); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
@@ -122,7 +126,11 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 		s.SSH, s.Executor = e, e
 		return nil
 	}
-	e, err := local.New(cfg.Local, local.WithLogger(o.log), local.WithHidden(o.hide...))
+	lopts := []local.Option{local.WithLogger(o.log), local.WithHidden(o.hide...)}
+	if o.keepSpills {
+		lopts = append(lopts, local.WithKeptSpill())
+	}
+	e, err := local.New(cfg.Local, lopts...)
 	if err != nil {
 		return err
 	}
@@ -132,7 +140,7 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 
 // compose provides the services, then loads the plugins in the order the
 // config names them: each applies as it loads.
-func (s *Stack) compose(cfg config.File) error {
+func (s *Stack) compose(cfg config.File, o options) error {
 	errs := []error{
 		Provide(s.host, Tools, s.Tools),
 		Provide(s.host, Prompt, s.Prompt),
@@ -146,7 +154,7 @@ func (s *Stack) compose(cfg config.File) error {
 		return err
 	}
 	for _, name := range cfg.Tools {
-		errs = append(errs, s.host.Load(plugins[name].make(cfg, red)))
+		errs = append(errs, s.host.Load(plugins[name].make(cfg, red, o)))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

@@ -26,6 +26,11 @@ type watch struct {
 	byID    map[string]*inFlight
 	byToken map[string]*inFlight
 	refs    int // POSTs using it (HTTP), under httpWatches.mu
+	// toClient are the requests dsh sent the client (nil: not
+	// tracked), and change wakes drain (drain.go); the stdio transport's
+	// only.
+	toClient map[string]bool
+	change   chan struct{}
 }
 
 // inFlight is a call the client sent and dsh has not answered yet.
@@ -120,6 +125,8 @@ func (w *watch) outgoing(data []byte) bool {
 				}
 				send = send && !c.cancelled
 			}
+		case h.Method != "" && id != "" && w.toClient != nil: // a request to the client
+			w.toClient[id] = true
 		case h.Method == "notifications/progress":
 			if c := w.byToken[key(h.Params.ProgressToken)]; c != nil && c.cancelled {
 				send = false

@@ -239,18 +239,41 @@ func sameOrigin(next http.Handler) http.HandlerFunc {
 	})
 }
 
+// The 401 of a request without the token: the challenge (RFC 6750 §3) and
+// one line saying which of the two went wrong, so that a user setting up a
+// client can tell a header the client did not send from a token that
+// differs. Saying which reveals nothing about the token.
+const (
+	authChallenge = `Bearer realm="dsh"`
+	// MissingTokenBody is the body when no bearer token was sent (no
+	// Authorization header, or another scheme).
+	MissingTokenBody = "missing bearer token: send the header Authorization: Bearer <token>"
+	// WrongTokenBody is the body when a bearer token was sent but is not
+	// the server's.
+	WrongTokenBody = "wrong bearer token: it is not the token dsh serve was started with"
+)
+
 // bearer refuses requests that do not carry the token. The scheme is
 // case-insensitive (RFC 9110 §11.1); the token is compared in constant time.
 func bearer(token string, next http.Handler) http.HandlerFunc {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !strings.EqualFold(scheme, "Bearer") || !sameToken(strings.TrimLeft(got, " "), token) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="dsh"`)
-			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
-			return
+		got = strings.TrimLeft(got, " ")
+		switch {
+		case !strings.EqualFold(scheme, "Bearer") || got == "":
+			unauthorized(w, MissingTokenBody)
+		case !sameToken(got, token):
+			unauthorized(w, WrongTokenBody)
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
+}
+
+// unauthorized writes the 401 with the challenge and body.
+func unauthorized(w http.ResponseWriter, body string) {
+	w.Header().Set("WWW-Authenticate", authChallenge)
+	http.Error(w, body, http.StatusUnauthorized)
 }
 
 // sameToken compares two tokens in time that depends on neither their

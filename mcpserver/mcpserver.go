@@ -27,7 +27,10 @@
 // answer it within 5 s gets the fallback. When the MCP session ends
 // (stdio EOF, HTTP DELETE, the idle timeout) the owner ends: its tasks are
 // killed and awaited, its records and spill files dropped. [Server.Close]
-// does that for every session.
+// does that for every session. Over stdio, EOF ends the session only once
+// every call read has been answered, and a request dsh sent the client
+// that is still unanswered then gets an error on the client's behalf
+// (drain.go), so a session piped from a file is answered in full.
 //
 // Progress: a call that carries a progress token gets, from its arrival
 // to its result, notifications at most every 250 ms and at least every

@@ -256,6 +256,27 @@ func TestHTTP(t *testing.T) {
 	if code := post("Bearer "+testToken+"X", ""); code != http.StatusUnauthorized {
 		t.Errorf("token with a suffix: %d", code)
 	}
+	// The 401 says which: no token, or a wrong one.
+	for _, tc := range []struct{ auth, body string }{
+		{"", mcpserver.MissingTokenBody}, {"Basic dXNlcjpwYXNz", mcpserver.MissingTokenBody}, {"Bearer ", mcpserver.MissingTokenBody},
+		{"Bearer wrong", mcpserver.WrongTokenBody}, {"Bearer " + testToken + "X", mcpserver.WrongTokenBody},
+	} {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != `Bearer realm="dsh"` || string(body) != tc.body+"\n" {
+			t.Errorf("Authorization %q: %d, WWW-Authenticate %q, body %q; want 401, Bearer realm=\"dsh\", %q",
+				tc.auth, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body, tc.body)
+		}
+	}
 
 	// Two HTTP sessions are isolated.
 	client := func() *mcp.ClientSession {

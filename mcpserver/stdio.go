@@ -31,11 +31,13 @@ const maxLine = mcp.DefaultMaxLineLength
 // ends the copy at its next return (for os.Stdin that is the process's
 // exit).
 func lineTransport(in io.Reader, out io.Writer) (t mcp.Transport, stop func()) {
-	w := &lockedWriter{w: out, watch: newWatch()}
+	w := &lockedWriter{w: out, watch: newStdioWatch()}
 	pr, pw := io.Pipe()
-	copied := make(chan struct{})
-	go func() { defer close(copied); filterLines(in, pw, w) }()
+	copied, quit := make(chan struct{}), make(chan struct{})
+	go func() { defer close(copied); filterLines(in, pw, w, quit) }()
+	var once sync.Once
 	stop = func() {
+		once.Do(func() { close(quit) })         // a drain ends
 		_ = pr.CloseWithError(io.ErrClosedPipe) // a pending write fails
 		d, ok := in.(interface{ SetReadDeadline(time.Time) error })
 		if !ok || d.SetReadDeadline(time.Now()) != nil {
@@ -52,8 +54,9 @@ func lineTransport(in io.Reader, out io.Writer) (t mcp.Transport, stop func()) {
 }
 
 // filterLines copies the valid JSON lines of in to pw, answers the others
-// on w, and closes pw at the end of in.
-func filterLines(in io.Reader, pw *io.PipeWriter, w *lockedWriter) {
+// on w, and closes pw at the end of in, once every call it passed on has
+// been answered (drain.go) unless quit closes first.
+func filterLines(in io.Reader, pw *io.PipeWriter, w *lockedWriter, quit <-chan struct{}) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, tooLong, err := readLine(r)
@@ -66,12 +69,16 @@ func filterLines(in io.Reader, pw *io.PipeWriter, w *lockedWriter) {
 				_, _ = w.Write(bad.reply())
 			} else {
 				w.watch.incoming(line)
+				w.watch.clientAnswer(line)
 				if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return // the session is gone
 				}
 			}
 		}
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				w.watch.drain(pw, quit)
+			}
 			pw.CloseWithError(err)
 			return
 		}
@@ -112,8 +119,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	l.mu.Unlock()
+	if l.watch != nil {
+		l.watch.changed()
+	}
+	return n, err
 }
 
 func (l *lockedWriter) Close() error { return nil }

@@ -179,46 +179,53 @@ func TestRandomBytesOnStdio(t *testing.T) {
 }
 
 // TestMalformedFloodOnStdio: malformed lines interleaved with tool calls,
-// sent without waiting: every call gets its result and every bad line its
-// error.
+// sent in waves without waiting for replies: every call gets its result
+// and every bad line its error. A wave stays under the session's limit of
+// concurrent commands (16), which would refuse the calls past it.
 func TestMalformedFloodOnStdio(t *testing.T) {
 	ss := startStdio(t)
-	const rounds = 100
-	go func() {
-		for i := range rounds {
-			m := malformed[i%len(malformed)]
-			_, _ = io.WriteString(ss.in, m.line+"\n")
-			_, _ = fmt.Fprintf(ss.in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo call-%d","description":"echo"}}}`+"\n", i, i)
-		}
-	}()
+	const rounds, wave = 100, 10
 	errs, results := 0, map[int]bool{}
-	for errs < rounds || len(results) < rounds {
-		var reply struct {
-			ID     *int `json:"id"`
-			Result *struct {
-				Content []struct{ Text string } `json:"content"`
-			} `json:"result"`
+	for first := 0; first < rounds; first += wave {
+		var lines strings.Builder
+		for i := first; i < first+wave; i++ {
+			lines.WriteString(malformed[i%len(malformed)].line + "\n")
+			fmt.Fprintf(&lines, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo call-%d","description":"echo"}}}`+"\n", i, i)
 		}
-		line := ss.next()
-		if err := json.Unmarshal([]byte(line), &reply); err != nil {
-			// An id echoed as written (1.5, "x") is no int.
-			errs++
-			continue
-		}
-		switch {
-		case reply.Result != nil && reply.ID != nil:
-			if want := fmt.Sprintf("call-%d\n", *reply.ID); len(reply.Result.Content) == 0 || reply.Result.Content[0].Text != want {
-				t.Fatalf("result %s, want %q", line, want)
-			}
-			results[*reply.ID] = true
-		case strings.Contains(line, `"error"`):
-			errs++
-		default:
-			t.Fatalf("unexpected line %s", line)
+		go func() { _, _ = io.WriteString(ss.in, lines.String()) }()
+		for errs < first+wave || len(results) < first+wave {
+			errs += floodReply(t, ss.next(), results)
 		}
 	}
 	if errs != rounds || len(results) != rounds {
 		t.Fatalf("%d errors and %d results, want %d of each", errs, len(results), rounds)
 	}
 	ss.end()
+}
+
+// floodReply checks one reply of the flood: a call's result is recorded in
+// results; an error reply counts 1.
+func floodReply(t *testing.T, line string, results map[int]bool) int {
+	t.Helper()
+	var reply struct {
+		ID     *int `json:"id"`
+		Result *struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(line), &reply); err != nil {
+		return 1 // an id echoed as written (1.5, "x") is no int
+	}
+	switch {
+	case reply.Result != nil && reply.ID != nil:
+		if want := fmt.Sprintf("call-%d\n", *reply.ID); len(reply.Result.Content) == 0 || reply.Result.Content[0].Text != want {
+			t.Fatalf("result %s, want %q", line, want)
+		}
+		results[*reply.ID] = true
+		return 0
+	case strings.Contains(line, `"error"`):
+		return 1
+	}
+	t.Fatalf("unexpected line %s", line)
+	return 0
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/dsh-go/dsh/internal/procfs"
 )
@@ -395,6 +396,48 @@ func Sweep(base string) ([]string, error) {
 		removed = append(removed, path)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// SweepOlder removes, under base, the private spill directories (real
+// directories owned by this user, named as [SpillDir] names them) last
+// modified before cutoff, whatever their process: the kept spill files of
+// dsh run (docs/spec.md §6.1), whose paths were printed for a user who
+// may read them after dsh exited. A directory whose process still runs is
+// kept, and so is one of another pid namespace, whose process cannot be
+// judged here (as [Sweep] does). It returns the directories it removed.
+func SweepOlder(base string, cutoff time.Time) ([]string, error) {
+	entries, err := os.ReadDir(base)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join(base, e.Name())
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), spillPrefix) || !ours(path) || running(e.Name()) {
+			continue
+		}
+		if info, err := e.Info(); err != nil || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if err := os.RemoveAll(path); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, path)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// running reports whether name is that of a spill directory whose stamp
+// names this process or one of this pid namespace that still runs (a
+// command that has run for longer than the cutoff keeps its files).
+func running(name string) bool {
+	st, _, ok := procfs.CutStamp(strings.TrimPrefix(name, spillPrefix))
+	return ok && (st.Pid == os.Getpid() || !st.Gone())
 }
 
 // leftover reports whether name is that of a spill directory whose stamp

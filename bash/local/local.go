@@ -97,7 +97,9 @@
 //     private directory; New sweeps the base for private directories of
 //     processes of its pid namespace that no longer run (see
 //     [capture.Sweep], which leaves directories named before the pid
-//     namespace was in the name).
+//     namespace was in the name). With WithKeptSpill (dsh run) Close leaves
+//     the private directory and New does not sweep: the caller sweeps its
+//     own base by age.
 //   - Close also kills foreground runs still in progress; their Result is
 //     marked Aborted.
 //   - A spec with a non-positive TimeoutMs (one that did not go through
@@ -132,6 +134,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -175,6 +178,10 @@ type Executor struct {
 	// holds the spill files of sandboxed commands that have no owner.
 	sandbox     *sandbox.Sandbox
 	commonSpill spillDir
+	// keepSpill: the private spill directory outlives the executor
+	// (WithKeptSpill); keptSpill holds the sandboxed commands' files then.
+	keepSpill bool
+	keptSpill *capture.SpillDir
 
 	mu     sync.Mutex
 	closed bool
@@ -190,8 +197,20 @@ var _ bash.Executor = (*Executor)(nil)
 type Option func(*options)
 
 type options struct {
-	log  *slog.Logger
-	hide []string
+	log       *slog.Logger
+	hide      []string
+	keepSpill bool
+}
+
+// WithKeptSpill keeps the spill files after the executor closes, for a
+// caller that printed their paths and exits (dsh run): Close leaves the
+// private spill directory, New does not sweep the base for directories of
+// exited executors (the caller sweeps it by age), and sandboxed commands
+// spill into a directory of the private one that no session's end
+// removes. The base should be the caller's own: another executor's sweep
+// of the same base removes the directory once its process is gone.
+func WithKeptSpill() Option {
+	return func(o *options) { o.keepSpill = true }
 }
 
 // WithHidden hides paths from sandboxed commands besides the configured
@@ -238,8 +257,11 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	sweepSpillDirs(log, cfg.SpillDir)
+	if !o.keepSpill {
+		sweepSpillDirs(log, cfg.SpillDir)
+	}
 	e := fromConfig(cfg, contain, log)
+	e.keepSpill = o.keepSpill
 	if e.sandbox, err = newSandbox(cfg, e, o.hide); err != nil {
 		e.contain.close()
 		_ = e.spill.Remove()
@@ -248,8 +270,35 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if e.sandbox != nil {
 		e.launcher = sandboxLauncher{e.sandbox}
 		e.commonSpill = capture.NewSpillDir(e.sandboxDir())
+		if err := e.makeKeptSpill(); err != nil {
+			_ = e.Close()
+			return nil, err
+		}
 	}
 	return e, nil
+}
+
+// keptSpillDirName is the directory of the private spill directory where
+// a kept executor's sandboxed commands spill.
+const keptSpillDirName = "kept"
+
+// makeKeptSpill makes the directory where a kept executor's sandboxed
+// commands spill: a scope's own goes when its session ends.
+func (e *Executor) makeKeptSpill() error {
+	if !e.keepSpill {
+		return nil
+	}
+	priv, err := ensure(e.spill)
+	if err != nil {
+		return fmt.Errorf("%s: %w", Name, err)
+	}
+	dir := filepath.Join(priv, keptSpillDirName)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("%s: %w", Name, err)
+	}
+	e.keptSpill = capture.SpillDirAt(dir)
+	e.commonSpill = e.keptSpill
+	return nil
 }
 
 // fromConfig is the executor of cfg, whose defaults are applied.
@@ -415,6 +464,9 @@ func (e *Executor) Close() error {
 	wg.Wait()
 	e.closeScopes()
 	e.contain.close()
+	if e.keepSpill {
+		return nil
+	}
 	return e.spill.Remove()
 }
 

@@ -103,7 +103,11 @@ func (e *Executor) sandboxFor(spec bash.Spec) (entry *scopeEntry, spill spillDir
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	fresh := &scopeEntry{sc: sc, spill: capture.SpillDirAt(sc.SpillDir()), runs: make(map[*run]struct{})}
+	scopeSpill := capture.SpillDirAt(sc.SpillDir())
+	if e.keptSpill != nil {
+		scopeSpill = e.keptSpill // not removed with the scope
+	}
+	fresh := &scopeEntry{sc: sc, spill: scopeSpill, runs: make(map[*run]struct{})}
 	e.mu.Lock()
 	if entry = e.scopes[spec.Owner]; entry == nil {
 		entry = fresh

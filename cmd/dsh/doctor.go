@@ -32,8 +32,7 @@ const doctorTimeout = 30 * time.Second
 // exit 2, as for dsh mcp, serve and run.
 func newDoctorCmd(s streams) *cobra.Command {
 	return configCommand("doctor", "Report the executor dsh uses: the shell, process containment and sandbox here, or the remote host over SSH", s, func(cfg config.File, log *slog.Logger) error {
-		v, g := buildVersion()
-		fmt.Fprintf(s.out, "version: dsh %s %s\n", v, g)
+		fmt.Fprintf(s.out, "version: %s\n", readBuildFacts())
 		var err error
 		if cfg.Executor == config.ExecutorSSH {
 			err = doctorSSH(cfg.SSH, log, s.out)

@@ -1,15 +1,24 @@
 // Command dsh is the shell for LLM agents: an MCP server whose `bash` tool
 // reports honestly what a command did, and a CLI to try that tool by hand.
 //
-//	dsh mcp   [--config FILE] [--workdir DIR]                  MCP over stdio
+//	dsh mcp   [--config FILE] [--workdir DIR] [--log-level L]  MCP over stdio
 //	dsh serve --addr HOST:PORT|unix:PATH [--config FILE] [--workdir DIR]
-//	          [--token-file F] [--no-auth] [--idle-timeout D]  MCP streamable HTTP at /mcp
+//	          [--token-file F] [--no-auth] [--idle-timeout D]
+//	          [--log-level L]                                  MCP streamable HTTP at /mcp
 //	dsh run   [--config FILE] [--workdir DIR] [--timeout D] [--background] -- COMMAND...
 //	dsh tools [--config FILE]                                  tool schemas and the prompt
-//	dsh version
+//	dsh version | dsh --version                                version, commit and date
 //	dsh doctor [--config FILE]                                 the executor (shell and containment, or the SSH host), rule sources
 //	dsh policy check [--config FILE] [--workdir DIR] [--json] -- COMMAND
 //	                                                           what the command policy decides, part by part
+//	dsh completion bash|zsh|fish|powershell                    a shell completion script
+//
+// Every command's --help gives examples, its exit statuses, the config
+// keys it reads and its --workdir fallbacks (help.go, golden-tested in
+// testdata/help). A mistyped command or long flag gets "; did you mean
+// X?" after the error when a name is within an edit distance of 2 or
+// starts with what was typed. --log-level (error, warn, info, debug;
+// default info) sets what dsh mcp and dsh serve log on stderr.
 //
 // Every front end runs calls through the same pipeline: the tool registry
 // (validation, waterfalls), the bash tool, the executor (local, or SSH with
@@ -106,10 +115,22 @@
 // (its text printed) and awaited, its last output printed. Either way dsh
 // exits 128+n for the signal it received (130 for Ctrl-C), like a shell.
 //
-// The run's spill files belong to its session and the executor's private
-// directory: a "full output" path printed by dsh run is removed when dsh
-// exits. Point spillDir at a directory of your own and copy the file from a
-// command of the same run if you need to keep it.
+// A "full output" path dsh run prints is still there after dsh exits:
+// with the local executor, dsh run spills into its own base,
+// "dsh-run-<uid>" (mode 0700, refused when it is not a real directory of
+// this user's that no one else can enter) under local.spillDir (default:
+// the OS temp dir), apart from the base of dsh mcp and dsh serve, whose
+// start-up sweep removes the directories of every executor that exited.
+// Neither the session's end nor the executor's close removes them there
+// (host.WithKeptSpills); each dsh run removes the spill directories in it
+// last modified more than 24 hours ago. A sandboxed run spills into a
+// "kept" directory of its private one, which outlives the session's
+// sandbox scope. With executor ssh the files are the remote host's and go
+// when dsh exits, as before.
+//
+// On a terminal, dsh run ends its output with a newline when the model's
+// text does not end in one, so that the shell's prompt starts on a line
+// of its own; into a pipe or a file it prints the model's text exactly.
 //
 // # dsh tools
 //
@@ -119,8 +140,17 @@
 //
 // # dsh version
 //
-// Prints "dsh <version> <go version>": the main module's version from the
-// build info, or "devel" for a build from a checkout.
+// dsh version and dsh --version print one line: "dsh <version> (commit
+// <12 hex>[+dirty], <commit date>) <go version> <os>/<arch>". The version is
+// the release's (scripts/release.sh sets it), else the main module's from
+// the build info: the tag for `go install …@vX.Y.Z`, a pseudo-version for a
+// build in a git checkout, "(devel)" when Go recorded none. The commit, its
+// date and "+dirty" (uncommitted changes) come from the build info's
+// vcs.revision, vcs.time and vcs.modified; without them (-buildvcs=false,
+// a build outside a git checkout or in a git worktree, whose .git Go does
+// not recognise) the line says "commit unknown: built without version
+// control information". The date is the commit's, not the build's, so the
+// same commit builds the same binary.
 //
 // # dsh doctor
 //
@@ -161,7 +191,9 @@
 //
 // dsh mcp serves one session on stdin/stdout until stdin reaches EOF or dsh
 // gets SIGINT/SIGTERM; either way the session ends (its tasks are killed and
-// awaited), the app closes, and dsh exits 0.
+// awaited), the app closes, and dsh exits 0. At EOF every request read is
+// answered first, so `dsh mcp < session.jsonl` gets every answer
+// (mcpserver's line transport holds the end of input back).
 //
 // dsh serve listens on --addr and serves MCP at /mcp. Every request must
 // carry the bearer token, read from --token-file (surrounding whitespace
@@ -195,8 +227,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -310,34 +341,65 @@ func newRoot(s streams) *cobra.Command {
 		Short:         "dsh: the shell for LLM agents (an MCP server and a CLI)",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// Without a subcommand, a command is missing: a usage error.
-		Args: cobra.NoArgs,
+		// Without a subcommand, a command is missing: a usage error; an
+		// argument is a mistyped one.
+		Args: subcommandArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError("missing command: try dsh --help")
 		},
+		SuggestionsMinimumDistance: 2,
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	// dsh --version prints what dsh version does.
+	root.Version = readBuildFacts().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		hint := flagSuggestion(c, err)
 		if c.HasParent() {
-			return usageError("%s: %v", c.Name(), err)
+			return usageError("%s: %v%s", c.Name(), err, hint)
 		}
-		return usageError("%v", err)
+		return usageError("%v%s", err, hint)
 	})
 	root.AddCommand(newRunCmd(s), newToolsCmd(s), newVersionCmd(s), newDoctorCmd(s), newPolicyCmd(s))
 	for _, mk := range extraCommands {
 		root.AddCommand(mk(s))
 	}
+	// Made now rather than when the command runs, so that describe and
+	// the help tests see them: help, and completion bash|zsh|fish|powershell.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	describe(root)
 	return root
 }
 
-// newLogger is dsh's logger: text on stderr, also the default for the
-// packages that log through slog's default.
-func newLogger(w io.Writer) *slog.Logger {
-	log := slog.New(slog.NewTextHandler(w, nil))
+// newLogger is dsh's logger: text on stderr at INFO and above, also the
+// default for the packages that log through slog's default.
+func newLogger(w io.Writer) *slog.Logger { return newLevelLogger(w, slog.LevelInfo) }
+
+// newLevelLogger is newLogger at level.
+func newLevelLogger(w io.Writer, level slog.Level) *slog.Logger {
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log)
 	return log
+}
+
+// logLevels are the values of --log-level, least verbose first.
+var logLevels = []string{"error", "warn", "info", "debug"}
+
+// addLogLevel adds --log-level to cmd, with completion of its values, and
+// returns the function that parses it (a usage error for another value).
+func addLogLevel(cmd *cobra.Command) func() (slog.Level, error) {
+	var v string
+	cmd.Flags().StringVar(&v, "log-level", "info", "what dsh logs on stderr: "+strings.Join(logLevels, ", ")+" (each includes the ones before it)")
+	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions(logLevels, cobra.ShellCompDirectiveNoFileComp))
+	return func() (slog.Level, error) {
+		var l slog.Level
+		if !slices.Contains(logLevels, v) || l.UnmarshalText([]byte(v)) != nil {
+			return 0, usageError("%s: --log-level %q: want one of %s", cmd.Name(), v, strings.Join(logLevels, ", "))
+		}
+		return l, nil
+	}
 }
 
 // closeStack ends the stack, logging what it could not clean up (a spill
@@ -467,32 +529,4 @@ func signalStatus(sig os.Signal) int {
 		return 128 + int(s)
 	}
 	return exitFailure
-}
-
-// buildVersion returns the main module's version ("devel" for a build
-// from a checkout) and the Go version dsh was built with.
-func buildVersion() (version, goVersion string) {
-	version, goVersion = "devel", runtime.Version()
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			version = v
-		}
-		if bi.GoVersion != "" {
-			goVersion = bi.GoVersion
-		}
-	}
-	return version, goVersion
-}
-
-func newVersionCmd(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print dsh's version and the Go version it was built with",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			v, g := buildVersion()
-			fmt.Fprintf(s.out, "dsh %s %s\n", v, g)
-			return nil
-		},
-	}
 }

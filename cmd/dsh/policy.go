@@ -51,7 +51,10 @@ func newPolicyCmd(s streams) *cobra.Command {
 	fl.StringVar(&configPath, "config", "", "config file (YAML)")
 	fl.StringVar(&workdir, "workdir", "", "the session's working directory (default: the config's local.cwd, else the current directory)")
 	fl.BoolVar(&asJSON, "json", false, "print the decision as one JSON object")
-	cmd := &cobra.Command{Use: "policy", Short: "Inspect the command policy", Args: cobra.NoArgs}
+	cmd := &cobra.Command{Use: "policy", Short: "Inspect the command policy", Args: subcommandArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return usageError("policy: missing command: try dsh policy --help")
+		}}
 	cmd.AddCommand(check)
 	return cmd
 }

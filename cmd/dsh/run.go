@@ -3,15 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/session"
@@ -25,6 +30,9 @@ const (
 	exitTimedOut = 124 // as timeout(1)
 	runSessionID = "cli-run"
 	runDesc      = "dsh run"
+	// runSpillAge is how long dsh run's spill files are kept: a later
+	// dsh run removes older ones.
+	runSpillAge = 24 * time.Hour
 )
 
 type runFlags struct {
@@ -77,11 +85,18 @@ func runCommand(f runFlags, command string, s streams) error {
 		}
 	}
 	log := newLogger(s.err)
+	var opts []host.Option
+	if cfg.Executor != config.ExecutorSSH {
+		if cfg.Local.SpillDir, err = runSpillBase(cfg.Local.SpillDir, log); err != nil {
+			return err
+		}
+		opts = append(opts, host.WithKeptSpills())
+	}
 	// Signals are caught until everything is closed: a Ctrl-C while the
 	// tasks are being awaited must not leave them to the kernel.
 	ctx, received, stop := signalContext(context.Background())
 	defer stop()
-	st, err := host.Standard(cfg, host.WithLogger(log))
+	st, err := host.Standard(cfg, append(opts, host.WithLogger(log))...)
 	if err != nil {
 		return stackError(err)
 	}
@@ -97,6 +112,7 @@ func runCommand(f runFlags, command string, s streams) error {
 		args["run_in_background"] = true
 	}
 	r := &runner{tools: st.Tools, sess: sess, out: s.out, asker: terminalAsker(s.err)}
+	defer r.finish()
 	res := r.call(ctx, bashtool.Name, args)
 	r.print(res)
 	if res.IsError {
@@ -124,6 +140,50 @@ type runner struct {
 	asker tool.Asker // nil: nobody can be asked
 
 	printed bool // a result was printed
+	last    byte // the last byte printed
+}
+
+// finish ends the output with a newline when it goes to a terminal and
+// does not end in one, so that the shell's prompt starts on a line of its
+// own; a pipe or file gets exactly the model's text.
+func (r *runner) finish() {
+	f, ok := r.out.(*os.File)
+	if ok && r.printed && r.last != '\n' && isTerminal(f) {
+		io.WriteString(r.out, "\n")
+	}
+}
+
+// runSpillBase makes (or checks) dsh run's own spill base,
+// "dsh-run-<uid>" under base (the OS temp dir when empty), and removes
+// the spill directories in it older than runSpillAge. dsh run's spill
+// files outlive it there, since it printed their paths; they are apart
+// from the other front ends' base, whose sweep removes the directories of
+// every executor that exited. The directory must be a real one of this
+// user's that no one else can enter.
+func runSpillBase(base string, log *slog.Logger) (string, error) {
+	if base == "" {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, fmt.Sprintf("dsh-run-%d", os.Getuid()))
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", failure("run: spill directory %s: %v", dir, pathErr(err))
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", failure("run: spill directory %s: %v", dir, pathErr(err))
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || st == nil || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return "", failure("run: spill directory %s: not a directory of this user's with mode 0700", dir)
+	}
+	removed, err := capture.SweepOlder(dir, time.Now().Add(-runSpillAge))
+	if err != nil {
+		log.Warn("run: removing old spill files", "err", err)
+	}
+	if len(removed) > 0 {
+		log.Info("run: removed spill directories older than 24h", "dirs", removed)
+	}
+	return dir, nil
 }
 
 func (r *runner) call(ctx context.Context, name string, args map[string]any) tool.Result {
@@ -146,7 +206,11 @@ func (r *runner) print(res tool.Result) {
 		io.WriteString(r.out, "\n")
 	}
 	r.printed = true
-	io.WriteString(r.out, strings.Join(texts, "\n"))
+	text := strings.Join(texts, "\n")
+	if text != "" {
+		r.last = text[len(text)-1]
+	}
+	io.WriteString(r.out, text)
 }
 
 // await waits for the background task id with task_output until it ends,

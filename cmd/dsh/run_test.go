@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -262,20 +264,132 @@ func TestRunLeavesNoProcess(t *testing.T) {
 	assertGone(t, pid)
 }
 
-func TestRunSpillFilesGo(t *testing.T) {
+// TestRunSpillFilesStay: the full-output path dsh run prints names a file
+// that is still there after dsh exits, under dsh-run-<uid> in the spill
+// base; a later dsh run removes the spill directories there older than
+// 24 hours and keeps the others. Sandboxed or not.
+func TestRunSpillFilesStay(t *testing.T) {
 	t.Parallel()
-	spill := t.TempDir()
-	cfg := writeFile(t, "dsh.yaml", "local: {maxOutputBytes: 10, spillDir: "+spill+"}\n")
-	got := dsh(t, nil, "run", "--config", cfg, "--", "seq 100")
-	if got.code != 0 || !strings.Contains(got.stdout, "[output truncated; full output: "+spill) {
-		t.Fatalf("got %+v", got)
+	for _, sandboxed := range []bool{false, true} {
+		t.Run(fmt.Sprint("sandboxed=", sandboxed), func(t *testing.T) {
+			t.Parallel()
+			spill := t.TempDir()
+			cfgText := "local: {maxOutputBytes: 10, spillDir: " + spill + "}\n"
+			if sandboxed {
+				if _, err := exec.LookPath("bwrap"); err != nil {
+					t.Skip("SKIP-REASON: no bwrap")
+				}
+				cfgText = "local: {maxOutputBytes: 10, spillDir: " + spill + ", sandbox: {mode: read-only}}\n"
+			}
+			cfg := writeFile(t, "dsh.yaml", cfgText)
+			base := filepath.Join(spill, fmt.Sprintf("dsh-run-%d", os.Getuid()))
+			got := dsh(t, nil, "run", "--config", cfg, "--", "seq 100")
+			m := regexp.MustCompile(`\[output truncated; full output: (\S+)\]$`).FindStringSubmatch(got.stdout)
+			if got.code != 0 || m == nil || !strings.HasPrefix(m[1], base+"/dsh-out-") {
+				t.Fatalf("got %+v, want a full output path under %s", got, base)
+			}
+			data, err := os.ReadFile(m[1])
+			if want := seq(1, 100); err != nil || string(data) != want {
+				t.Fatalf("after dsh run exited, %s reads %q, %v; want seq 100's output", m[1], data, err)
+			}
+			if fi, err := os.Stat(base); err != nil || fi.Mode().Perm() != 0o700 {
+				t.Errorf("%s: %v, %v; want a 0700 directory", base, fi, err)
+			}
+
+			// Backdate the run's directory past 24 h: the next run removes
+			// it, and keeps one of an hour ago.
+			runDir := filepath.Dir(m[1])
+			if sandboxed {
+				runDir = filepath.Dir(runDir) // dsh-out-…/kept/<file>
+			}
+			recent := filepath.Join(base, "dsh-out-1-2-3-4")
+			if err := os.Mkdir(recent, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now()
+			os.Chtimes(runDir, now.Add(-25*time.Hour), now.Add(-25*time.Hour))
+			os.Chtimes(recent, now.Add(-time.Hour), now.Add(-time.Hour))
+			if again := dsh(t, nil, "run", "--config", cfg, "--", "true"); again.code != 0 {
+				t.Fatalf("second run: %+v", again)
+			}
+			if _, err := os.Stat(runDir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the spill directory of 25 h ago is still there: %v", err)
+			}
+			if _, err := os.Stat(recent); err != nil {
+				t.Errorf("the spill directory of 1 h ago was removed: %v", err)
+			}
+		})
 	}
-	entries, err := os.ReadDir(spill)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// seq is what seq from to prints.
+func seq(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintln(&b, i)
 	}
-	if len(entries) != 0 {
-		t.Errorf("spill dir still holds %v", entries)
+	return b.String()
+}
+
+// TestRunSpillBaseRefused: a dsh-run-<uid> that others can enter, or a
+// symlink in its place, is refused rather than written into.
+func TestRunSpillBaseRefused(t *testing.T) {
+	t.Parallel()
+	for name, prepare := range map[string]func(base string) error{
+		"group-writable": func(base string) error {
+			if err := os.Mkdir(base, 0o700); err != nil {
+				return err
+			}
+			return os.Chmod(base, 0o770)
+		},
+		"symlink": func(base string) error { return os.Symlink(t.TempDir(), base) },
+		// As root: a directory another user made in a shared base.
+		"another user's": func(base string) error {
+			if err := os.Mkdir(base, 0o700); err != nil {
+				return err
+			}
+			if os.Getuid() != 0 {
+				return os.Chmod(base, 0o777) // refused for its mode instead
+			}
+			return os.Chown(base, 65534, 65534)
+		},
+	} {
+		spill := t.TempDir()
+		base := filepath.Join(spill, fmt.Sprintf("dsh-run-%d", os.Getuid()))
+		if err := prepare(base); err != nil {
+			t.Fatal(err)
+		}
+		cfg := writeFile(t, "dsh.yaml", "local: {spillDir: "+spill+"}\n")
+		got := dsh(t, nil, "run", "--config", cfg, "--", "echo should-not-run")
+		if got.code != exitFailure || got.stdout != "" || !strings.Contains(got.stderr, "not a directory of this user's with mode 0700") {
+			t.Errorf("%s: got %+v, want exit 1 and the refusal", name, got)
+		}
+	}
+}
+
+// TestRunNewlineOnTerminal runs dsh run under a pseudo-terminal (script
+// from util-linux): output that does not end in a newline gets one there,
+// output that does is left alone, and a pipe gets the model's text as is.
+func TestRunNewlineOnTerminal(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("SKIP-REASON: no script(1) (util-linux)")
+	}
+	for _, tc := range []struct{ command, tty, pipe string }{
+		{"printf x", "x\r\n", "x"},
+		{"echo x", "x\r\n", "x\n"},
+		{"exit 3", "(no output)\r\n[exit code: 3]\r\n", "(no output)\n[exit code: 3]"},
+	} {
+		// script runs the command on a pty and copies what it printed
+		// (the pty turns \n into \r\n); -e passes its exit status on.
+		line := dshBin + " run -- '" + tc.command + "'"
+		out, _ := exec.Command("script", "-qec", line, "/dev/null").Output()
+		if string(out) != tc.tty {
+			t.Errorf("dsh run -- %q on a terminal printed %q, want %q", tc.command, out, tc.tty)
+		}
+		if got := dsh(t, nil, "run", "--", tc.command); got.stdout != tc.pipe {
+			t.Errorf("dsh run -- %q into a pipe printed %q, want %q", tc.command, got.stdout, tc.pipe)
+		}
 	}
 }
 

@@ -39,12 +39,17 @@ func init() {
 
 func newMCPCmd(s streams) *cobra.Command {
 	var configPath, workdir string
+	var level func() (slog.Level, error)
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve MCP over stdio",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fe, err := startFrontEnd(configPath, workdir, s)
+			lv, err := level()
+			if err != nil {
+				return err
+			}
+			fe, err := startFrontEnd(configPath, workdir, lv, s)
 			if err != nil {
 				return err
 			}
@@ -58,6 +63,7 @@ func newMCPCmd(s streams) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&configPath, "config", "", "config file (YAML)")
 	fl.StringVar(&workdir, "workdir", "", "working directory of every session (default: the client's first root, else the current directory)")
+	level = addLogLevel(cmd)
 	return cmd
 }
 
@@ -66,6 +72,7 @@ type serveFlags struct {
 	addr, tokenFile string
 	noAuth          bool
 	idleTimeout     time.Duration
+	level           func() (slog.Level, error)
 }
 
 func newServeCmd(s streams) *cobra.Command {
@@ -85,12 +92,17 @@ func newServeCmd(s streams) *cobra.Command {
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token (default: $"+tokenEnv+")")
 	fl.BoolVar(&f.noAuth, "no-auth", false, "serve without a token; only on a loopback address")
 	fl.DurationVar(&f.idleTimeout, "idle-timeout", defaultIdleTimeout, "end a session idle for this long (0: never)")
+	f.level = addLogLevel(cmd)
 	return cmd
 }
 
 func serve(f serveFlags, s streams) error {
 	if f.addr == "" {
 		return usageError("serve: --addr HOST:PORT is required")
+	}
+	level, err := f.level()
+	if err != nil {
+		return err
 	}
 	addr, err := parseAddr(f.addr)
 	if err != nil {
@@ -113,7 +125,7 @@ func serve(f serveFlags, s streams) error {
 			return usageError("serve: --no-auth is refused with local.sandbox.network: true: commands could reach this server on loopback")
 		}
 	}
-	fe, err := startFrontEnd(f.config, f.workdir, s, hideTokenFile(f.tokenFile)...)
+	fe, err := startFrontEnd(f.config, f.workdir, level, s, hideTokenFile(f.tokenFile)...)
 	if err != nil {
 		return err
 	}
@@ -194,12 +206,12 @@ type frontEnd struct {
 	srv      *mcpserver.Server
 }
 
-func startFrontEnd(configPath, workdir string, s streams, opts ...host.Option) (*frontEnd, error) {
+func startFrontEnd(configPath, workdir string, level slog.Level, s streams, opts ...host.Option) (*frontEnd, error) {
 	cfg, wd, err := setup(configPath, workdir)
 	if err != nil {
 		return nil, err
 	}
-	fe := &frontEnd{cfg: cfg, log: newLogger(s.err)}
+	fe := &frontEnd{cfg: cfg, log: newLevelLogger(s.err, level)}
 	warnSelf(cfg, fe.log)
 	fe.ctx, fe.received, fe.stop = signalContext(context.Background())
 	if fe.stack, err = host.Standard(cfg, append(opts, host.WithLogger(fe.log))...); err != nil {
@@ -303,7 +315,7 @@ func isLoopback(host string) bool {
 }
 
 func serverOptions(st *host.Stack, workdir string, cfg config.File, log *slog.Logger) mcpserver.Options {
-	v, _ := buildVersion()
+	v := buildVersion()
 	// When the last session is gone, give the memory the sessions used back
 	// to the system (otherwise the runtime keeps it for minutes).
 	return mcpserver.Options{

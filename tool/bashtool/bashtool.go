@@ -194,6 +194,13 @@ func WithSandbox(sb config.Sandbox) Option {
 	return func(t *Tool) { t.sandbox = sb.WithDefaults() }
 }
 
+// WithSpillsKept leaves the spill files reported to a session when it
+// ends (dsh run, whose printed paths must outlive it; its executor keeps
+// them too, local.WithKeptSpill). Files never reported are still removed.
+func WithSpillsKept() Option {
+	return func(t *Tool) { t.spills.keep = true }
+}
+
 // New returns the tool. runtime may be nil (no background execution).
 func New(exec bash.Executor, runtime Runtime, cfg config.Bash, opts ...Option) *Tool {
 	if runtime == nil {
@@ -532,6 +539,8 @@ type spillTracker struct {
 	// remove deletes spill files: os.Remove, or the executor's
 	// bash.SpillRemover.
 	remove func(paths ...string)
+	// keep: a session's end forgets its files without removing them.
+	keep bool
 
 	mu       sync.Mutex
 	sessions map[*session.Session]*sessionSpills
@@ -618,5 +627,8 @@ func (st *spillTracker) end(s *session.Session) {
 	}
 	delete(st.sessions, s)
 	st.mu.Unlock()
+	if st.keep {
+		return
+	}
 	st.removeAll(slices.Sorted(maps.Keys(files))...)
 }
