@@ -40,7 +40,25 @@ type Local struct {
 	Containment string `yaml:"containment,omitempty"`
 	// Sandbox confines commands (docs/spec.md §11); off by default.
 	Sandbox Sandbox `yaml:"sandbox,omitempty"`
+	// Limits bound what one command may use, so that no command exhausts
+	// what dsh itself needs (docs/spec.md §2.6).
+	Limits Limits `yaml:"limits,omitempty"`
 }
+
+// Limits are the per-command resource limits. A zero number means the
+// default: 4096 processes, no memory limit.
+type Limits struct {
+	// Pids is the most processes (threads count) one command may have at
+	// once: its cgroup's pids.max where the pids controller can be used.
+	Pids float64 `yaml:"pids,omitempty"`
+	// MemoryBytes, when set, is its cgroup's memory.max where the memory
+	// controller can be used; at least MinMemoryBytes.
+	MemoryBytes float64 `yaml:"memoryBytes,omitempty"`
+}
+
+// MinMemoryBytes is the smallest limits.memoryBytes: below it not even
+// the shell starts, and every command would die of the limit.
+const MinMemoryBytes = 1 << 20
 
 // Containment modes.
 const (

@@ -280,9 +280,15 @@ func (c *Local) decoder() decoder {
 		{"keepDetached", boolean(&c.KeepDetached)},
 		{"containment", str(&c.Containment)},
 		{"sandbox", c.Sandbox.decoder()},
+		{"limits", mapping(
+			field{"pids", number(&c.Limits.Pids)},
+			field{"memoryBytes", number(&c.Limits.MemoryBytes)},
+		)},
 	}
 	for _, n := range c.numeric() {
-		fields = append(fields, field{n.key, number(n.v)})
+		if !strings.Contains(n.key, ".") { // limits.*: in their mapping
+			fields = append(fields, field{n.key, number(n.v)})
+		}
 	}
 	return mapping(fields...)
 }

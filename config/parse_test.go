@@ -703,3 +703,37 @@ func TestBashYieldAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestParseLocalLimits: local.limits through the one walker, with the key
+// path and line in every error.
+func TestParseLocalLimits(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want Local
+		err  string
+	}{
+		{"limits:\n  pids: 512\n  memoryBytes: 1e9\n", Local{Limits: Limits{Pids: 512, MemoryBytes: 1e9}}, ""},
+		{"limits:\n", Local{}, ""},
+		{"limits:\n  pids: 0\n", Local{}, "local.limits.pids must be a positive finite number (line 3)"},
+		{"limits:\n  pids: -5\n", Local{}, "local.limits.pids must be a positive finite number (line 3)"},
+		{"limits:\n  pids: .inf\n", Local{}, "local.limits.pids must be a positive finite number (line 3)"},
+		{"limits:\n  pids: many\n", Local{}, "local.limits.pids must be a number (line 3)"},
+		{"cwd: /x\nlimits:\n  memoryBytes: 4096\n", Local{}, "local.limits.memoryBytes must be at least 1048576 (line 4)"},
+		{"limits:\n  pid: 5\n", Local{}, "local.limits.pid: unknown key (line 3); did you mean local.limits.pids?"},
+		{"limits: 5\n", Local{}, "local.limits must be a mapping (line 2)"},
+	} {
+		got, err := parseLocal(tc.yaml)
+		if errText(err) != tc.err {
+			t.Errorf("%q: error %q, want %q", tc.yaml, errText(err), tc.err)
+			continue
+		}
+		if err == nil {
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%q: (-want +got):\n%s", tc.yaml, diff)
+			}
+		}
+	}
+	if c := (Local{}).WithDefaults(); c.Limits.Pids != DefaultPids || c.Limits.MemoryBytes != 0 {
+		t.Errorf("defaults: %+v, want pids %d and no memory limit", c.Limits, DefaultPids)
+	}
+}

@@ -14,6 +14,7 @@ const (
 	DefaultMaxOutputBytes = 64000
 	DefaultMaxSpillBytes  = 67108864 // 64 MiB
 	DefaultGraceMs        = 3000
+	DefaultPids           = 4096
 )
 
 // containments are the values of Local.Containment.
@@ -36,6 +37,7 @@ func (c *Local) numeric() []numKey {
 		{"maxOutputBytes", &c.MaxOutputBytes, DefaultMaxOutputBytes},
 		{"maxSpillBytes", &c.MaxSpillBytes, DefaultMaxSpillBytes},
 		{"graceMs", &c.GraceMs, DefaultGraceMs},
+		{"limits.pids", &c.Limits.Pids, DefaultPids},
 	}
 }
 
@@ -48,7 +50,8 @@ func (c *Local) numeric() []numKey {
 // it must be 0 or positive and finite, and, in whole bytes, smaller than
 // the effective maxOutputBytes ("keepHeadBytes must be smaller than
 // maxOutputBytes", which a file reads with both keys rooted at local, as
-// docs/spec.md §3.4a words it). Then the environment: an
+// docs/spec.md §3.4a words it). Then limits.memoryBytes, when set: at
+// least MinMemoryBytes. Then the environment: an
 // env.set name must be non-empty and free of '=' and NUL, and its value
 // free of NUL, since neither can reach a process (the spawn would fail for
 // every command); an env.scrub or env.passthrough entry must be a
@@ -61,6 +64,12 @@ func (c Local) Validate() error {
 	}
 	if err := checkKeepHead(c.KeepHeadBytes, c.MaxOutputBytes); err != nil {
 		return err
+	}
+	if err := checkNumbers([]numKey{{"limits.memoryBytes", &c.Limits.MemoryBytes, 0}}); err != nil {
+		return err // no default: 0 is none
+	}
+	if m := c.Limits.MemoryBytes; m != 0 && m < MinMemoryBytes {
+		return keyErr("limits.memoryBytes", 0, "must be at least %d", MinMemoryBytes)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Env.Set)) {
 		if err := checkSet("env.set", name, c.Env.Set[name], 0); err != nil {

@@ -208,6 +208,9 @@ func TestWithDefaults(t *testing.T) {
 			in := tc.in
 			got := tc.in.WithDefaults()
 			tc.want.Sandbox = Sandbox{}.WithDefaults()
+			if tc.want.Limits.Pids == 0 {
+				tc.want.Limits.Pids = DefaultPids
+			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("WithDefaults() mismatch (-want +got):\n%s", diff)
 			}

@@ -23,6 +23,12 @@ import (
 // ("dsh-out-<pidns>-<pid>-<start>-<random>") so that a later executor can
 // tell a leftover from a live one ([Sweep]).
 //
+// The base must be safe from other users ([CheckBase]): it is refused when
+// another user could move or delete what dsh puts in it. The private
+// directory is reached through the descriptor opened when it was made,
+// never through a symlink: a file is refused when the directory's path no
+// longer names that directory.
+//
 // Files are created exclusively (O_CREAT|O_EXCL|O_NOFOLLOW) with mode 0600
 // and named "<seq>-<12 hex>-<stream>.log", where seq is a per-process
 // sequence number.
@@ -32,6 +38,7 @@ type SpillDir struct {
 
 	mu      sync.Mutex
 	dir     string
+	root    *os.Root // the private directory, opened when made
 	removed bool
 }
 
@@ -62,7 +69,10 @@ func SpillDirAt(dir string) *SpillDir {
 
 // Ensure makes the private directory now, if it was not made yet, and
 // returns it: a sandbox must show it to commands before they spill.
-func (d *SpillDir) Ensure() (string, error) { return d.ensure() }
+func (d *SpillDir) Ensure() (string, error) {
+	dir, _, err := d.ensure()
+	return dir, err
+}
 
 // Path returns the private directory, or "" before the first spill.
 func (d *SpillDir) Path() string {
@@ -73,34 +83,134 @@ func (d *SpillDir) Path() string {
 
 var errSpillDirRemoved = errors.New("spill directory already removed")
 
-func (d *SpillDir) ensure() (string, error) {
+func (d *SpillDir) ensure() (string, *os.Root, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.removed {
-		return "", errSpillDirRemoved
+		return "", nil, errSpillDirRemoved
 	}
 	if d.dir != "" {
-		return d.dir, nil
+		return d.dir, d.root, nil
 	}
-	if err := os.MkdirAll(d.base, 0o700); err != nil {
-		return "", err
-	}
-	dir, err := os.MkdirTemp(d.base, spillPrefix+procfs.Owner().String()+"-")
+	base, err := makeBase(d.base)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	// MkdirTemp uses 0700 already; make it exact whatever the umask.
-	if err := os.Chmod(dir, 0o700); err != nil {
-		_ = os.Remove(dir)
-		return "", err
+	dir, root, err := makePrivate(base, spillPrefix+procfs.Owner().String()+"-", d.random)
+	if err != nil {
+		return "", nil, err
 	}
-	d.dir = dir
-	return dir, nil
+	d.dir, d.root = dir, root
+	return dir, root, nil
 }
 
-// Create makes a new spill file for stream.
+// makePrivate makes a directory of mode 0700 named prefix and a random
+// part in base, and opens it.
+func makePrivate(base, prefix string, random io.Reader) (string, *os.Root, error) {
+	b, err := os.OpenRoot(base)
+	if err != nil {
+		return "", nil, err
+	}
+	defer b.Close()
+	var rnd [8]byte
+	for range 100 {
+		if _, err := io.ReadFull(random, rnd[:]); err != nil {
+			return "", nil, err
+		}
+		name := prefix + hex.EncodeToString(rnd[:])
+		if err := b.Mkdir(name, 0o700); errors.Is(err, os.ErrExist) {
+			continue
+		} else if err != nil {
+			return "", nil, err
+		}
+		dir := filepath.Join(base, name)
+		root, err := b.OpenRoot(name)
+		if err == nil {
+			// Exact whatever the umask.
+			err = root.Chmod(".", 0o700)
+		}
+		if err == nil {
+			err = ownDir(root, dir)
+		}
+		if err != nil {
+			if root != nil {
+				root.Close()
+			}
+			_ = b.Remove(name)
+			return "", nil, err
+		}
+		return dir, root, nil
+	}
+	return "", nil, fmt.Errorf("no free name for a directory in %s", base)
+}
+
+// openAt opens a caller's directory (SpillDirAt) at its first file.
+func (d *SpillDir) openAt(dir string) (*os.Root, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.removed {
+		return nil, errSpillDirRemoved
+	}
+	if d.root == nil {
+		root, err := openOwnDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		d.root = root
+	}
+	return d.root, nil
+}
+
+// openOwnDir opens dir, which must be a directory of this user.
+func openOwnDir(dir string) (*os.Root, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := ownDir(root, dir); err != nil {
+		root.Close()
+		return nil, err
+	}
+	return root, nil
+}
+
+// ownDir checks that root is a directory of this user that only this user
+// can write, and that its path still names it (no symlink in between).
+func ownDir(root *os.Root, path string) error {
+	fi, err := root.Stat(".")
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("spill directory %s is not this user's own (mode %v)", path, fi.Mode())
+	}
+	return samePath(path, st)
+}
+
+// samePath checks that path names, without a symlink at its end, the
+// directory whose stat is st.
+func samePath(path string, st *syscall.Stat_t) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fmt.Errorf("spill directory %s: %w", path, err)
+	}
+	pst, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || pst.Dev != st.Dev || pst.Ino != st.Ino {
+		return fmt.Errorf("spill directory %s was replaced", path)
+	}
+	return nil
+}
+
+// Create makes a new spill file for stream, in the private directory
+// through its descriptor. The file is refused when the directory's path
+// no longer names that directory: the path reported for it would name
+// something else.
 func (d *SpillDir) Create(stream string) (File, error) {
-	dir, err := d.ensure()
+	dir, root, err := d.ensure()
+	if err == nil && root == nil {
+		root, err = d.openAt(dir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -109,14 +219,17 @@ func (d *SpillDir) Create(stream string) (File, error) {
 		return nil, err
 	}
 	name := fmt.Sprintf("%06d-%s-%s.log", spillSeq.Add(1), hex.EncodeToString(random[:]), stream)
-	path := filepath.Join(dir, name)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Chmod(0o600); err != nil {
+	err = f.Chmod(0o600)
+	if err == nil {
+		err = ownDir(root, dir)
+	}
+	if err != nil {
 		_ = f.Close()
-		_ = os.Remove(path)
+		_ = root.Remove(name)
 		return nil, err
 	}
 	return f, nil
@@ -138,12 +251,102 @@ func (d *SpillDir) Remove() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.removed = true
+	if d.root != nil {
+		_ = d.root.Close()
+		d.root = nil
+	}
 	if d.dir == "" {
 		return nil
 	}
-	err := os.RemoveAll(d.dir)
+	err := removeIn(filepath.Dir(d.dir), filepath.Base(d.dir))
 	d.dir = ""
 	return err
+}
+
+// removeIn removes name, and all it holds, from dir without following a
+// symlink: a symlink put in its place goes, not what it names.
+func removeIn(dir, name string) error {
+	b, err := os.OpenRoot(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	defer b.Close()
+	return b.RemoveAll(name)
+}
+
+// UnsafeBaseError is CheckBase's error for a base another user could
+// write: unlike a base that cannot be made (a spill file is then
+// unavailable), it is a reason not to start.
+type UnsafeBaseError struct{ msg string }
+
+func (e *UnsafeBaseError) Error() string { return e.msg }
+
+// CheckBase returns base (the OS temp dir when empty) with its symlinks
+// resolved, or an error when it is not safe from other users: when it,
+// or a directory above it, belongs to a user other than this one or root,
+// or another user can write it and it has no sticky bit (/tmp's 1777 is
+// safe), an [*UnsafeBaseError]. Either would let that user move or
+// delete what dsh puts in it. A base that does not exist yet is checked
+// by its nearest existing parent.
+func CheckBase(base string) (string, error) {
+	if base == "" {
+		base = os.TempDir()
+	}
+	abs, err := filepath.Abs(base)
+	if err != nil {
+		return "", err
+	}
+	missing := ""
+	for {
+		real, err := filepath.EvalSymlinks(abs)
+		if err == nil {
+			return filepath.Join(real, missing), checkChain(base, real)
+		}
+		if !errors.Is(err, os.ErrNotExist) || abs == filepath.Dir(abs) {
+			return "", fmt.Errorf("spill directory base %s: %w", base, err)
+		}
+		missing = filepath.Join(filepath.Base(abs), missing)
+		abs = filepath.Dir(abs)
+	}
+}
+
+// checkChain checks real and every directory above it.
+func checkChain(base, real string) error {
+	for dir := real; ; dir = filepath.Dir(dir) {
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return fmt.Errorf("spill directory base %s: %w", base, err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		switch {
+		case !fi.IsDir():
+			return fmt.Errorf("spill directory base %s: %s is not a directory", base, dir)
+		case ok && int(st.Uid) != os.Geteuid() && st.Uid != 0:
+			return &UnsafeBaseError{fmt.Sprintf("spill directory base %s: %s is owned by uid %d, neither this user nor root, who could move what dsh puts there", base, dir, st.Uid)}
+		case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0:
+			return &UnsafeBaseError{fmt.Sprintf("spill directory base %s: %s is writable by other users and has no sticky bit (mode %04o): make it 0700, or 1777 like /tmp", base, dir, fi.Mode().Perm())}
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
+}
+
+// makeBase checks base and makes it, mode 0700, when it does not exist,
+// and returns it with its symlinks resolved.
+func makeBase(base string) (string, error) {
+	real, err := CheckBase(base)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(real, 0o700); err != nil {
+		return "", err
+	}
+	// Made now, or by someone else meanwhile: check it as it is.
+	return CheckBase(real)
 }
 
 // Sweep removes, under base (the OS temp dir when empty), the private spill
@@ -162,9 +365,12 @@ func (d *SpillDir) Remove() error {
 // temp dir). The stamps are one kernel's: a base shared between machines
 // (NFS) is not supported, since two kernels' pid namespaces can have the
 // same number.
+//
+// A base that is not safe from other users ([CheckBase]) is not swept.
 func Sweep(base string) ([]string, error) {
-	if base == "" {
-		base = os.TempDir()
+	base, err := CheckBase(base)
+	if err != nil {
+		return nil, err
 	}
 	entries, err := os.ReadDir(base)
 	if errors.Is(err, os.ErrNotExist) {

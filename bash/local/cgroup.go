@@ -88,27 +88,37 @@ func unescapeMount(s string) string {
 // "dsh-<pidns>-<pid>-<start>-<random>", so a sweep can tell whose it was.
 const cgroupPrefix = "dsh-"
 
+// cgroupBase is the executor's cgroup and what the kernel offers there.
+type cgroupBase struct {
+	dir     string
+	hasKill bool // cgroup.kill (Linux 5.14)
+	// ns: a command can be started in a cgroup namespace of its own
+	// (this process may unshare one: CAP_SYS_ADMIN).
+	ns bool
+}
+
 // makeCgroupBase makes this executor's cgroup under parent and checks that
 // a process can be started inside a child of it (clone into a cgroup needs
-// Linux 5.7 and a cgroup we may write).
-func makeCgroupBase(parent string) (base string, hasKill bool, err error) {
+// Linux 5.7 and a cgroup we may write), and whether in a cgroup namespace
+// of its own.
+func makeCgroupBase(parent string) (cgroupBase, error) {
 	rnd := make([]byte, 4)
 	_, _ = rand.Read(rnd)
-	base = filepath.Join(parent, cgroupPrefix+procfs.Owner().String()+"-"+hex.EncodeToString(rnd))
-	if err := os.Mkdir(base, 0o755); err != nil {
-		return "", false, fmt.Errorf("cannot make a cgroup in %s: %w", parent, err)
+	cb := cgroupBase{dir: filepath.Join(parent, cgroupPrefix+procfs.Owner().String()+"-"+hex.EncodeToString(rnd))}
+	if err := os.Mkdir(cb.dir, 0o755); err != nil {
+		return cgroupBase{}, fmt.Errorf("cannot make a cgroup in %s: %w", parent, err)
 	}
-	probe := filepath.Join(base, "probe")
-	fail := func(err error) (string, bool, error) {
+	probe := filepath.Join(cb.dir, "probe")
+	fail := func(err error) (cgroupBase, error) {
 		_ = os.Remove(probe)
-		_ = os.Remove(base)
-		return "", false, err
+		_ = os.Remove(cb.dir)
+		return cgroupBase{}, err
 	}
 	if err := os.Mkdir(probe, 0o755); err != nil {
-		return fail(fmt.Errorf("cannot make a cgroup in %s: %w", base, err))
+		return fail(fmt.Errorf("cannot make a cgroup in %s: %w", cb.dir, err))
 	}
-	_, err = os.Stat(filepath.Join(probe, "cgroup.kill"))
-	hasKill = err == nil
+	_, err := os.Stat(filepath.Join(probe, "cgroup.kill"))
+	cb.hasKill = err == nil
 	fd, err := unix.Open(probe, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fail(err)
@@ -120,15 +130,68 @@ func makeCgroupBase(parent string) (base string, hasKill bool, err error) {
 			return fail(fmt.Errorf("no shell to probe the cgroup with: %w", err))
 		}
 	}
-	cmd := exec.Command(sh, "-c", "exit 0")
-	cmd.SysProcAttr = procAttr(fd)
-	if err := cmd.Run(); err != nil {
-		return fail(fmt.Errorf("cannot start a process in a cgroup of %s: %w", base, err))
+	if err := probeSpawn(sh, fd, false); err != nil {
+		return fail(fmt.Errorf("cannot start a process in a cgroup of %s: %w", cb.dir, err))
 	}
+	cb.ns = probeSpawn(sh, fd, true) == nil
 	if err := os.Remove(probe); err != nil {
 		return fail(err)
 	}
-	return base, hasKill, nil
+	return cb, nil
+}
+
+// probeSpawn runs `sh -c 'exit 0'` in the cgroup fd, in a cgroup
+// namespace of its own with ns.
+func probeSpawn(sh string, fd int, ns bool) error {
+	cmd := exec.Command(sh, "-c", "exit 0")
+	cmd.SysProcAttr = procAttr(fd)
+	if ns {
+		newCgroupNS(cmd.SysProcAttr)
+	}
+	return cmd.Run()
+}
+
+// canLeave reports whether a process with this process's credentials
+// could move itself out of a cgroup below base: moving needs write access
+// to the cgroup.procs of the cgroup it goes to and of the common ancestor
+// (root has it everywhere; a user, in a subtree delegated to it). Where
+// it cannot, no /proc scan looks for processes outside their cgroup. A
+// command that becomes root (sudo) is beyond this, as beyond the marker:
+// the sandbox is the boundary for it.
+func canLeave(base string) bool {
+	if os.Geteuid() == 0 {
+		return true
+	}
+	for d := filepath.Dir(base); ; d = filepath.Dir(d) {
+		procs := filepath.Join(d, "cgroup.procs")
+		if _, err := os.Stat(procs); err != nil {
+			return false // above the hierarchy's root
+		}
+		if unix.Access(procs, unix.W_OK) == nil {
+			return true
+		}
+		if d == "/" {
+			return false
+		}
+	}
+}
+
+// nsDelegate reports whether the cgroup v2 hierarchy is mounted with
+// nsdelegate: then a process in a cgroup namespace cannot move itself, or
+// another, to a cgroup outside it, whatever its privileges.
+func nsDelegate() bool {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		_, post, ok := strings.Cut(line, " - ")
+		tail := strings.Fields(post)
+		if ok && len(tail) >= 3 && tail[0] == "cgroup2" {
+			return strings.Contains(","+tail[2]+",", ",nsdelegate,")
+		}
+	}
+	return false
 }
 
 // makeCommandCgroup makes a command's cgroup, called name, under the

@@ -3,7 +3,9 @@
 package local
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,12 +22,23 @@ func TestCgroupPerCommand(t *testing.T) {
 	if !strings.Contains(e.Containment(), "cgroup v2") {
 		t.Errorf("Containment() = %q", e.Containment())
 	}
-	own := runCmd(t, e, "grep ^0:: /proc/self/cgroup", 0).Stdout.Text
-	base := e.contain.base
-	rel, _ := strings.CutPrefix(strings.TrimSpace(own), "0::")
+	// Seen from inside, the command's cgroup is the root of its cgroup
+	// namespace; this process sees where it is.
+	pidFile := tempFile(t, "pid")
+	p := start(t, e, "grep ^0:: /proc/self/cgroup; echo $$ > "+pidFile+"; exec sleep 300")
+	pid := proctest.ReadPid(t, pidFile)
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	_, rel, _ := strings.Cut(string(data), "0::")
+	rel = strings.TrimSpace(rel)
 	dir := filepath.Join(cgroupMount(t), rel)
+	base := e.contain.base
 	if filepath.Dir(dir) != base {
 		t.Fatalf("the command ran in %q (%s), want a child of %s", rel, dir, base)
+	}
+	p.Kill()
+	wait(t, p)
+	if inside := p.Read().Delta; e.contain.cgroupNS && inside != "0::/\n" {
+		t.Errorf("inside its cgroup namespace the command sees %q, want 0::/", inside)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the command's cgroup %s is still there: %v", dir, err)
@@ -77,7 +90,9 @@ func TestSubCgroupEscape(t *testing.T) {
 	t.Parallel()
 	e := cgroupExecutor(t)
 	f := tempFile(t, "sub")
-	res := runCmd(t, e, `CG=`+cgroupMount(t)+`$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir $CG/sub && `+
+	// The command's cgroup is the one below the executor's (inside its
+	// cgroup namespace, /proc/self/cgroup says only "/").
+	res := runCmd(t, e, `CG=$(echo `+e.contain.base+`/*/); mkdir $CG/sub && `+
 		`setsid sh -c 'echo $$ > $0/sub/cgroup.procs && echo $$ > `+f+` && exec sleep 300' $CG & until [ -s `+f+` ]; do sleep 0.01; done`, 0)
 	if exitCode(res) != "0" {
 		t.Fatalf("%+v", res)
@@ -103,4 +118,60 @@ func cgroupExecutor(t *testing.T) *Executor {
 		t.Skipf("no cgroup containment here: %v", err)
 	}
 	return e
+}
+
+// canLeaveEnv, set to a cgroup path, makes TestCanLeaveHelper print
+// canLeave of it: the test binary run as nobody.
+const canLeaveEnv = "DSH_TEST_CAN_LEAVE"
+
+func TestCanLeaveHelper(t *testing.T) {
+	if base := os.Getenv(canLeaveEnv); base != "" {
+		fmt.Printf("canLeave=%v\n", canLeave(base))
+	}
+}
+
+// TestCanLeave: the scan for processes outside their cgroup is made only
+// where this user could move one there: root, or a user who may write
+// the cgroup.procs of a cgroup above the executor's (a delegated
+// subtree); not a user without that right.
+func TestCanLeave(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP-REASON: switching to nobody, and making a cgroup to delegate, need root")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("SKIP-REASON: no setpriv (util-linux) to run the test binary as nobody")
+	}
+	mount := cgroupMount(t)
+	parent := filepath.Join(mount, fmt.Sprintf("dsh-canleave-test-%d", os.Getpid()))
+	if err := os.Mkdir(parent, 0o755); err != nil {
+		t.Skipf("SKIP-REASON: cannot make a cgroup: %v", err)
+	}
+	t.Cleanup(func() { _ = os.Remove(parent) })
+	base := filepath.Join(parent, "dsh-base") // need not exist: only its ancestors are checked
+	if !canLeave(base) {
+		t.Error("root cannot leave a cgroup, says canLeave")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "dsh-canleave-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	bin := filepath.Join(dir, "local.test")
+	data, err := os.ReadFile(os.Args[0])
+	must(t, err)
+	must(t, os.WriteFile(bin, data, 0o755))
+	asNobody := func() string {
+		cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", bin, "-test.run", "^TestCanLeaveHelper$")
+		cmd.Env = append(os.Environ(), canLeaveEnv+"="+base)
+		cmd.Dir = dir
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	if out := asNobody(); !strings.Contains(out, "canLeave=false") {
+		t.Errorf("nobody, with no cgroup delegated: %q", out)
+	}
+	must(t, os.Chown(filepath.Join(parent, "cgroup.procs"), 65534, 65534))
+	if out := asNobody(); !strings.Contains(out, "canLeave=true") {
+		t.Errorf("nobody, owning the cgroup.procs above the base: %q", out)
+	}
 }

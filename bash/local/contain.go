@@ -40,8 +40,14 @@ type containment struct {
 	reason  string // why the marker or the group is used
 	base    string // cgroup mode: this executor's cgroup, parent of one per command
 	hasKill bool   // cgroup.kill exists (Linux 5.14)
-	prefix  string // run ids: "<pidns>-<pid>-<start>-<executor>-"
-	seq     atomic.Uint64
+	// cgroupNS: unsandboxed commands start in a cgroup namespace of their
+	// own. escapable: a command may move itself out of its cgroup (no
+	// nsdelegate, or no namespace), so the kill sequence also looks for
+	// its processes outside it.
+	cgroupNS  bool
+	escapable bool
+	prefix    string // run ids: "<pidns>-<pid>-<start>-<executor>-"
+	seq       atomic.Uint64
 }
 
 // newContainment sets up containment as cfg asks ("auto" when empty). A
@@ -65,8 +71,9 @@ func newContainment(want string) (*containment, error) {
 		return c, nil
 	}
 	parent, err := ownCgroup()
+	var cb cgroupBase
 	if err == nil {
-		c.base, c.hasKill, err = makeCgroupBase(parent)
+		cb, err = makeCgroupBase(parent)
 	}
 	if err != nil {
 		if want == config.ContainCgroup {
@@ -76,6 +83,10 @@ func newContainment(want string) (*containment, error) {
 		return c, nil
 	}
 	c.mode = config.ContainCgroup
+	c.base, c.hasKill, c.cgroupNS = cb.dir, cb.hasKill, cb.ns
+	// With nsdelegate the kernel refuses a move out of the namespace;
+	// without rights to move, there is none to make.
+	c.escapable = !(c.cgroupNS && nsDelegate()) && canLeave(c.base)
 	return c, nil
 }
 
@@ -83,7 +94,18 @@ func newContainment(want string) (*containment, error) {
 func (c *containment) describe() string {
 	switch c.mode {
 	case config.ContainCgroup:
-		return "cgroup v2, one cgroup per command under " + filepath.Dir(c.base)
+		d := "cgroup v2, one cgroup per command"
+		switch {
+		case !c.escapable && c.cgroupNS:
+			d += " (in a cgroup namespace; no process of this user can leave its cgroup)"
+		case !c.escapable:
+			d += " (no process of this user can leave its cgroup)"
+		case c.cgroupNS:
+			d += " (in a cgroup namespace; who leaves the cgroup is found by namespace and run id)"
+		default:
+			d += " (who leaves the cgroup is found by run id)"
+		}
+		return d + " under " + filepath.Dir(c.base)
 	case config.ContainGroup:
 		return "group: the process group and its descendants by the parent chain (" + c.reason + ")"
 	}
@@ -103,6 +125,7 @@ func (c *containment) command() (*commandContainer, error) {
 	cc := &commandContainer{
 		runID:  c.prefix + n,
 		cgFD:   -1,
+		nsFD:   -1,
 		marker: c.mode == config.ContainMarker,
 		chain:  c.mode == config.ContainMarker || c.mode == config.ContainGroup,
 		freeze: c.mode == config.ContainGroup,
@@ -116,6 +139,7 @@ func (c *containment) command() (*commandContainer, error) {
 			return nil, err
 		}
 		cc.cg, cc.cgFD, cc.hasKill = dir, fd, c.hasKill
+		cc.cgroupNS, cc.escapable = c.cgroupNS, c.escapable
 	}
 	return cc, nil
 }
@@ -159,6 +183,15 @@ type commandContainer struct {
 	cg      string
 	cgFD    int
 	hasKill bool
+	// cgroupNS: the shell is to start in a cgroup namespace of its own
+	// (cleared for a sandboxed command). ns is that namespace's inode,
+	// held by nsFD so that no other namespace gets it; 0 when unknown.
+	// escapable: members may have moved out of the cgroup, so they are
+	// also looked for by the marker and the namespace.
+	cgroupNS  bool
+	ns        uint64
+	nsFD      int
+	escapable bool
 	// reaped is when the shell was reaped (clock ticks since boot, +1),
 	// 0 before: its pid, and so its pgid, may then be reused, so the
 	// group counts only processes started before.
@@ -175,13 +208,34 @@ type commandContainer struct {
 }
 
 // leaderStarted records the shell's pid once it runs and, for a scan of
-// the process table (marker and group modes), its start time: no member
-// started before it.
+// the process table (marker and group modes, or members looked for
+// outside the cgroup), its start time: no member started before it; and
+// the cgroup namespace it started in.
 func (cc *commandContainer) leaderStarted(pid int) {
 	cc.leader = pid
-	if cc.chain {
+	if cc.chain || cc.escapable {
 		cc.since = procfs.Start(pid)
 	}
+	if cc.cgroupNS {
+		cc.holdNamespace(pid)
+	}
+}
+
+// holdNamespace opens the shell's cgroup namespace, so that its inode
+// names it alone while the command's processes are looked for. A shell
+// already gone, or a namespace that is this process's own (it would make
+// every process a member), leaves it unknown.
+func (cc *commandContainer) holdNamespace(pid int) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/cgroup", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Ino == cgroupNamespace(os.Getpid()) {
+		_ = unix.Close(fd)
+		return
+	}
+	cc.ns, cc.nsFD = st.Ino, fd
 }
 
 // leaderReaped records that the shell was reaped.
@@ -208,8 +262,9 @@ func (cc *commandContainer) signal(sig syscall.Signal) {
 	}
 	if cc.cg != "" && sig == syscall.SIGKILL && cc.hasKill {
 		// Atomic, for the cgroup and the cgroups below it: nothing in
-		// them gets to fork a new member.
-		if os.WriteFile(filepath.Join(cc.cg, "cgroup.kill"), []byte("1"), 0) == nil {
+		// them gets to fork a new member. Those that left it get it
+		// one by one.
+		if os.WriteFile(filepath.Join(cc.cg, "cgroup.kill"), []byte("1"), 0) == nil && !cc.escapable {
 			return
 		}
 	}
@@ -307,7 +362,11 @@ func (cc *commandContainer) spares(sig syscall.Signal) bool {
 func (cc *commandContainer) live() bool {
 	if cc.cg != "" {
 		if populated, err := cgroupPopulated(cc.cg); err == nil && !populated {
-			return false
+			if !cc.escapable {
+				return false
+			}
+			out, err := cc.escapees()
+			return err != nil || len(out) > 0
 		}
 	}
 	pids, err := cc.members()
@@ -342,6 +401,10 @@ func (cc *commandContainer) release() {
 		_ = unix.Close(cc.cgFD)
 		cc.cgFD = -1
 	}
+	if cc.ns != 0 { // nsFD is held: a zero container (the sweep's) has none
+		_ = unix.Close(cc.nsFD)
+		cc.nsFD, cc.ns = -1, 0
+	}
 	if cc.cg != "" {
 		removeTree(cc.cg)
 	}
@@ -355,14 +418,35 @@ func (cc *commandContainer) members() ([]int, error) {
 			return nil, err
 		}
 		var live []int
+		in := make(map[int]bool, len(pids))
 		for _, pid := range pids {
 			if st, ok := procfs.ReadStat(pid); ok && !st.Dead() {
 				live = append(live, pid)
+				in[pid] = true
+			}
+		}
+		if cc.escapable {
+			out, err := cc.escapees()
+			if err != nil {
+				return nil, err
+			}
+			for _, pid := range out {
+				if !in[pid] {
+					live = append(live, pid)
+				}
 			}
 		}
 		return live, nil
 	}
 	cc.knownMu.Lock()
 	defer cc.knownMu.Unlock()
-	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.chain, cc.runID, cc.known)
+	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.chain, cc.runID, cc.known, 0)
+}
+
+// escapees lists the command's processes wherever their cgroup: those in
+// its cgroup namespace, those carrying its run id, and their descendants
+// (docs/spec.md §8). A process that moved out of the cgroup is among
+// them.
+func (cc *commandContainer) escapees() ([]int, error) {
+	return scanMembers(0, cc.since, cc.reaped.Load(), true, true, cc.runID, nil, cc.ns)
 }

@@ -2,6 +2,7 @@ package local
 
 import (
 	"math"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -54,4 +55,30 @@ func awaitExit(pids []int, deadline time.Time) bool {
 			return false
 		}
 	}
+}
+
+// awaitChildExit returns once the child pid has exited, without reaping it.
+// It waits on the runtime's poller (a pidfd turns readable when its
+// process exits), so a running command costs dsh no OS thread blocked in
+// waitid: under a fork storm that shares dsh's process limit, every
+// thread dsh does not need is one the storm cannot starve it of. Without
+// pidfds (Linux before 5.3) it returns at once and the caller's Wait
+// blocks a thread as before.
+func awaitChildExit(pid int) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Read(func(fd uintptr) bool {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		// Signo is SIGCHLD once it exited; 0 while it runs.
+		return err != nil || info.Signo != 0
+	})
 }

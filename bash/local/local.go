@@ -90,7 +90,10 @@
 //
 //   - A configured spillDir is the base under which the executor makes its
 //     private directory ("dsh-out-<pidns>-<pid>-<start>-<random>", mode
-//     0700), as the OS temp dir is by default. Close removes only that
+//     0700), as the OS temp dir is by default. New refuses a base that
+//     another user could write without the sticky bit, or that belongs
+//     (or a directory above it does) to another user than this one or
+//     root ([capture.CheckBase]). Close removes only that
 //     private directory; New sweeps the base for private directories of
 //     processes of its pid namespace that no longer run (see
 //     [capture.Sweep], which leaves directories named before the pid
@@ -139,6 +142,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/bash/local/guard"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
 )
@@ -168,6 +172,7 @@ type Executor struct {
 	spill          spillDir
 	launcher       launcher
 	contain        *containment
+	limits         *limits
 	keepDetached   bool
 	log            *slog.Logger
 	swept          int // what the start-up sweep killed
@@ -242,6 +247,12 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	// A spill base another user could write is refused before anything
+	// is made (docs/spec.md §2.5).
+	var unsafe *capture.UnsafeBaseError
+	if _, err := capture.CheckBase(cfg.SpillDir); errors.As(err, &unsafe) {
+		return nil, fmt.Errorf("%s: spillDir: %w", Name, err)
+	}
 	// What an earlier dsh that died left running goes first.
 	swept := sweepLeftovers(log)
 	contain, err := newContainment(cfg.Containment)
@@ -308,10 +319,11 @@ func fromConfig(cfg config.Local, contain *containment, log *slog.Logger) *Execu
 		maxSpillBytes:  config.Bytes(cfg.MaxSpillBytes),
 		grace:          config.Millis(cfg.GraceMs),
 		shell:          shell,
-		env:            baseEnv(os.Environ(), cfg.Env),
+		env:            baseEnv(guard.Environ(), cfg.Env),
 		spill:          capture.NewSpillDir(cfg.SpillDir),
 		launcher:       shellLauncher{},
 		contain:        contain,
+		limits:         newLimits(cfg.Limits, contain.mode, contain.base),
 		keepDetached:   cfg.KeepDetached,
 		log:            log,
 		runs:           make(map[*run]struct{}),
@@ -491,6 +503,10 @@ func (e *Executor) Close() error {
 // per command, or the marker (and why).
 func (e *Executor) Containment() string { return e.contain.describe() }
 
+// Limits says which limits keep commands from exhausting what dsh needs
+// (docs/spec.md §2.6), for dsh doctor.
+func (e *Executor) Limits() string { return e.limits.describe() }
+
 // keep holds a container whose processes a foreground command left running
 // (keepDetached) until Close; containers found empty are released. Called
 // by a run's supervise, which Close waits for.
@@ -596,6 +612,11 @@ func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *
 		return nil, err
 	}
 	cc, err := e.contain.command()
+	if err == nil && cc.cg != "" {
+		if err = e.limits.apply(cc.cg); err != nil {
+			cc.release()
+		}
+	}
 	if err != nil {
 		p.closeAll()
 		return nil, err
@@ -606,6 +627,10 @@ func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *
 		cc.release()
 		return nil, err
 	}
+	// A cgroup namespace of its own for an unsandboxed command; the
+	// sandbox keeps its commands from the cgroup tree already.
+	cc.cgroupNS = cc.cgroupNS && !ls.sandboxed
+	ls.cgroupNS = cc.cgroupNS
 	started := time.Now()
 	l, err := e.launcher.launch(ls)
 	closeAll(p.child) // the child has its copies, or there is no child
@@ -635,6 +660,7 @@ func (e *Executor) launchSpec(spec bash.Spec, shell string, cc *commandContainer
 		stderr:   p.stderr,
 		script:   p.script,
 		cgroupFD: cc.cgFD,
+		prefix:   e.limits.shellPrefix(shell),
 	}
 }
 

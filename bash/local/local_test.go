@@ -270,6 +270,24 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	}
 }
 
+// TestNewRefusesASpillBaseOthersCanWrite: another user could move or
+// delete what the executor spills there (docs/spec.md §2.5); the attack
+// itself is in package capture's tests.
+func TestNewRefusesASpillBaseOthersCanWrite(t *testing.T) {
+	t.Parallel()
+	base := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(base, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(config.Local{SpillDir: base})
+	if want := "bash-local: spillDir: spill directory base " + base + ": " + base + " is writable by other users and has no sticky bit (mode 0777): make it 0700, or 1777 like /tmp"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}
+
 const helperEnv = "DSH_LOCAL_TEST_HELPER"
 
 // runHelperProcess is the body of a child test process: it starts a

@@ -8,21 +8,27 @@ package local
 
 import (
 	"os"
+	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 // scanMembers lists the live processes in the group led by leader, with
-// marker those carrying runID, with known those it holds (pid → start
-// time: a member once found stays one, even when its parent died), and
-// with chain the descendants of all these; it records what it found in
-// known. Only processes started at or after since can be members: the
-// others' environments are not read. Once the leader was reaped (reaped >
-// 0), its pgid may be reused once the group is empty: the group counts
-// then only while it still holds a process started before the reap
-// (groupHeld).
-func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string, known map[int]uint64) ([]int, error) {
+// marker those carrying runID or in the cgroup namespace ns (its inode;
+// 0: none), with known those it holds (pid → start time: a member once
+// found stays one, even when its parent died), and with chain the
+// descendants of all these; it records what it found in known. Only
+// processes started at or after since can be members: the others'
+// environments are not read. Once the leader was reaped (reaped > 0), its
+// pgid may be reused once the group is empty: the group counts then only
+// while it still holds a process started before the reap (groupHeld).
+// With a namespace, an environment that reads empty is not waited for: a
+// process of the command that dropped its environment is found by its
+// namespace, or not at all.
+func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string, known map[int]uint64, ns uint64) ([]int, error) {
 	all, err := procfs.Table()
 	if err != nil {
 		return nil, err
@@ -47,8 +53,10 @@ func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID str
 			in[pid] = true
 		case known != nil && known[pid] == st.Start && st.Start != 0:
 			in[pid] = true
+		case marker && ns != 0 && cgroupNamespace(pid) == ns:
+			in[pid] = true
 		case marker:
-			if markByEnv(pid, runID, in) {
+			if markByEnv(pid, runID, in) && ns == 0 {
 				pending = append(pending, pid)
 			}
 		}
@@ -120,6 +128,16 @@ func awaitEnvs(pending []int, runID string, in map[int]bool) {
 // exec'd running. A process started with no environment at all (env -i)
 // costs a scan this much.
 const execEnvWait = 250 * time.Millisecond
+
+// cgroupNamespace is the inode of pid's cgroup namespace, 0 when it
+// cannot be read.
+func cgroupNamespace(pid int) uint64 {
+	var st unix.Stat_t
+	if unix.Stat("/proc/"+strconv.Itoa(pid)+"/ns/cgroup", &st) != nil {
+		return 0
+	}
+	return st.Ino
+}
 
 // minEnvReads is how often a scan reads such an environment again at
 // least: about 90 ms of pauses when the machine keeps time.

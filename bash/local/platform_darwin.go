@@ -36,3 +36,6 @@ const autoFallback = config.ContainGroup
 
 // errNoCgroups is why auto uses the group here.
 var errNoCgroups = errors.New("macOS has no cgroups, and does not show another process's environment to the marker")
+
+// newCgroupNS does nothing: macOS has no cgroups.
+func newCgroupNS(*syscall.SysProcAttr) {}

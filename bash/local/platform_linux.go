@@ -31,3 +31,7 @@ const autoFallback = config.ContainMarker
 
 // errNoCgroups is nil: auto tries to make a cgroup.
 var errNoCgroups error
+
+// newCgroupNS makes the child unshare a cgroup namespace, rooted at the
+// cgroup it starts in (docs/spec.md §8).
+func newCgroupNS(a *syscall.SysProcAttr) { a.Unshareflags |= syscall.CLONE_NEWCGROUP }

@@ -152,7 +152,8 @@ func (r *run) start(cc *commandContainer, feeds []feed) {
 // wait is the waiter: it reaps the shell, records its wait status (in a
 // sandbox the one its starter reported, when it did) and closes exited.
 func (r *run) wait(cc *commandContainer) {
-	_ = r.cmd.Wait()
+	awaitChildExit(r.cmd.Process.Pid)
+	_ = r.cmd.Wait() // at once: the shell has exited
 	cc.leaderReaped()
 	ws, _ := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if r.status != nil {

@@ -42,8 +42,13 @@ type launchSpec struct {
 	stderr  *os.File
 	script  *os.File // when set, the command comes on fd 3 instead of argv
 	// cgroupFD, when not negative, is the cgroup the shell starts in
-	// (clone3 CLONE_INTO_CGROUP: it is inside before it runs anything).
+	// (clone3 CLONE_INTO_CGROUP: it is inside before it runs anything);
+	// with cgroupNS, in a cgroup namespace whose root is that cgroup.
 	cgroupFD int
+	cgroupNS bool
+	// prefix goes before the command in the shell's script: the limits
+	// the shell sets itself (limits.shellPrefix).
+	prefix string
 	// sandboxed: the command runs in the executor's sandbox, in scope
 	// (nil: on its own), showing its spill files in spillDir.
 	sandboxed bool
@@ -72,7 +77,7 @@ func shellArgs(l launchSpec) []string {
 	if l.script != nil {
 		script = pipeScript
 	}
-	return []string{filepath.Base(l.shell), "-c", script}
+	return []string{filepath.Base(l.shell), "-c", l.prefix + script}
 }
 
 // lookShell finds the shell in PATH.
@@ -107,6 +112,9 @@ func (shellLauncher) launch(l launchSpec) (*launched, error) {
 	}
 	if l.stdin != nil {
 		cmd.Stdin = l.stdin
+	}
+	if l.cgroupNS {
+		newCgroupNS(cmd.SysProcAttr) // unshared by the child, inside its cgroup already
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, err

@@ -111,7 +111,7 @@ func killCgroupTree(dir string) error {
 			}
 		}
 	}
-	cc := &commandContainer{cg: dir, cgFD: -1}
+	cc := &commandContainer{cg: dir, cgFD: -1, nsFD: -1}
 	_, err = os.Stat(filepath.Join(dir, "cgroup.kill"))
 	cc.hasKill = err == nil
 	cc.signal(syscall.SIGKILL)

@@ -75,8 +75,9 @@ func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) error {
 		shell = "bash"
 	}
 	path, _ := exec.LookPath(shell) // setup checked it
-	fmt.Fprintf(out, "shell: %s\ncontainment: %s\n", path, e.Containment())
+	fmt.Fprintf(out, "shell: %s\ncontainment: %s\nlimits: %s\n", path, e.Containment(), e.Limits())
 	fmt.Fprint(out, sandboxText(e))
+	fmt.Fprintf(out, "self: %s\n", selfText(cfg))
 	return nil
 }
 

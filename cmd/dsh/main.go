@@ -67,10 +67,22 @@
 // an error, since the model could start tasks it could neither read nor
 // stop. host.Standard builds the stack from the file.
 //
+// # dsh's own secrets
+//
+// Before anything else, main hands the process to package guard: dsh
+// makes itself not dumpable and, when its environment holds credentials,
+// executes itself again without them, holding them in memory only, so
+// its commands (unless root) can read neither its environment nor its
+// memory and cannot take or write to its descriptors (docs/spec.md §2.4).
+// dsh serve's token is read from there. Running as root with the local
+// executor and no sandbox, dsh mcp and dsh serve log a warning at start:
+// root's commands can read any process's memory.
+//
 // # Exit status and errors
 //
-// Bad flags, a missing or malformed config file, an unknown config key or an
-// unusable --workdir: one line on stderr ("dsh: …"), exit status 2. Other
+// Bad flags, a missing or malformed config file, an unknown config key, an
+// unusable --workdir or a local.spillDir another user could write: one
+// line on stderr ("dsh: …"), exit status 2. Other
 // failures to start: one line, exit status 1. Logs go to stderr only, as
 // log/slog text.
 //
@@ -146,8 +158,9 @@
 // here ("cgroup v2, one cgroup per command under …", or "marker: …" with
 // the reason no cgroup could be made), the sandbox ("sandbox: off", or
 // "sandbox:" and one indented line per fact: backend and version, mode,
-// network, what it does differently, docs/spec.md §11), and where the
-// command policy's rules come from (docs/spec.md §9.6). Making the executor
+// network, what it does differently, docs/spec.md §11), whether
+// commands can reach dsh's own memory ("self:", docs/spec.md §2.4), and
+// where the command policy's rules come from (docs/spec.md §9.6). Making the executor
 // also runs its start-up sweep of processes left by a dsh that died. A
 // configured sandbox that cannot be enforced here is exit 2.
 //
@@ -220,7 +233,9 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/bash/local"
+	"github.com/dsh-go/dsh/bash/local/guard"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/bash/ssh"
 	"github.com/dsh-go/dsh/config"
@@ -279,6 +294,9 @@ func main() {
 	// Started as the landlock helper (local.sandbox.helper: this
 	// binary), it confines itself and becomes the shell; else it returns.
 	sandbox.HelperMain()
+	// Before anything else: the credentials out of the process image,
+	// the process out of its commands' reach (package guard).
+	guard.Main(local.Secret)
 	closeInheritedOnExec()
 	os.Exit(execute(os.Args[1:], streams{out: os.Stdout, err: os.Stderr}))
 }
@@ -416,6 +434,10 @@ func setup(configPath, workdir string) (config.File, string, error) {
 		if _, err := checkDir("local.cwd", cfg.Local.Cwd); err != nil {
 			return config.File{}, "", err
 		}
+	}
+	var unsafe *capture.UnsafeBaseError
+	if _, err := capture.CheckBase(cfg.Local.SpillDir); errors.As(err, &unsafe) {
+		return config.File{}, "", usageError("local.spillDir: %v", err)
 	}
 	shell := cfg.Local.Shell
 	if shell == "" {

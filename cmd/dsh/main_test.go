@@ -20,6 +20,9 @@ import (
 var dshBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(attackEnv) != "" {
+		os.Exit(attackMain(os.Args[1:]))
+	}
 	os.Exit(testMain(m))
 }
 
@@ -38,6 +41,7 @@ func testMain(m *testing.M) int {
 	// Every dsh the tests start, and every command it runs, carries the
 	// run's mark: none may be alive at the end, nor a goroutine.
 	os.Setenv(proctest.Name, proctest.Value)
+	defer removeNobodyDir()
 	return proctest.Main(m)
 }
 
@@ -121,14 +125,20 @@ func TestDoctor(t *testing.T) {
 	t.Parallel()
 	got := dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: marker}\n"))
 	lines := strings.Split(got.stdout, "\n")
-	if got.code != 0 || len(lines) != 7 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
+	self := "self: not dumpable: commands cannot read dsh's environment, memory or descriptors ("
+	if os.Geteuid() == 0 {
+		self = "self: " + rootExposed
+	}
+	if got.code != 0 || len(lines) != 9 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
 		lines[2] != "containment: marker: the DSH_RUN_ID variable and the parent chain (chosen by the config)" ||
-		lines[3] != "sandbox: off" || lines[4] != "permissions: none (no permissions section: every command runs)" || lines[5] != "hooks: none" {
+		!strings.HasPrefix(lines[3], "limits: pids 4096 per command not in force (containment is the marker)") ||
+		lines[4] != "sandbox: off" || !strings.HasPrefix(lines[5], self) || lines[6] != "permissions: none (no permissions section: every command runs)" || lines[7] != "hooks: none" {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
 	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: group}\n"))
-	if lines = strings.Split(got.stdout, "\n"); got.code != 0 || len(lines) != 7 ||
-		lines[2] != "containment: group: the process group and its descendants by the parent chain (chosen by the config)" {
+	if lines = strings.Split(got.stdout, "\n"); got.code != 0 || len(lines) != 9 ||
+		lines[2] != "containment: group: the process group and its descendants by the parent chain (chosen by the config)" ||
+		!strings.HasPrefix(lines[3], "limits: pids 4096 per command not in force (containment is the group)") {
 		t.Errorf("doctor with the group: %+v", got)
 	}
 	got = dsh(t, nil, "doctor")

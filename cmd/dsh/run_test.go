@@ -21,8 +21,16 @@ import (
 // start-up error, exit status 2.
 func TestRunChecksConfig(t *testing.T) {
 	t.Parallel()
+	open := filepath.Join(t.TempDir(), "open")
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ config, stderr string }{
 		{"local: {shell: /nonexistent/bash}\n", "dsh: local.shell /nonexistent/bash: not found or not executable\n"},
+		{"local: {spillDir: " + open + "}\n", "dsh: local.spillDir: spill directory base " + open + ": " + open + " is writable by other users and has no sticky bit (mode 0777): make it 0700, or 1777 like /tmp\n"},
 		{"local: {cwd: /nonexistent/dir}\n", "dsh: local.cwd /nonexistent/dir: no such file or directory\n"},
 		{"tools: []\n", "dsh: run: the config loads no bash tool (tools: [])\n"},
 		{"tools: [tasks]\n", "dsh: run: the config loads no bash tool (tools: [tasks])\n"},

@@ -47,8 +47,15 @@ func connectSandboxed(t *testing.T, cfg string, env ...string) *mcp.ClientSessio
 
 var secrets = []string{"DSH_TOKEN=e2e-dsh-token-4242", "OPENAI_API_KEY=sk-e2e-openai-4242"}
 
-// readSecrets is the attack: every environment in sight, dsh's included.
-const readSecrets = "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c -e e2e-dsh-token -e sk-e2e-openai"
+// secretsPattern finds the secrets, and not itself in a command line.
+const secretsPattern = "'e2e-dsh-token-[0-9]{4}|sk-e2e-openai-[0-9]{4}'"
+
+// readSecrets is the attack: every environment in sight, dsh's included,
+// and the memory of every process in sight.
+func readSecrets(t *testing.T) string {
+	return "{ cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; for p in /proc/[0-9]*; do " +
+		attackCommand(t, "find", "${p#/proc/}", secretsPattern) + "; done; } | grep -c -E " + secretsPattern
+}
 
 func TestEndToEndSandbox(t *testing.T) {
 	t.Parallel()
@@ -70,7 +77,7 @@ func TestEndToEndSandbox(t *testing.T) {
 	}
 	// dsh's credentials are out of reach, also in the environments of
 	// the processes the command can see.
-	if got := call(map[string]any{"command": readSecrets}); got != "0\n[exit code: 1]" {
+	if got := call(map[string]any{"command": readSecrets(t)}); got != "0\n[exit code: 1]" {
 		t.Errorf("the sandboxed command found dsh's credentials: %q", got)
 	}
 	// The hint line: for a write outside the workspace, not for an
@@ -89,13 +96,19 @@ func TestEndToEndSandbox(t *testing.T) {
 }
 
 // TestEndToEndSandboxControl is the control of the attack above: without
-// a sandbox the same command finds dsh's credentials.
+// a sandbox the same attack on dsh finds its credentials, when dsh runs
+// as root: in its memory, since its environment no longer holds them.
+// (Without root, dsh's memory is out of its commands' reach even
+// unsandboxed: TestSelfOutOfReach.)
 func TestEndToEndSandboxControl(t *testing.T) {
 	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP-REASON: without root, no command can read dsh's memory: there is no control to run")
+	}
 	cs := connectSandboxed(t, sandboxConfig(t, "    mode: off\n"), secrets...)
-	got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": readSecrets, "description": "read"}))
-	if got == "0\n[exit code: 1]" {
-		t.Errorf("without a sandbox the attack found nothing, so it proves nothing: %q", got)
+	attack := attackCommand(t, "find", "$PPID", secretsPattern) + " | grep -c -E " + secretsPattern
+	if got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": attack, "description": "read"})); got != "2\n" {
+		t.Errorf("without a sandbox the attack did not find both secrets, so it proves nothing: %q", got)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dsh-go/dsh/bash/local/guard"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/mcpserver"
@@ -276,6 +277,7 @@ func startFrontEnd(configPath, workdir string, level slog.Level, s streams, drai
 		return nil, err
 	}
 	fe := &frontEnd{cfg: cfg, log: newLevelLogger(s.err, level)}
+	warnSelf(cfg, fe.log)
 	fe.ctx, fe.received, fe.stop = drainSignals(context.Background(), drain)
 	if fe.stack, err = host.Standard(cfg, append(opts, host.WithLogger(fe.log))...); err != nil {
 		fe.stop()
@@ -308,7 +310,7 @@ func hideTokenFile(file string) []host.Option {
 // a private key), are refused.
 func serveToken(file string) (string, error) {
 	if file == "" {
-		token := strings.TrimSpace(os.Getenv(tokenEnv))
+		token := strings.TrimSpace(guard.Getenv(tokenEnv))
 		if token == "" {
 			return "", nil
 		}

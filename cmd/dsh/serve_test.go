@@ -199,7 +199,12 @@ func (c *mcpClient) send(method string, params any, notify bool) map[string]any 
 // startMCP starts dsh mcp, initializes a session and returns the client.
 func startMCP(t *testing.T, args ...string) (*exec.Cmd, *mcpClient, *notifyBuffer) {
 	t.Helper()
-	cmd := exec.Command(dshBin, append([]string{"mcp"}, args...)...)
+	return startMCPWith(t, exec.Command(dshBin, append([]string{"mcp"}, args...)...))
+}
+
+// startMCPWith starts cmd, a dsh mcp, and initializes a session.
+func startMCPWith(t *testing.T, cmd *exec.Cmd) (*exec.Cmd, *mcpClient, *notifyBuffer) {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
