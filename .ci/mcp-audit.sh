@@ -9,38 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if (($# != 1)) || [[ ! -x "$1" ]]; then
-  echo "usage: $0 PATH/TO/dsh (a built, executable dsh binary)" >&2
-  exit 2
-fi
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+source .ci/lib.sh "$@"
 
 SDK_VERSION=1.32.2
-prefix=.ci/node
 
-tmp=$(mktemp -d)
-server_pid=
-cleanup() {
-  local rc=$?
-  if [[ -n "$server_pid" ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$tmp"
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-command -v node >/dev/null || { echo "node is required (Node 20 or later)" >&2; exit 1; }
-command -v npm >/dev/null || { echo "npm is required" >&2; exit 1; }
-
-installed=$(node -p "require('./$prefix/node_modules/@modelcontextprotocol/sdk/package.json').version" 2>/dev/null || true)
-if [[ "$installed" != "$SDK_VERSION" ]]; then
-  echo "== audit: install @modelcontextprotocol/sdk@$SDK_VERSION"
-  npm install --no-audit --no-fund --save-exact --prefix "$prefix" "@modelcontextprotocol/sdk@$SDK_VERSION"
-fi
+npm_need "@modelcontextprotocol/sdk@$SDK_VERSION"
 
 cat >"$tmp/dsh.yaml" <<YAML
 audit:

@@ -6,22 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if (($# != 1)) || [[ ! -x "$1" ]]; then
-  echo "usage: $0 PATH/TO/dsh (a built, executable dsh binary)" >&2
-  exit 2
-fi
-bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+source .ci/lib.sh "$@"
 
 PACKAGES=(@modelcontextprotocol/sdk@1.32.2 @anthropic-ai/tokenizer@0.0.4 gpt-tokenizer@3.4.0)
-prefix=.ci/node
-installed() { node -p "require('./$prefix/node_modules/$1/package.json').version" 2>/dev/null || true; }
-for p in "${PACKAGES[@]}"; do
-  if [[ "$(installed "${p%@*}")" != "${p##*@}" ]]; then
-    npm install --no-audit --no-fund --save-exact --prefix "$prefix" "${PACKAGES[@]}"
-    break
-  fi
-done
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-node .ci/token-budget.mjs "$bin" "$work"
+npm_need "${PACKAGES[@]}"
+node .ci/token-budget.mjs "$bin" "$tmp"

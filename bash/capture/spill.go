@@ -372,30 +372,9 @@ func Sweep(base string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(base)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var removed []string
-	var errs []error
-	for _, e := range entries {
-		if !e.IsDir() || !leftover(e.Name()) {
-			continue
-		}
-		path := filepath.Join(base, e.Name())
-		if !ours(path) {
-			continue
-		}
-		if err := os.RemoveAll(path); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		removed = append(removed, path)
-	}
-	return removed, errors.Join(errs...)
+	return removeDirs(base, func(e os.DirEntry) bool {
+		return e.IsDir() && leftover(e.Name()) && ours(filepath.Join(base, e.Name()))
+	})
 }
 
 // SweepOlder removes, under base, the private spill directories (real
@@ -406,6 +385,18 @@ func Sweep(base string) ([]string, error) {
 // kept, and so is one of another pid namespace, whose process cannot be
 // judged here (as [Sweep] does). It returns the directories it removed.
 func SweepOlder(base string, cutoff time.Time) ([]string, error) {
+	return removeDirs(base, func(e os.DirEntry) bool {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), spillPrefix) || !ours(filepath.Join(base, e.Name())) || running(e.Name()) {
+			return false
+		}
+		info, err := e.Info()
+		return err == nil && info.ModTime().Before(cutoff)
+	})
+}
+
+// removeDirs removes the entries of base that remove picks, and returns
+// their paths; a base that does not exist has none.
+func removeDirs(base string, remove func(os.DirEntry) bool) ([]string, error) {
 	entries, err := os.ReadDir(base)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -416,13 +407,10 @@ func SweepOlder(base string, cutoff time.Time) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, e := range entries {
+		if !remove(e) {
+			continue
+		}
 		path := filepath.Join(base, e.Name())
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), spillPrefix) || !ours(path) || running(e.Name()) {
-			continue
-		}
-		if info, err := e.Info(); err != nil || !info.ModTime().Before(cutoff) {
-			continue
-		}
 		if err := os.RemoveAll(path); err != nil {
 			errs = append(errs, err)
 			continue
