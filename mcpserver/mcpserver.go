@@ -61,6 +61,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-go/dsh/prompt"
@@ -145,12 +146,15 @@ func (h sdkLog) WithGroup(name string) slog.Handler       { return sdkLog{h.Hand
 // MCP returns the SDK server, for transports this package does not wrap.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
+// mcpTool is the SDK's tool for t, its schemas marshalled here once: the
+// SDK lists a *jsonschema.Schema by marshalling it again on every
+// tools/list (most of that call's cost); a json.RawMessage it copies.
 func mcpTool(t tool.Schema) *mcp.Tool {
 	destructive, openWorld := t.Annotations.Destructive, t.Annotations.OpenWorld
 	out := &mcp.Tool{
 		Name:        t.Name,
 		Description: t.Description,
-		InputSchema: t.Parameters,
+		InputSchema: marshalled(t.Parameters),
 		Annotations: &mcp.ToolAnnotations{
 			ReadOnlyHint:    t.Annotations.ReadOnly,
 			DestructiveHint: &destructive,
@@ -159,9 +163,19 @@ func mcpTool(t tool.Schema) *mcp.Tool {
 		},
 	}
 	if t.OutputSchema != nil {
-		out.OutputSchema = t.OutputSchema
+		out.OutputSchema = marshalled(t.OutputSchema)
 	}
 	return out
+}
+
+// marshalled is s as JSON; s itself when it does not marshal (the SDK
+// then says why when the tool is added).
+func marshalled(s *jsonschema.Schema) any {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return s
+	}
+	return json.RawMessage(data)
 }
 
 // handler adapts one registry tool to the SDK.

@@ -137,7 +137,8 @@ func stdioSession(b *testing.B) *mcp.ClientSession {
 	return cs
 }
 
-// BenchmarkInProcessStdio is the stdio round trip of bash `true` with the
+// BenchmarkInProcessStdio is the stdio round trip of bash `true`, and of
+// tools/list, with the
 // server in this process (built as dsh mcp builds it, over pipes), so
 // that -cpuprofile and -trace see both sides:
 //
@@ -166,10 +167,18 @@ func BenchmarkInProcessStdio(b *testing.B) {
 		b.Fatal(err)
 	}
 	callTrue(b, cs)
-	for b.Loop() {
-		callTrue(b, cs)
-	}
-	b.StopTimer()
+	b.Run("call", func(b *testing.B) {
+		for b.Loop() {
+			callTrue(b, cs)
+		}
+	})
+	b.Run("tools-list", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := cs.ListTools(b.Context(), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	_ = cs.Close()
 	_ = cout.Close()
 	<-served
