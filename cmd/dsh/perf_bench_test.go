@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -186,4 +187,60 @@ func BenchmarkInProcessStdio(b *testing.B) {
 	_ = cin.Close()
 	_ = sin.Close()
 	_ = st.Close()
+}
+
+// BenchmarkMemory measures, with the server in this process (built as dsh
+// serve builds it, over loopback HTTP), the live heap per idle session
+// (each ran one command) and per running foreground command (`sleep 2`),
+// and the OS threads per running command. The client's share is in the
+// heap too: the figures are an upper bound.
+//
+//	go test -run '^$' -bench Memory -benchtime 1x -count 3 ./cmd/dsh/
+func BenchmarkMemory(b *testing.B) {
+	const sessions, running = 100, 50
+	css := make([]*mcp.ClientSession, 0, sessions)
+	srv := opsURL(b, false)
+	connect := func() *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "mem"}, nil).Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: srv}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return cs
+	}
+	warm := connect() // what any first session loads
+	callTrue(b, warm)
+	_ = warm.Close()
+	for b.Loop() {
+		heap0, threads0 := liveHeap(), statusField(b, os.Getpid(), "Threads:")
+		for range sessions {
+			cs := connect()
+			css = append(css, cs)
+			callTrue(b, cs)
+		}
+		heap1 := liveHeap()
+		var wg sync.WaitGroup
+		for i := range running {
+			wg.Go(func() {
+				_, _ = css[i].CallTool(b.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "sleep 2", "description": "wait"}})
+			})
+		}
+		time.Sleep(time.Second)
+		heap2, threads2 := liveHeap(), statusField(b, os.Getpid(), "Threads:")
+		wg.Wait()
+		b.ReportMetric(float64(heap1-heap0)/sessions/1024, "heap-KiB/idle-session")
+		b.ReportMetric(float64(heap2-heap1)/running/1024, "heap-KiB/running-cmd")
+		b.ReportMetric(float64(threads2-threads0)/running, "threads/running-cmd")
+		for _, cs := range css {
+			_ = cs.Close()
+		}
+		css = css[:0]
+	}
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
