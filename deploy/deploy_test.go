@@ -1,8 +1,11 @@
 // Package deploy holds what runs dsh serve in containers: the Dockerfile
 // and the Kubernetes manifests (docs/operations.md). Its tests validate
-// them offline, with no cluster and no container engine: each manifest is
-// decoded strictly (an unknown or misspelt field fails) into the
-// k8s.io/api types, the HTTPRoute into the Gateway API's, and the
+// them offline, with no cluster, container engine or Envoy: each manifest
+// is decoded strictly (an unknown or misspelt field fails) into the
+// k8s.io/api types; the Envoy bootstrap in envoy.yaml's ConfigMap into the
+// Envoy API's Go types (go-control-plane) of the version its image runs,
+// typed extension configs included, then checked against the API's
+// validation rules and for deprecated fields (envoy_test.go); and the
 // Dockerfile is read instruction by instruction for what docs/spec.md §15
 // asks of it.
 package deploy
@@ -23,7 +26,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -95,7 +97,8 @@ func drainBudget(t *testing.T, args []string, cfg string) time.Duration {
 // TestManifests: dsh.yaml is a ConfigMap, a Deployment, a Service and a
 // PodDisruptionBudget, strictly valid, with what docs/spec.md §15 asks:
 // probes on /healthz and /readyz, a grace period that covers the drain,
-// the token from a Secret, a non-root user.
+// the token from a Secret, a non-root user; the Service is headless, so
+// Envoy (envoy.yaml) sees each replica.
 func TestManifests(t *testing.T) {
 	var (
 		dep  appsv1.Deployment
@@ -158,62 +161,11 @@ func TestManifests(t *testing.T) {
 			}
 		}
 	}
-	if svc.Spec.SessionAffinity != corev1.ServiceAffinityClientIP {
-		t.Errorf("the Service's session affinity is %q, want ClientIP", svc.Spec.SessionAffinity)
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses {
+		t.Errorf("the Service is not headless with every pod listed (clusterIP %q, publishNotReadyAddresses %v): Envoy must see each replica, draining ones too", svc.Spec.ClusterIP, svc.Spec.PublishNotReadyAddresses)
 	}
 	if pdb.Spec.MaxUnavailable == nil && pdb.Spec.MinAvailable == nil {
 		t.Error("the PodDisruptionBudget bounds nothing")
-	}
-}
-
-// backendTrafficPolicy mirrors the fields of Envoy Gateway's
-// BackendTrafficPolicy (gateway.envoyproxy.io/v1alpha1) that gateway.yaml
-// uses; a misspelt field fails the strict decoding.
-type backendTrafficPolicy struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              struct {
-		TargetRefs []struct {
-			Group string `json:"group"`
-			Kind  string `json:"kind"`
-			Name  string `json:"name"`
-		} `json:"targetRefs"`
-		LoadBalancer struct {
-			Type           string `json:"type"`
-			ConsistentHash struct {
-				Type   string `json:"type"`
-				Header struct {
-					Name string `json:"name"`
-				} `json:"header"`
-			} `json:"consistentHash"`
-		} `json:"loadBalancer"`
-	} `json:"spec"`
-}
-
-// TestHeaderAffinity: gateway.yaml routes /mcp to the dsh Service and
-// hashes the Mcp-Session-Id header for that route.
-func TestHeaderAffinity(t *testing.T) {
-	var route gatewayv1.HTTPRoute
-	var policy backendTrafficPolicy
-	for _, doc := range documents(t, "kubernetes/gateway.yaml") {
-		switch k := kindOf(t, doc); k {
-		case "gateway.networking.k8s.io/v1 HTTPRoute":
-			strict(t, doc, &route)
-		case "gateway.envoyproxy.io/v1alpha1 BackendTrafficPolicy":
-			strict(t, doc, &policy)
-		default:
-			t.Errorf("unexpected document %s", k)
-		}
-	}
-	if len(route.Spec.Rules) != 1 || len(route.Spec.Rules[0].BackendRefs) != 1 || route.Spec.Rules[0].BackendRefs[0].Name != "dsh" {
-		t.Fatalf("the route does not send to the dsh Service: %+v", route.Spec.Rules)
-	}
-	lb := policy.Spec.LoadBalancer
-	if lb.Type != "ConsistentHash" || lb.ConsistentHash.Type != "Header" || lb.ConsistentHash.Header.Name != "Mcp-Session-Id" {
-		t.Errorf("the policy does not hash Mcp-Session-Id: %+v", lb)
-	}
-	if len(policy.Spec.TargetRefs) != 1 || policy.Spec.TargetRefs[0].Kind != "HTTPRoute" || policy.Spec.TargetRefs[0].Name != string(route.Name) {
-		t.Errorf("the policy targets %+v, not the route %s", policy.Spec.TargetRefs, route.Name)
 	}
 }
 
