@@ -61,7 +61,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-go/dsh/prompt"
@@ -123,9 +122,11 @@ func New(opts Options) *Server {
 		Instructions: instructions,
 		Logger:       slog.New(sdkLog{log.Handler()}),
 	})
-	for _, t := range opts.Tools.List() {
+	all := opts.Tools.List()
+	for _, t := range all {
 		s.mcp.AddTool(mcpTool(t), s.handler(t.Name))
 	}
+	s.mcp.AddReceivingMiddleware((&listedTools{}).middleware(all))
 	return s
 }
 
@@ -146,15 +147,12 @@ func (h sdkLog) WithGroup(name string) slog.Handler       { return sdkLog{h.Hand
 // MCP returns the SDK server, for transports this package does not wrap.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// mcpTool is the SDK's tool for t, its schemas marshalled here once: the
-// SDK lists a *jsonschema.Schema by marshalling it again on every
-// tools/list (most of that call's cost); a json.RawMessage it copies.
 func mcpTool(t tool.Schema) *mcp.Tool {
 	destructive, openWorld := t.Annotations.Destructive, t.Annotations.OpenWorld
 	out := &mcp.Tool{
 		Name:        t.Name,
 		Description: t.Description,
-		InputSchema: marshalled(t.Parameters),
+		InputSchema: t.Parameters,
 		Annotations: &mcp.ToolAnnotations{
 			ReadOnlyHint:    t.Annotations.ReadOnly,
 			DestructiveHint: &destructive,
@@ -163,19 +161,65 @@ func mcpTool(t tool.Schema) *mcp.Tool {
 		},
 	}
 	if t.OutputSchema != nil {
-		out.OutputSchema = marshalled(t.OutputSchema)
+		out.OutputSchema = t.OutputSchema
 	}
 	return out
 }
 
-// marshalled is s as JSON; s itself when it does not marshal (the SDK
-// then says why when the tool is added).
-func marshalled(s *jsonschema.Schema) any {
-	data, err := json.Marshal(s)
-	if err != nil {
-		return s
+// listedTools is tools/list's answer with every schema marshalled once:
+// the SDK would marshal each *jsonschema.Schema again on every tools/list
+// (most of that call's cost), while a json.RawMessage it copies. The
+// tools are registered with their *jsonschema.Schema all the same (the
+// SDK checks those cheaply, and marshals anything else once more to
+// check it: at start, before the handshake), and marshalled here on the
+// first tools/list.
+type listedTools struct {
+	once  sync.Once
+	tools map[string]*mcp.Tool // by name, schemas as JSON
+}
+
+// middleware answers tools/list as the SDK does (its pagination and all),
+// each tool swapped for its copy with marshalled schemas.
+func (l *listedTools) middleware(all []tool.Schema) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			list, ok := res.(*mcp.ListToolsResult)
+			if err != nil || !ok || method != "tools/list" {
+				return res, err
+			}
+			l.once.Do(func() { l.tools = marshalledTools(all) })
+			for i, t := range list.Tools {
+				if m := l.tools[t.Name]; m != nil {
+					list.Tools[i] = m
+				}
+			}
+			return res, nil
+		}
 	}
-	return json.RawMessage(data)
+}
+
+// marshalledTools is each tool of all with its schemas as JSON; one whose
+// schemas do not marshal is left out (the SDK lists it as it is).
+func marshalledTools(all []tool.Schema) map[string]*mcp.Tool {
+	out := make(map[string]*mcp.Tool, len(all))
+	for _, t := range all {
+		m := mcpTool(t)
+		in, err := json.Marshal(t.Parameters)
+		if err != nil {
+			continue
+		}
+		m.InputSchema = json.RawMessage(in)
+		if t.OutputSchema != nil {
+			o, err := json.Marshal(t.OutputSchema)
+			if err != nil {
+				continue
+			}
+			m.OutputSchema = json.RawMessage(o)
+		}
+		out[t.Name] = m
+	}
+	return out
 }
 
 // handler adapts one registry tool to the SDK.
