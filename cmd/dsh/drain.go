@@ -3,6 +3,7 @@ package main
 // dsh serve's metrics and draining (docs/spec.md §15.2, §15.3).
 
 import (
+	"context"
 	"time"
 
 	"github.com/dsh-go/dsh/config"
@@ -64,7 +65,7 @@ func (fe *frontEnd) drain(timeout time.Duration) {
 		fe.log.Warn("drain timeout: cutting the calls still running and ending the sessions",
 			"calls", fe.srv.CallsRunning(), "tasks", fe.tasksLive())
 		fe.srv.AbortCalls()
-		fe.waitCalls(config.Millis(fe.cfg.WithDefaults().Local.GraceMs) + abortSlack)
+		fe.waitCalls(fe.ctx)
 		return
 	}
 	fe.log.Info("drained: no call or task runs")
@@ -89,15 +90,27 @@ func (fe *frontEnd) waitIdle(timeout time.Duration) bool {
 	return true
 }
 
-// waitCalls waits until the calls have returned, at most timeout.
-func (fe *frontEnd) waitCalls(timeout time.Duration) {
+// abortCalls cuts the calls still running and waits until they have
+// returned their `Error: command aborted`, at most the kill sequence's
+// grace and abortSlack: the sessions must not end under them, or their
+// clients get no result at all. Called when dsh stops, at once or after a
+// drain.
+func (fe *frontEnd) abortCalls() {
+	fe.srv.AbortCalls()
+	fe.waitCalls(context.Background())
+}
+
+// waitCalls waits until the calls have returned, at most the kill
+// sequence's grace and abortSlack, or until ctx ends.
+func (fe *frontEnd) waitCalls(ctx context.Context) {
+	timeout := config.Millis(fe.cfg.WithDefaults().Local.GraceMs) + abortSlack
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(drainPoll)
 	defer tick.Stop()
 	for fe.srv.CallsRunning() > 0 {
 		select {
-		case <-fe.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-deadline.C:
 			return
