@@ -29,7 +29,8 @@
 //     owner) and `status` (completed, killed or failed), so that a line
 //     read alone says whose task it was and whether it was killed.
 //   - `error` is the error result's text without its `Error: ` prefix,
-//     redacted like `command`.
+//     redacted like `command`; so is `decidedBy`, which names a hook by
+//     its command line (a token in it would otherwise reach the log).
 package audit
 
 import (
