@@ -3,7 +3,6 @@ package main
 // dsh serve's metrics and draining (docs/spec.md §15.2, §15.3).
 
 import (
-	"context"
 	"time"
 
 	"github.com/dsh-go/dsh/config"
@@ -51,9 +50,9 @@ func (fe *frontEnd) busy() bool {
 }
 
 // drain stops taking sessions and waits up to timeout for the running
-// calls and tasks, or until SIGINT or a second SIGTERM. At the timeout
-// the calls still running are cut (each returns `Error: command
-// aborted`); the caller then ends the sessions, which kills their tasks.
+// calls and tasks, or until SIGINT or a second SIGTERM. The caller then
+// cuts the calls still running (abortCalls: each returns `Error: command
+// aborted`) and ends the sessions, which kills their tasks.
 func (fe *frontEnd) drain(timeout time.Duration) {
 	fe.srv.Drain()
 	fe.log.Info("draining: no new sessions; waiting for running calls and tasks", "timeout", timeout.String())
@@ -62,10 +61,9 @@ func (fe *frontEnd) drain(timeout time.Duration) {
 			fe.log.Info("stopping at once")
 			return
 		}
+		// The caller cuts them (abortCalls), once for both ways out.
 		fe.log.Warn("drain timeout: cutting the calls still running and ending the sessions",
 			"calls", fe.srv.CallsRunning(), "tasks", fe.tasksLive())
-		fe.srv.AbortCalls()
-		fe.waitCalls(fe.ctx)
 		return
 	}
 	fe.log.Info("drained: no call or task runs")
@@ -97,21 +95,12 @@ func (fe *frontEnd) waitIdle(timeout time.Duration) bool {
 // drain.
 func (fe *frontEnd) abortCalls() {
 	fe.srv.AbortCalls()
-	fe.waitCalls(context.Background())
-}
-
-// waitCalls waits until the calls have returned, at most the kill
-// sequence's grace and abortSlack, or until ctx ends.
-func (fe *frontEnd) waitCalls(ctx context.Context) {
-	timeout := config.Millis(fe.cfg.WithDefaults().Local.GraceMs) + abortSlack
-	deadline := time.NewTimer(timeout)
+	deadline := time.NewTimer(config.Millis(fe.cfg.WithDefaults().Local.GraceMs) + abortSlack)
 	defer deadline.Stop()
 	tick := time.NewTicker(drainPoll)
 	defer tick.Stop()
 	for fe.srv.CallsRunning() > 0 {
 		select {
-		case <-ctx.Done():
-			return
 		case <-deadline.C:
 			return
 		case <-tick.C:
