@@ -29,7 +29,8 @@
 //     owner) and `status` (completed, killed or failed), so that a line
 //     read alone says whose task it was and whether it was killed.
 //   - `error` is the error result's text without its `Error: ` prefix,
-//     redacted like `command`.
+//     redacted like `command`; so is `decidedBy`, which names a hook by
+//     its command line (a token in it would otherwise reach the log).
 package audit
 
 import (
@@ -40,6 +41,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/dsh-go/dsh/redact"
@@ -123,7 +125,11 @@ func (l *Log) openLocked(now time.Time) {
 		l.w = l.stderr
 		return
 	}
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// O_NONBLOCK: a FIFO no one reads (a log shipper that is down) fails
+	// at once (ENXIO) instead of holding every call's line until a reader
+	// comes; on a regular file it changes nothing, and a FIFO opened is
+	// written through the runtime's poller, each line whole.
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		l.failedLocked(now, fmt.Errorf("opening the audit log: %w", pathErr(err)))
 		return

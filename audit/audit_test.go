@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -94,6 +95,12 @@ func TestCallLine(t *testing.T) {
 			tool.Result{IsError: true, Content: []tool.Content{tool.TextContent("Error: denied by rule rm *")}, Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: `deny rule "rm *" (dsh config)`}},
 			audit.CallLine{Event: "call", Time: "2026-12-03T13:05:06.789Z", Session: "sess-1", Tool: "bash",
 				Command: "rm -rf /", Workdir: "/work", Decision: "deny", DecidedBy: `deny rule "rm *" (dsh config)`, DurationMs: 1234, Error: "denied by rule rm *"}},
+		{"blocked by a hook whose command holds a secret",
+			tool.Call{Name: "bash", Args: json.RawMessage(`{"command":"git push","description":"d"}`), Session: s, Started: start},
+			tool.Result{IsError: true, Content: []tool.Content{tool.TextContent("Error: blocked by hook: no")},
+				Ruling: tool.Ruling{Outcome: tool.OutcomeBlocked, By: "hook: guard.sh --token " + secret + " (dsh config)"}},
+			audit.CallLine{Event: "call", Time: "2026-12-03T13:05:06.789Z", Session: "sess-1", Tool: "bash", Command: "git push", Workdir: "/work",
+				Decision: "blocked", DecidedBy: "hook: guard.sh --token [REDACTED:github-pat] (dsh config)", DurationMs: 1234, Error: "blocked by hook: no"}},
 		{"background start",
 			tool.Call{Name: "bash", Args: json.RawMessage(`{"command":"sleep 9","description":"d","run_in_background":true}`), Started: start},
 			tool.Result{Executed: true, Ruling: tool.Ruling{Outcome: tool.OutcomeAllow}, Structured: bashtool.Structured{TaskID: "bash-3"}},
@@ -252,5 +259,63 @@ func checkLines(t *testing.T, path string, n int) {
 	}
 	if count != n {
 		t.Errorf("%d lines, want %d", count, n)
+	}
+}
+
+// TestFIFOWithoutReader: an audit path that is a FIFO no one reads (a log
+// shipper that is down) fails at once and is logged: opening it must not
+// wait for a reader, at the start or when a line tries it again, since
+// every tool call writes a line.
+func TestFIFOWithoutReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("SKIP-REASON: no FIFO: %v", err)
+	}
+	log, logged := newLogger()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l := audit.Open(path, audit.Options{Logger: log})
+		l.TaskEnd(tasks.Snapshot{ID: "bash-1", Status: tasks.Completed})
+		l.Close()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		// A reader releases the open, so that nothing is left behind.
+		if f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			defer f.Close()
+		}
+		<-done
+		t.Fatal("opening the audit FIFO waited for a reader")
+	}
+	if got := logged.String(); !strings.Contains(got, "level=ERROR") {
+		t.Errorf("logged:\n%s\nwant the failure", got)
+	}
+}
+
+// TestFIFOWithReader: a FIFO someone reads gets the lines.
+func TestFIFOWithReader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.fifo")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Skipf("SKIP-REASON: no FIFO: %v", err)
+	}
+	r, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	l := audit.Open(path, audit.Options{})
+	args, _ := json.Marshal(map[string]string{"command": strings.Repeat("x", 200<<10), "description": "d"})
+	read := make(chan string)
+	go func() {
+		line, _ := bufio.NewReaderSize(r, 1<<20).ReadString('\n')
+		read <- line
+	}()
+	l.Call(t.Context(), tool.Call{Name: "bash", Args: args, Started: time.Now()}, tool.Result{Ruling: tool.Ruling{Outcome: tool.OutcomeAllow}})
+	l.Close()
+	var v map[string]any
+	if line := <-read; json.Unmarshal([]byte(line), &v) != nil || len(v["command"].(string)) != 200<<10 {
+		t.Errorf("the reader got %d bytes, not the whole line", len(line))
 	}
 }

@@ -82,7 +82,7 @@ func (l *Log) CallLine(call tool.Call, res tool.Result, end time.Time) CallLine 
 		Client:     call.Client,
 		Tool:       call.Name,
 		Decision:   string(res.Ruling.Outcome),
-		DecidedBy:  res.Ruling.By,
+		DecidedBy:  l.red.Text(res.Ruling.By), // a hook's command line, which may hold a token
 		DurationMs: end.Sub(call.Started).Milliseconds(),
 	}
 	if call.Session != nil {

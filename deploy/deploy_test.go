@@ -7,7 +7,7 @@
 // typed extension configs included, then checked against the API's
 // validation rules and for deprecated fields (envoy_test.go); and the
 // Dockerfile is read instruction by instruction for what docs/spec.md §15
-// asks of it.
+// asks of it, its ENTRYPOINT run as PID 1 of a pid namespace (reap_test.go).
 package deploy
 
 import (
@@ -217,7 +217,7 @@ func dockerfile(t *testing.T, path string) []instruction {
 // TestDockerfile: the Dockerfile, read as a container engine would, has
 // only known instructions; builds dsh from source with the Go of go.mod;
 // and runs it from debian slim with bash, coreutils and bubblewrap as a
-// non-root user, in the exec form (the drain needs the SIGTERM).
+// non-root user, in the exec form (the drain needs the SIGTERM), dsh last.
 func TestDockerfile(t *testing.T) {
 	known := []string{"FROM", "RUN", "COPY", "ADD", "WORKDIR", "ENV", "ARG", "USER", "EXPOSE", "ENTRYPOINT", "CMD", "LABEL", "STOPSIGNAL", "HEALTHCHECK", "SHELL", "VOLUME", "ONBUILD"}
 	ins := dockerfile(t, "Dockerfile")
@@ -274,7 +274,7 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("USER %q: want a non-root user", user)
 	}
 	var argv []string
-	if err := json.Unmarshal([]byte(entry), &argv); err != nil || len(argv) == 0 || !strings.HasSuffix(argv[0], "/dsh") {
-		t.Errorf("ENTRYPOINT %q: want the exec form running dsh", entry)
+	if err := json.Unmarshal([]byte(entry), &argv); err != nil || len(argv) == 0 || !strings.HasSuffix(argv[len(argv)-1], "/dsh") {
+		t.Errorf("ENTRYPOINT %q: want the exec form running dsh (under an init: TestEntrypointReapsOrphans)", entry)
 	}
 }

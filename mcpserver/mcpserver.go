@@ -126,8 +126,33 @@ func New(opts Options) *Server {
 	for _, t := range all {
 		s.mcp.AddTool(mcpTool(t), s.handler(t.Name))
 	}
-	s.mcp.AddReceivingMiddleware((&listedTools{}).middleware(all))
+	s.mcp.AddReceivingMiddleware(s.observeUnknownTools, (&listedTools{}).middleware(all))
 	return s
+}
+
+// observeUnknownTools shows the registry a call of a tool the server does
+// not list, which the SDK refuses before any handler: the registry refuses
+// it too (invalid, nothing runs), and its observers (the audit log, the
+// metrics) see it, since every call writes a line (docs/spec.md §15.1).
+// The client still gets the SDK's error.
+func (s *Server) observeUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		arrived := time.Now()
+		res, err := next(ctx, method, req)
+		r, ok := req.(*mcp.CallToolRequest)
+		if err == nil || method != "tools/call" || !ok || r.Params == nil {
+			return res, err
+		}
+		if _, known := s.opts.Tools.Lookup(r.Params.Name); known {
+			return res, err // refused for another reason, before the handler
+		}
+		s.mu.Lock()
+		owner := s.owners[r.Session] // nil before the session's first call
+		s.mu.Unlock()
+		s.opts.Tools.Execute(ctx, tool.Call{Name: r.Params.Name, Args: r.Params.Arguments, Session: owner,
+			Client: clientName(r.Session), Started: arrived})
+		return res, err
+	}
 }
 
 // sdkLog is the SDK's logger: dsh's, except that a run ended by its

@@ -26,13 +26,17 @@ type calls struct {
 	mu       sync.Mutex
 	next     uint64
 	cancels  map[uint64]context.CancelFunc
+	aborted  bool // AbortCalls was called: later calls are cut at once
 }
 
-// begin registers a call: its context is cancelled by AbortCalls; end
-// must be called when it returned.
+// begin registers a call: its context is cancelled by AbortCalls, or at
+// once after it; end must be called when it returned.
 func (c *calls) begin(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
+	if c.aborted {
+		cancel()
+	}
 	if c.cancels == nil {
 		c.cancels = make(map[uint64]context.CancelFunc)
 	}
@@ -61,11 +65,14 @@ func (s *Server) CallsRunning() int {
 	return len(s.calls.cancels)
 }
 
-// AbortCalls cancels every call in flight: a foreground command is killed
-// and its call returns `Error: command aborted`.
+// AbortCalls cancels every call in flight, and every call that arrives
+// after it (the sessions are about to end: a command started now would
+// run for a client that gets no result): a foreground command is killed
+// and its call returns `Error: command aborted`. It cannot be undone.
 func (s *Server) AbortCalls() {
 	s.calls.mu.Lock()
 	defer s.calls.mu.Unlock()
+	s.calls.aborted = true
 	for _, cancel := range s.calls.cancels {
 		cancel()
 	}

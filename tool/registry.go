@@ -162,7 +162,7 @@ func (r *Registry) execute(ctx context.Context, call Call) Result {
 		call.Seq = call.Resume.Seq // the same call, repeated after a question
 	}
 	var res Result
-	decision, final, err := r.runPre(ctx, call, pre)
+	decision, final, judged, err := r.runPre(ctx, call, pre)
 	switch {
 	case err != nil:
 		res = errorResult(err, CodePanic)
@@ -187,6 +187,11 @@ func (r *Registry) execute(ctx context.Context, call Call) Result {
 
 	if err != nil {
 		decision.Ruling = Ruling{Outcome: OutcomeDeny, By: "pre-execute middleware panicked"}
+	}
+	if !res.Executed && !bytes.Equal(judged.Args, call.Args) {
+		// Refused after a step replaced the arguments: the log shows
+		// the ones refused (and the call's, as sent).
+		res.Args = judged.Args
 	}
 	if len(decision.Notes) > 0 {
 		res.Notes = append(slices.Clone(res.Notes), decision.Notes...)

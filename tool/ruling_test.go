@@ -159,3 +159,24 @@ func quietRegistry(t *testing.T, defs ...Definition) *Registry {
 	}
 	return r
 }
+
+// TestObserverSeesRewriteOfRefusedCall: a step rewrites the call and a
+// later one denies it: the result names the arguments the denying step
+// judged, so the log shows the rewritten command and the original.
+func TestObserverSeesRewriteOfRefusedCall(t *testing.T) {
+	r := newRegistry(t, echoTool("echo", bashLikeSchema()))
+	r.UsePre(func(ctx context.Context, call Call, next PreNext) Decision {
+		call.Args = json.RawMessage(`{"command":"rm -rf x","description":"d"}`)
+		return next(ctx, call)
+	})
+	r.UsePre(func(context.Context, Call, PreNext) Decision {
+		return Decision{Verdict: Deny, Reason: "no rm"}
+	})
+	var o observed
+	r.Observe(o.observer())
+	r.Execute(context.Background(), Call{Name: "echo", Args: json.RawMessage(`{"command":"ls","description":"d"}`)})
+	call, res := o.last(t)
+	if string(call.Args) != `{"command":"ls","description":"d"}` || string(res.Args) != `{"command":"rm -rf x","description":"d"}` || res.Executed || !res.IsError {
+		t.Errorf("call args %s, result args %s, executed %v, error %v", call.Args, res.Args, res.Executed, res.IsError)
+	}
+}

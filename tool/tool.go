@@ -156,8 +156,9 @@ type Result struct {
 	// the tool's own, not a validation error or a refusal).
 	Executed bool
 	// Args are the arguments the tool ran when a pre-execute step replaced
-	// the call's; nil when it ran them as sent. Presenters and logs take
-	// these.
+	// the call's; nil when it ran them as sent. A call refused after a
+	// step replaced them has those the refusing step saw. Presenters and
+	// logs take these.
 	Args json.RawMessage
 	// Ruling is how the call was decided and by what (set by the
 	// registry; the audit log's decision and decidedBy, docs/spec.md §15).

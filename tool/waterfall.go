@@ -137,12 +137,14 @@ func (r *Registry) UsePost(mw PostExecute) (remove func()) {
 }
 
 // runPre runs the pre-execute chain. A panic anywhere in it becomes err.
-// The call its end saw is returned as final: what the tool runs.
-func (r *Registry) runPre(ctx context.Context, call Call, chain []PreExecute) (d Decision, final Call, err error) {
-	final = call
+// The call its end saw is returned as final: what the tool runs; judged
+// is the call the step reached last saw: what a refusal refused.
+func (r *Registry) runPre(ctx context.Context, call Call, chain []PreExecute) (d Decision, final, judged Call, err error) {
+	final, judged = call, call
 	var step func(i int) PreNext
 	step = func(i int) PreNext {
 		return func(ctx context.Context, call Call) Decision {
+			judged = call
 			if i == len(chain) {
 				final = call
 				return Decision{Verdict: Allow}
@@ -151,7 +153,7 @@ func (r *Registry) runPre(ctx context.Context, call Call, chain []PreExecute) (d
 		}
 	}
 	err = r.contain("pre-execute middleware", func() { d = step(0)(ctx, call) })
-	return d, final, err
+	return d, final, judged, err
 }
 
 // runPost runs the post-execute chain. A panic anywhere in it becomes err.

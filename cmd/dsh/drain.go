@@ -50,9 +50,9 @@ func (fe *frontEnd) busy() bool {
 }
 
 // drain stops taking sessions and waits up to timeout for the running
-// calls and tasks, or until SIGINT or a second SIGTERM. At the timeout
-// the calls still running are cut (each returns `Error: command
-// aborted`); the caller then ends the sessions, which kills their tasks.
+// calls and tasks, or until SIGINT or a second SIGTERM. The caller then
+// cuts the calls still running (abortCalls: each returns `Error: command
+// aborted`) and ends the sessions, which kills their tasks.
 func (fe *frontEnd) drain(timeout time.Duration) {
 	fe.srv.Drain()
 	fe.log.Info("draining: no new sessions; waiting for running calls and tasks", "timeout", timeout.String())
@@ -61,10 +61,9 @@ func (fe *frontEnd) drain(timeout time.Duration) {
 			fe.log.Info("stopping at once")
 			return
 		}
+		// The caller cuts them (abortCalls), once for both ways out.
 		fe.log.Warn("drain timeout: cutting the calls still running and ending the sessions",
 			"calls", fe.srv.CallsRunning(), "tasks", fe.tasksLive())
-		fe.srv.AbortCalls()
-		fe.waitCalls(config.Millis(fe.cfg.WithDefaults().Local.GraceMs) + abortSlack)
 		return
 	}
 	fe.log.Info("drained: no call or task runs")
@@ -89,16 +88,19 @@ func (fe *frontEnd) waitIdle(timeout time.Duration) bool {
 	return true
 }
 
-// waitCalls waits until the calls have returned, at most timeout.
-func (fe *frontEnd) waitCalls(timeout time.Duration) {
-	deadline := time.NewTimer(timeout)
+// abortCalls cuts the calls still running and waits until they have
+// returned their `Error: command aborted`, at most the kill sequence's
+// grace and abortSlack: the sessions must not end under them, or their
+// clients get no result at all. Called when dsh stops, at once or after a
+// drain.
+func (fe *frontEnd) abortCalls() {
+	fe.srv.AbortCalls()
+	deadline := time.NewTimer(config.Millis(fe.cfg.WithDefaults().Local.GraceMs) + abortSlack)
 	defer deadline.Stop()
 	tick := time.NewTicker(drainPoll)
 	defer tick.Stop()
 	for fe.srv.CallsRunning() > 0 {
 		select {
-		case <-fe.ctx.Done():
-			return
 		case <-deadline.C:
 			return
 		case <-tick.C:

@@ -256,3 +256,34 @@ func TestServeDrainTimeout(t *testing.T) {
 	}
 	assertGone(t, d.pids(t, "fg.pid")[0])
 }
+
+// TestServeStopAtOnceAborts: a call running when dsh stops at once (SIGINT,
+// or a second SIGTERM while draining) is cut and returns `Error: command
+// aborted` to its client before the session ends (docs/spec.md §15.3).
+func TestServeStopAtOnceAborts(t *testing.T) {
+	t.Parallel()
+	for _, sigs := range [][]syscall.Signal{{syscall.SIGINT}, {syscall.SIGTERM, syscall.SIGTERM}} {
+		d := startDrainServer(t, "--drain-timeout", "10m")
+		fg := make(chan string, 1)
+		go func() {
+			text, _ := d.call(t, map[string]any{"command": "echo $$ >fg.pid; sleep 600"})
+			fg <- text
+		}()
+		d.awaitFile(t, "fg.pid")
+		for i, sig := range sigs {
+			if err := d.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 && len(sigs) > 1 {
+				d.stderr.await(t, regexp.MustCompile(`msg="draining`))
+			}
+		}
+		if text := <-fg; text != "Error: command aborted" {
+			t.Errorf("%v: the call cut returned %q, want Error: command aborted", sigs, text)
+		}
+		if err := d.cmd.Wait(); err != nil {
+			t.Errorf("%v: dsh serve: %v", sigs, err)
+		}
+		assertGone(t, d.pids(t, "fg.pid")[0])
+	}
+}

@@ -195,8 +195,9 @@ func serve(f serveFlags, s streams) error {
 	}
 	log.Info("shutting down", "signal", fmt.Sprint(received()))
 	// At once: a call still running is cut and returns `Error: command
-	// aborted` (a drain waited for them, or cut them already).
-	fe.srv.AbortCalls()
+	// aborted` before its session ends (a drain waited for them, or cut
+	// them already).
+	fe.abortCalls()
 	// The sessions first: their open event streams would hold Shutdown
 	// for its whole grace.
 	fe.srv.Close()

@@ -348,7 +348,11 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 		// response (docs/spec.md §6.4), so nobody would learn of the task.
 		// The cancel ends the command, as it ends a foreground one.
 		_, _, _ = t.runtime().Kill(s, taskID)
-		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
+		// The facts name the task for the audit log, whose task-end line
+		// ends it; an error result's facts never reach the model.
+		out := tool.ErrorResult(tool.CodeFailed, Aborted)
+		out.Structured = Structured{TaskID: taskID, Yielded: true}
+		return out, nil
 	}
 	res.Stdout, res.Stderr = t.modelOutput(res.Stdout), t.modelOutput(res.Stderr)
 	if res.Aborted {

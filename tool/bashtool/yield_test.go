@@ -169,3 +169,24 @@ func TestCancelAtTheYieldKillsTheCommand(t *testing.T) {
 		proctest.AwaitGone(t, p)
 	}
 }
+
+// TestCancelAtTheYieldNamesTheTask: the aborted result of a call
+// cancelled as it yielded still names the task it became and killed (not
+// to the model: an error result has no structured content over MCP), so
+// the audit log's call line names the task its task-end line ends.
+func TestCancelAtTheYieldNamesTheTask(t *testing.T) {
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(60000)})
+	a := session.New("a", "")
+	defer a.End()
+	ctx := &cancelledOnceTasked{Context: context.Background(), rt: s.rt, sess: a, done: make(chan struct{})}
+	b, _ := json.Marshal(map[string]any{"command": "sleep 30", "description": "wait long"})
+	res := s.reg.Execute(tool.AllowYield(ctx, time.Now().Add(-time.Minute)), tool.Call{Name: "bash", Args: b, Session: a})
+	list := s.rt.List(a)
+	for _, snap := range list {
+		s.awaitFinish(t, snap.ID)
+	}
+	st, _ := res.Structured.(bashtool.Structured)
+	if !res.IsError || res.Text() != tool.ErrorPrefix+bashtool.Aborted || len(list) != 1 || st.TaskID != list[0].ID || !st.Yielded {
+		t.Errorf("a call cancelled as it yielded: %q, structured %+v, tasks %+v", res.Text(), res.Structured, list)
+	}
+}
