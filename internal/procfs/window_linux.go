@@ -115,8 +115,9 @@ func loadavg() (last int, threads uint64, ok bool) {
 	return last, threads, err1 == nil && err2 == nil
 }
 
-// pidMax is the size of the pid cycle, read once; 0 when unknown.
-var pidMax = sync.OnceValue(func() int {
+// pidMax is the size of the pid cycle, 0 when unknown; read at each scan,
+// as root may lower it meanwhile.
+func pidMax() int {
 	var buf [32]byte
 	data, err := ReadFile("/proc/sys/kernel/pid_max", buf[:])
 	if err != nil {
@@ -127,7 +128,7 @@ var pidMax = sync.OnceValue(func() int {
 		return 0
 	}
 	return n
-})
+}
 
 // windowUsable reports whether /proc shows this process's pid namespace,
 // whose last pid /proc/loadavg gives: else the window means nothing.
