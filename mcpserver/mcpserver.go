@@ -122,10 +122,11 @@ func New(opts Options) *Server {
 		Instructions: instructions,
 		Logger:       slog.New(sdkLog{log.Handler()}),
 	})
-	for _, t := range opts.Tools.List() {
+	all := opts.Tools.List()
+	for _, t := range all {
 		s.mcp.AddTool(mcpTool(t), s.handler(t.Name))
 	}
-	s.mcp.AddReceivingMiddleware(s.observeUnknownTools)
+	s.mcp.AddReceivingMiddleware(s.observeUnknownTools, (&listedTools{}).middleware(all))
 	return s
 }
 
@@ -186,6 +187,62 @@ func mcpTool(t tool.Schema) *mcp.Tool {
 	}
 	if t.OutputSchema != nil {
 		out.OutputSchema = t.OutputSchema
+	}
+	return out
+}
+
+// listedTools is tools/list's answer with every schema marshalled once:
+// the SDK would marshal each *jsonschema.Schema again on every tools/list
+// (most of that call's cost), while a json.RawMessage it copies. The
+// tools are registered with their *jsonschema.Schema all the same (the
+// SDK checks those cheaply, and marshals anything else once more to
+// check it: at start, before the handshake), and marshalled here on the
+// first tools/list.
+type listedTools struct {
+	once  sync.Once
+	tools map[string]*mcp.Tool // by name, schemas as JSON
+}
+
+// middleware answers tools/list as the SDK does (its pagination and all),
+// each tool swapped for its copy with marshalled schemas.
+func (l *listedTools) middleware(all []tool.Schema) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			list, ok := res.(*mcp.ListToolsResult)
+			if err != nil || !ok || method != "tools/list" {
+				return res, err
+			}
+			l.once.Do(func() { l.tools = marshalledTools(all) })
+			for i, t := range list.Tools {
+				if m := l.tools[t.Name]; m != nil {
+					list.Tools[i] = m
+				}
+			}
+			return res, nil
+		}
+	}
+}
+
+// marshalledTools is each tool of all with its schemas as JSON; one whose
+// schemas do not marshal is left out (the SDK lists it as it is).
+func marshalledTools(all []tool.Schema) map[string]*mcp.Tool {
+	out := make(map[string]*mcp.Tool, len(all))
+	for _, t := range all {
+		m := mcpTool(t)
+		in, err := json.Marshal(t.Parameters)
+		if err != nil {
+			continue
+		}
+		m.InputSchema = json.RawMessage(in)
+		if t.OutputSchema != nil {
+			o, err := json.Marshal(t.OutputSchema)
+			if err != nil {
+				continue
+			}
+			m.OutputSchema = json.RawMessage(o)
+		}
+		out[t.Name] = m
 	}
 	return out
 }

@@ -10,6 +10,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/stacktest"
 )
 
 // stdioSession is a session of RunLines driven line by line.
@@ -228,4 +231,43 @@ func floodReply(t *testing.T, line string, results map[int]bool) int {
 	}
 	t.Fatalf("unexpected line %s", line)
 	return 0
+}
+
+// TestToolsListedAsRegistered: the schemas on the wire are the registry's,
+// byte for byte, properties in their order (mcpserver marshals them once,
+// not on every tools/list), on every tools/list.
+func TestToolsListedAsRegistered(t *testing.T) {
+	ss := startStdio(t)
+	defer ss.end()
+	reg := stacktest.Must(t, config.Local{GraceMs: 300}).Tools.List() // as newServer's
+	for i := range 2 {
+		ss.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i))
+		var resp struct {
+			Result struct {
+				Tools []struct {
+					Name         string          `json:"name"`
+					InputSchema  json.RawMessage `json:"inputSchema"`
+					OutputSchema json.RawMessage `json:"outputSchema"`
+				} `json:"tools"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(ss.next()), &resp); err != nil || len(resp.Result.Tools) != len(reg) {
+			t.Fatalf("tools/list: %v, %d tools, want %d", err, len(resp.Result.Tools), len(reg))
+		}
+		listed := map[string]int{}
+		for j, tl := range resp.Result.Tools {
+			listed[tl.Name] = j
+		}
+		for _, sc := range reg {
+			got := resp.Result.Tools[listed[sc.Name]]
+			in, _ := json.Marshal(sc.Parameters)
+			out := []byte(nil)
+			if sc.OutputSchema != nil {
+				out, _ = json.Marshal(sc.OutputSchema)
+			}
+			if got.Name != sc.Name || string(got.InputSchema) != string(in) || string(got.OutputSchema) != string(out) {
+				t.Errorf("%s: listed %s\n%s\nregistry %s\n%s", sc.Name, got.InputSchema, got.OutputSchema, in, out)
+			}
+		}
+	}
 }

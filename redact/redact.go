@@ -72,7 +72,7 @@ func Placeholder(id string) string { return "[REDACTED:" + id + "]" }
 // Redactor redacts text by a mode's rules. It is safe for concurrent use;
 // the zero value, like Off, redacts nothing.
 type Redactor struct {
-	rules []*rule
+	rules func() []*rule // nil: none
 }
 
 // New returns the Redactor of mode: Known, Off, or "" (Known). All
@@ -98,12 +98,12 @@ type match struct {
 // Text returns s with every secret the rules find replaced by its
 // Placeholder.
 func (r *Redactor) Text(s string) string {
-	if r == nil || len(r.rules) == 0 || s == "" {
+	if r == nil || r.rules == nil || s == "" {
 		return s
 	}
 	var lower string // s with ASCII letters lowered, made once if needed
 	var found []match
-	for _, ru := range r.rules {
+	for _, ru := range r.rules() {
 		hay := s
 		if ru.fold {
 			if lower == "" {

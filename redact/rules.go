@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -45,56 +46,60 @@ func token(id, re string, prefixes ...string) *rule {
 }
 
 // knownRules are the rules of Known (docs/spec.md §14). Their ids follow
-// gitleaks' where it has the same rule.
-var knownRules = []*rule{
-	{
-		id: "private-key", keywords: []string{"-----BEGIN "}, maxLen: 16 << 10,
-		// The whole block; without its END (cut off), the base64 lines of
-		// 16 characters or more that follow the BEGIN line.
-		re: regexp.MustCompile(`^-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]{16,})*)`),
-	},
-	token("github-pat", `ghp_[0-9A-Za-z]{36}`, "ghp_"),
-	token("github-oauth", `gho_[0-9A-Za-z]{36}`, "gho_"),
-	token("github-app-token", `gh[us]_[0-9A-Za-z]{36}`, "ghu_", "ghs_"),
-	token("github-refresh-token", `ghr_[0-9A-Za-z]{36}`, "ghr_"),
-	token("github-fine-grained-pat", `github_pat_[0-9A-Za-z_]{82}`, "github_pat_"),
-	token("gitlab-pat", `glpat-[0-9A-Za-z_.-]{20,}`, "glpat-"),
-	token("slack-token", `xox(?:[a-z]|e\.xox[a-z])-\d+-[0-9A-Za-z-]{8,}`, "xox"),
-	token("slack-app-token", `(?i)xapp-\d-[A-Z0-9]+-\d+-[A-Z0-9]+`, "xapp-"),
-	{
-		id: "slack-webhook-url", keywords: []string{"hooks.slack.com/"}, maxLen: 512, group: 1,
-		re: regexp.MustCompile(`^hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/+-]{20,})`),
-	},
-	token("stripe-access-token", `[sr]k_(?:test|live|prod)_[0-9A-Za-z]{10,99}`, "sk_", "rk_"),
-	token("npm-access-token", `npm_[A-Za-z0-9]{36}`, "npm_"),
-	token("huggingface-access-token", `hf_[A-Za-z0-9]{34}`, "hf_"),
-	token("pypi-upload-token", `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`, "pypi-"),
-	token("gcp-api-key", `AIza[0-9A-Za-z_-]{35}`, "AIza"),
-	token("openai-api-key", `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,})`, "sk-"),
-	token("anthropic-api-key", `sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{80,}`, "sk-ant-"),
-	token("aws-access-token", `(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}`, "A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
-	{
-		// A secret access key on a line that names it: ~/.aws/credentials,
-		// `aws configure export-credentials`, STS's JSON.
-		id: "aws-secret-access-key", keywords: []string{"secret_access_key", "secretaccesskey"}, fold: true, maxLen: 256, group: 1,
-		re: regexp.MustCompile(`(?i)^secret_?access_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)`),
-	},
-	token("jwt", `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`, "eyJ"),
-	{
-		id: "url-password", keywords: []string{"://"}, maxLen: 2048, group: 1, start: schemeStart,
-		re: regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:([^/?#@\s]+)@`),
-	},
-	{
-		id: "bearer-token", keywords: []string{"bearer"}, fold: true, word: true, maxLen: 8 << 10, group: 1,
-		re:    regexp.MustCompile(`(?i)^bearer[ \t]+([A-Za-z0-9._~+/-]+=*)`),
-		valid: opaqueToken,
-	},
-	{
-		id: "basic-auth", keywords: []string{"basic"}, fold: true, word: true, maxLen: 4 << 10, group: 1,
-		re:    regexp.MustCompile(`(?i)^basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})`),
-		valid: userPassword,
-	},
-}
+// gitleaks' where it has the same rule. Compiled on first use, not at
+// start: they are most of dsh's package initialisation, and a cold
+// `dsh mcp` answers initialize before any output needs them.
+var knownRules = sync.OnceValue(func() []*rule {
+	return []*rule{
+		{
+			id: "private-key", keywords: []string{"-----BEGIN "}, maxLen: 16 << 10,
+			// The whole block; without its END (cut off), the base64 lines of
+			// 16 characters or more that follow the BEGIN line.
+			re: regexp.MustCompile(`^-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]{16,})*)`),
+		},
+		token("github-pat", `ghp_[0-9A-Za-z]{36}`, "ghp_"),
+		token("github-oauth", `gho_[0-9A-Za-z]{36}`, "gho_"),
+		token("github-app-token", `gh[us]_[0-9A-Za-z]{36}`, "ghu_", "ghs_"),
+		token("github-refresh-token", `ghr_[0-9A-Za-z]{36}`, "ghr_"),
+		token("github-fine-grained-pat", `github_pat_[0-9A-Za-z_]{82}`, "github_pat_"),
+		token("gitlab-pat", `glpat-[0-9A-Za-z_.-]{20,}`, "glpat-"),
+		token("slack-token", `xox(?:[a-z]|e\.xox[a-z])-\d+-[0-9A-Za-z-]{8,}`, "xox"),
+		token("slack-app-token", `(?i)xapp-\d-[A-Z0-9]+-\d+-[A-Z0-9]+`, "xapp-"),
+		{
+			id: "slack-webhook-url", keywords: []string{"hooks.slack.com/"}, maxLen: 512, group: 1,
+			re: regexp.MustCompile(`^hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9_/+-]{20,})`),
+		},
+		token("stripe-access-token", `[sr]k_(?:test|live|prod)_[0-9A-Za-z]{10,99}`, "sk_", "rk_"),
+		token("npm-access-token", `npm_[A-Za-z0-9]{36}`, "npm_"),
+		token("huggingface-access-token", `hf_[A-Za-z0-9]{34}`, "hf_"),
+		token("pypi-upload-token", `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`, "pypi-"),
+		token("gcp-api-key", `AIza[0-9A-Za-z_-]{35}`, "AIza"),
+		token("openai-api-key", `sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,})`, "sk-"),
+		token("anthropic-api-key", `sk-ant-(?:api|admin)\d\d-[A-Za-z0-9_-]{80,}`, "sk-ant-"),
+		token("aws-access-token", `(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}`, "A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
+		{
+			// A secret access key on a line that names it: ~/.aws/credentials,
+			// `aws configure export-credentials`, STS's JSON.
+			id: "aws-secret-access-key", keywords: []string{"secret_access_key", "secretaccesskey"}, fold: true, maxLen: 256, group: 1,
+			re: regexp.MustCompile(`(?i)^secret_?access_?key["']?\s*[:=]\s*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+]|$)`),
+		},
+		token("jwt", `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`, "eyJ"),
+		{
+			id: "url-password", keywords: []string{"://"}, maxLen: 2048, group: 1, start: schemeStart,
+			re: regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:([^/?#@\s]+)@`),
+		},
+		{
+			id: "bearer-token", keywords: []string{"bearer"}, fold: true, word: true, maxLen: 8 << 10, group: 1,
+			re:    regexp.MustCompile(`(?i)^bearer[ \t]+([A-Za-z0-9._~+/-]+=*)`),
+			valid: opaqueToken,
+		},
+		{
+			id: "basic-auth", keywords: []string{"basic"}, fold: true, word: true, maxLen: 4 << 10, group: 1,
+			re:    regexp.MustCompile(`(?i)^basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})`),
+			valid: userPassword,
+		},
+	}
+})
 
 // find appends the matches of ru in s to found; hay is s or its lowered
 // form, where the keywords are looked for.

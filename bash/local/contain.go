@@ -141,6 +141,9 @@ func (c *containment) command() (*commandContainer, error) {
 		cc.cg, cc.cgFD, cc.hasKill = dir, fd, c.hasKill
 		cc.cgroupNS, cc.escapable = c.cgroupNS, c.escapable
 	}
+	if cc.chain || cc.escapable {
+		cc.mark = procfs.NewMark() // before the fork: see procfs.TableAfter
+	}
 	return cc, nil
 }
 
@@ -173,9 +176,13 @@ type commandContainer struct {
 	runID  string
 	leader int    // pid of the shell; set once it runs
 	since  uint64 // the shell's start time: no member started before it
-	marker bool   // find members by the marker
-	chain  bool   // and by the parent chain
-	freeze bool   // stop every member before a signal (group mode)
+	// mark, taken before the shell was forked, lets a scan of the process
+	// table read only the processes forked after the shell (their pids
+	// follow its pid): the others cannot be members.
+	mark   procfs.Mark
+	marker bool // find members by the marker
+	chain  bool // and by the parent chain
+	freeze bool // stop every member before a signal (group mode)
 	// known holds the members found so far, pid → start time (group
 	// mode; nil else): one whose parent died is still found.
 	known   map[int]uint64
@@ -440,7 +447,7 @@ func (cc *commandContainer) members() ([]int, error) {
 	}
 	cc.knownMu.Lock()
 	defer cc.knownMu.Unlock()
-	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.chain, cc.runID, cc.known, 0)
+	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.chain, cc.runID, cc.known, 0, window{cc.leader, cc.mark})
 }
 
 // escapees lists the command's processes wherever their cgroup: those in
@@ -448,5 +455,5 @@ func (cc *commandContainer) members() ([]int, error) {
 // (docs/spec.md §8). A process that moved out of the cgroup is among
 // them.
 func (cc *commandContainer) escapees() ([]int, error) {
-	return scanMembers(0, cc.since, cc.reaped.Load(), true, true, cc.runID, nil, cc.ns)
+	return scanMembers(0, cc.since, cc.reaped.Load(), true, true, cc.runID, nil, cc.ns, window{cc.leader, cc.mark})
 }

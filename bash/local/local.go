@@ -171,11 +171,16 @@ type Executor struct {
 	env            []string
 	spill          spillDir
 	launcher       launcher
-	contain        *containment
-	limits         *limits
 	keepDetached   bool
 	log            *slog.Logger
-	swept          int // what the start-up sweep killed
+	// contain, limits and swept are set by the start-up (the sweep and the
+	// cgroup probe), which may finish after New returned: read them after
+	// ready, with started.
+	contain  *containment
+	limits   *limits
+	swept    int // what the start-up sweep killed
+	ready    chan struct{}
+	startErr error // of a start-up after New returned (none is known)
 	// sandbox confines commands; nil when its mode is off. commonSpill
 	// holds the spill files of sandboxed commands that have no owner.
 	sandbox     *sandbox.Sandbox
@@ -231,7 +236,10 @@ func WithLogger(l *slog.Logger) Option {
 // New validates cfg, applies its defaults and returns an executor. It also
 // kills what dsh processes that died left running, and sweeps the spill
 // base directory for private directories left by executors whose process
-// no longer runs.
+// no longer runs. With containment auto and no sandbox, where none of
+// that can fail, it does so after it returned, concurrently (a cold
+// `dsh mcp` answers initialize meanwhile); the first command waits for
+// it, as do Containment, Limits, Swept and Close.
 func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if err := cfg.Validate(); err != nil {
 		// The key relative to the section, after the executor's name
@@ -253,33 +261,59 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if _, err := capture.CheckBase(cfg.SpillDir); errors.As(err, &unsafe) {
 		return nil, fmt.Errorf("%s: spillDir: %w", Name, err)
 	}
+	e := fromConfig(cfg, log)
+	e.keepSpill = o.keepSpill
+	if cfg.Sandbox.On() || (cfg.Containment != "" && cfg.Containment != config.ContainAuto) {
+		// Either may fail: New says so. (Ready at once: nothing else
+		// has e yet, and a failing startUp may Close it.)
+		close(e.ready)
+		if err := e.startUp(cfg, o); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	// Nothing left can fail: the sweep and the probe go on while the
+	// caller goes on (dsh mcp answers initialize meanwhile); the first
+	// command, and everything that reads what they find, waits for them.
+	go func() {
+		e.startErr = e.startUp(cfg, o)
+		close(e.ready)
+	}()
+	return e, nil
+}
+
+// startUp sweeps what dsh processes that died left, sets the containment
+// and the sandbox up, and sweeps the spill base.
+func (e *Executor) startUp(cfg config.Local, o options) error {
 	// What an earlier dsh that died left running goes first.
-	swept := sweepLeftovers(log)
+	e.swept = sweepLeftovers(e.log)
 	contain, err := newContainment(cfg.Containment)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	e.contain = contain
+	e.limits = newLimits(cfg.Limits, contain.mode, contain.base)
 	if !o.keepSpill {
-		sweepSpillDirs(log, cfg.SpillDir)
+		sweepSpillDirs(e.log, cfg.SpillDir)
 	}
-	e := fromConfig(cfg, contain, log)
-	e.swept = swept
-	e.keepSpill = o.keepSpill
 	if e.sandbox, err = newSandbox(cfg, e, o.hide); err != nil {
 		e.contain.close()
 		_ = e.spill.Remove()
-		return nil, err
+		return err
 	}
 	if e.sandbox != nil {
 		e.launcher = sandboxLauncher{e.sandbox}
 		e.commonSpill = capture.NewSpillDir(e.sandboxDir())
 		if err := e.makeKeptSpill(); err != nil {
 			_ = e.Close()
-			return nil, err
+			return err
 		}
 	}
-	return e, nil
+	return nil
 }
+
+// started waits until the start-up is done.
+func (e *Executor) started() { <-e.ready }
 
 // keptSpillDirName is the directory of the private spill directory where
 // a kept executor's sandboxed commands spill.
@@ -305,7 +339,7 @@ func (e *Executor) makeKeptSpill() error {
 }
 
 // fromConfig is the executor of cfg, whose defaults are applied.
-func fromConfig(cfg config.Local, contain *containment, log *slog.Logger) *Executor {
+func fromConfig(cfg config.Local, log *slog.Logger) *Executor {
 	shell := cfg.Shell
 	if shell == "" {
 		shell = "bash"
@@ -322,12 +356,11 @@ func fromConfig(cfg config.Local, contain *containment, log *slog.Logger) *Execu
 		env:            baseEnv(guard.Environ(), cfg.Env),
 		spill:          capture.NewSpillDir(cfg.SpillDir),
 		launcher:       shellLauncher{},
-		contain:        contain,
-		limits:         newLimits(cfg.Limits, contain.mode, contain.base),
 		keepDetached:   cfg.KeepDetached,
 		log:            log,
 		runs:           make(map[*run]struct{}),
 		scopes:         make(map[bash.Owner]*scopeEntry),
+		ready:          make(chan struct{}),
 	}
 }
 
@@ -347,7 +380,7 @@ func sweepLeftovers(log *slog.Logger) int {
 
 // Swept is how many processes and cgroups that a dsh which no longer runs
 // left behind this executor killed when it started (the metrics).
-func (e *Executor) Swept() int { return e.swept }
+func (e *Executor) Swept() int { e.started(); return e.swept }
 
 // SpillBytes is the size of the files under this executor's private
 // spill directory now (the metrics): the spill files of every command,
@@ -477,6 +510,9 @@ func (e *Executor) Start(spec bash.Spec) (bash.Process, error) {
 // Close kills every live process, kept ones included, waits until each has
 // exited and removes the private spill directory and cgroup.
 func (e *Executor) Close() error {
+	if e.started(); e.contain == nil {
+		return e.startErr // the start-up failed: it made nothing
+	}
 	e.mu.Lock()
 	e.closed = true
 	for r := range e.runs {
@@ -501,11 +537,21 @@ func (e *Executor) Close() error {
 
 // Containment says how the executor finds a command's processes: a cgroup
 // per command, or the marker (and why).
-func (e *Executor) Containment() string { return e.contain.describe() }
+func (e *Executor) Containment() string {
+	if e.started(); e.contain == nil {
+		return "none: " + e.startErr.Error()
+	}
+	return e.contain.describe()
+}
 
 // Limits says which limits keep commands from exhausting what dsh needs
 // (docs/spec.md §2.6), for dsh doctor.
-func (e *Executor) Limits() string { return e.limits.describe() }
+func (e *Executor) Limits() string {
+	if e.started(); e.limits == nil {
+		return "none: " + e.startErr.Error()
+	}
+	return e.limits.describe()
+}
 
 // keep holds a container whose processes a foreground command left running
 // (keepDetached) until Close; containers found empty are released. Called
@@ -559,6 +605,9 @@ var errClosed = errors.New(Name + ": executor closed")
 // spawn checks the working directory and the shell, then launches the
 // command as a run the executor tracks until it is done.
 func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
+	if e.started(); e.startErr != nil {
+		return nil, e.startErr
+	}
 	if err := checkWorkdir(spec.Workdir); err != nil {
 		return nil, err
 	}

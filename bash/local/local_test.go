@@ -118,8 +118,9 @@ func TestSpillDirectoryRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.started() // the sweep may end after New returned, before any command
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("stale spill directory of a dead process survived New")
+		t.Fatal("stale spill directory of a dead process survived the start-up")
 	}
 	if _, err := os.Stat(oldFormat); err != nil {
 		t.Fatalf("New removed a spill directory it cannot attribute: %v", err)

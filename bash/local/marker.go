@@ -27,9 +27,10 @@ import (
 // while it still holds a process started before the reap (groupHeld).
 // With a namespace, an environment that reads empty is not waited for: a
 // process of the command that dropped its environment is found by its
-// namespace, or not at all.
-func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string, known map[int]uint64, ns uint64) ([]int, error) {
-	all, err := procfs.Table()
+// namespace, or not at all. Only the processes after w are read
+// (procfs.TableAfter): none forked before the leader can be a member.
+func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string, known map[int]uint64, ns uint64, w window) ([]int, error) {
+	all, err := procfs.TableAfter(w.first, w.mark)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +88,14 @@ func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID str
 		}
 	}
 	return pids, nil
+}
+
+// window is where a scan's members can be in the process table: at pid
+// first (the leader's) and after, given a mark taken before first was
+// forked; the zero window is the whole table.
+type window struct {
+	first int
+	mark  procfs.Mark
 }
 
 // markByEnv marks pid in in when its environment carries runID, and

@@ -132,6 +132,25 @@ func BenchmarkHTTPSessions(b *testing.B) {
 	b.ReportMetric(float64(afterAnon)/1024, "anon-after-MiB")
 }
 
+// statusField is a number field of /proc/<pid>/status (VmRSS:, Threads:, …).
+func statusField(b *testing.B, pid int, name string) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/status", name, pid)
+	return 0
+}
+
 // rss returns a process's resident set size and its anonymous part (the
 // rest is file-backed: the binary's pages, shared and reclaimable) in KiB.
 func rss(b *testing.B, pid int) (total, anon int) {
@@ -254,6 +273,18 @@ func BenchmarkOpsOverhead(b *testing.B) {
 // opsServer is an in-process dsh serve (no token) with the audit log and
 // the metrics on or off, and a client session of it.
 func opsServer(b *testing.B, on bool) *mcp.ClientSession {
+	url := opsURL(b, on)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// opsURL starts a server in this process, built as dsh serve builds it,
+// with the audit log and the metrics on or off, and returns its endpoint.
+func opsURL(b *testing.B, on bool) string {
 	dir := b.TempDir()
 	var cfg config.File
 	if on {
@@ -274,17 +305,12 @@ func opsServer(b *testing.B, on bool) *mcp.ClientSession {
 		b.Fatal(err)
 	}
 	ts := httptest.NewServer(h)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		cs.Close()
+	b.Cleanup(func() { // after the sessions' cleanups: cleanups run last first
 		fe.srv.Close()
 		ts.Close()
 		_ = st.Close()
 	})
-	return cs
+	return ts.URL + "/mcp"
 }
 
 // BenchmarkCapacity measures what docs/operations.md's capacity numbers
@@ -333,7 +359,9 @@ func BenchmarkCapacity(b *testing.B) {
 	}
 	time.Sleep(time.Second) // all started: the sample is taken while they run
 	withCommands, _ := rss(b, cmd.Process.Pid)
+	threads := statusField(b, cmd.Process.Pid, "Threads:")
 	wg.Wait()
+	b.ReportMetric(float64(threads), "threads-100-running")
 	b.ReportMetric(float64(fresh)/1024, "rss-fresh-MiB")
 	b.ReportMetric(float64(withSessions)/1024, "rss-200-sessions-MiB")
 	b.ReportMetric(float64(withCommands)/1024, "rss-100-running-MiB")

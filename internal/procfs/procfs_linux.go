@@ -131,13 +131,7 @@ func Table() ([]Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	procs := make([]Proc, 0, len(pids))
-	for _, pid := range pids {
-		if st, ok := ReadStat(pid); ok {
-			procs = append(procs, Proc{Pid: pid, Stat: st})
-		}
-	}
-	return procs, nil
+	return tableOf(pids), nil
 }
 
 // lookup finds name in a NUL-separated environment.
