@@ -101,31 +101,14 @@ func drainBudget(t *testing.T, args []string, cfg string) time.Duration {
 // Envoy (envoy.yaml) sees each replica.
 func TestManifests(t *testing.T) {
 	var (
-		dep  appsv1.Deployment
-		svc  corev1.Service
-		pdb  policyv1.PodDisruptionBudget
-		cm   corev1.ConfigMap
-		seen []string
+		dep appsv1.Deployment
+		svc corev1.Service
+		pdb policyv1.PodDisruptionBudget
+		cm  corev1.ConfigMap
 	)
-	for _, doc := range documents(t, "kubernetes/dsh.yaml") {
-		k := kindOf(t, doc)
-		seen = append(seen, k)
-		switch k {
-		case "apps/v1 Deployment":
-			strict(t, doc, &dep)
-		case "v1 Service":
-			strict(t, doc, &svc)
-		case "policy/v1 PodDisruptionBudget":
-			strict(t, doc, &pdb)
-		case "v1 ConfigMap":
-			strict(t, doc, &cm)
-		default:
-			t.Errorf("unexpected document %s", k)
-		}
-	}
-	if want := []string{"v1 ConfigMap", "apps/v1 Deployment", "v1 Service", "policy/v1 PodDisruptionBudget"}; !slices.Equal(seen, want) {
-		t.Fatalf("documents %q, want %q", seen, want)
-	}
+	decodeManifest(t, "kubernetes/dsh.yaml",
+		kinds{"v1 ConfigMap": &cm, "apps/v1 Deployment": &dep, "v1 Service": &svc, "policy/v1 PodDisruptionBudget": &pdb},
+		"v1 ConfigMap", "apps/v1 Deployment", "v1 Service", "policy/v1 PodDisruptionBudget")
 	pod := dep.Spec.Template.Spec
 	if len(pod.Containers) != 1 {
 		t.Fatalf("%d containers", len(pod.Containers))
@@ -276,5 +259,29 @@ func TestDockerfile(t *testing.T) {
 	var argv []string
 	if err := json.Unmarshal([]byte(entry), &argv); err != nil || len(argv) == 0 || !strings.HasSuffix(argv[len(argv)-1], "/dsh") {
 		t.Errorf("ENTRYPOINT %q: want the exec form running dsh (under an init: TestEntrypointReapsOrphans)", entry)
+	}
+}
+
+// kinds maps a document's "apiVersion kind" to what it decodes into.
+type kinds map[string]any
+
+// decodeManifest decodes the documents of path strictly, each into the
+// value its kind names in into, and checks that they come in the order
+// want.
+func decodeManifest(t *testing.T, path string, into kinds, want ...string) {
+	t.Helper()
+	var seen []string
+	for _, doc := range documents(t, path) {
+		k := kindOf(t, doc)
+		seen = append(seen, k)
+		v, ok := into[k]
+		if !ok {
+			t.Errorf("%s: unexpected document %s", path, k)
+			continue
+		}
+		strict(t, doc, v)
+	}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("%s: documents %q, want %q", path, seen, want)
 	}
 }

@@ -128,28 +128,13 @@ func unpack[T proto.Message](t *testing.T, a *anypb.Any, into T) T {
 // strictly.
 func envoyManifests(t *testing.T) (corev1.ConfigMap, appsv1.Deployment, corev1.Service) {
 	var (
-		cm   corev1.ConfigMap
-		dep  appsv1.Deployment
-		svc  corev1.Service
-		seen []string
+		cm  corev1.ConfigMap
+		dep appsv1.Deployment
+		svc corev1.Service
 	)
-	for _, doc := range documents(t, "kubernetes/envoy.yaml") {
-		k := kindOf(t, doc)
-		seen = append(seen, k)
-		switch k {
-		case "v1 ConfigMap":
-			strict(t, doc, &cm)
-		case "apps/v1 Deployment":
-			strict(t, doc, &dep)
-		case "v1 Service":
-			strict(t, doc, &svc)
-		default:
-			t.Errorf("unexpected document %s", k)
-		}
-	}
-	if want := []string{"v1 ConfigMap", "apps/v1 Deployment", "v1 Service"}; !slices.Equal(seen, want) {
-		t.Fatalf("documents %q, want %q", seen, want)
-	}
+	decodeManifest(t, "kubernetes/envoy.yaml",
+		kinds{"v1 ConfigMap": &cm, "apps/v1 Deployment": &dep, "v1 Service": &svc},
+		"v1 ConfigMap", "apps/v1 Deployment", "v1 Service")
 	return cm, dep, svc
 }
 
