@@ -69,6 +69,32 @@ func ReadCollectors(stdout, stderr *capture.Collector) ReadResult {
 	}
 }
 
+// ProcessState is the State of a background process as both executors
+// report it: running until done, unless killed (with timedOut when its
+// timeout killed it); once done, what exit reports — completed with its
+// exit code, killed when a kill was asked or a signal ended it (even one
+// it sent itself), killed with Err when exit says it never learned how the
+// process ended.
+func ProcessState(done <-chan struct{}, killed, timedOut bool, exit func() (code *int, signal string, err error)) State {
+	select {
+	case <-done:
+	default:
+		if killed {
+			return State{Status: StatusKilled, TimedOut: timedOut}
+		}
+		return State{Status: StatusRunning}
+	}
+	code, sig, err := exit()
+	if err != nil {
+		return State{Status: StatusKilled, Err: err}
+	}
+	st := State{Status: StatusCompleted, ExitCode: code, Signal: sig, TimedOut: timedOut}
+	if killed || sig != "" {
+		st.Status = StatusKilled
+	}
+	return st
+}
+
 // SoFar is the Result of a run that yields (RunOrYield) while its
 // collectors go on: no exit facts, the output so far, which the process's
 // reads then go on after ([capture.Collector.Yield]), and the time since

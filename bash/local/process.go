@@ -27,22 +27,15 @@ func (p *process) state() bash.State {
 	p.run.mu.Lock()
 	timedOut := p.run.timedOut
 	p.run.mu.Unlock()
-	select {
-	case <-p.run.done:
-	default:
-		if killed {
-			return bash.State{Status: bash.StatusKilled, TimedOut: timedOut}
-		}
-		return bash.State{Status: bash.StatusRunning}
-	}
+	return bash.ProcessState(p.run.done, killed, timedOut, p.exit)
+}
+
+// exit is how the process ended, once it has.
+func (p *process) exit() (code *int, signal string, err error) {
 	p.run.mu.Lock()
 	code, sig := exitInfo(p.run.state)
 	p.run.mu.Unlock()
-	st := bash.State{Status: bash.StatusCompleted, ExitCode: code, Signal: sig, TimedOut: timedOut}
-	if killed || sig != "" {
-		st.Status = bash.StatusKilled
-	}
-	return st
+	return code, sig, nil
 }
 
 // Kill marks the process killed and starts the kill sequence, once, and

@@ -27,25 +27,18 @@ func (p *process) state() bash.State {
 	p.run.mu.Lock()
 	timedOut := p.run.timedOut
 	p.run.mu.Unlock()
-	select {
-	case <-p.run.done:
-	default:
-		if killed {
-			return bash.State{Status: bash.StatusKilled, TimedOut: timedOut}
-		}
-		return bash.State{Status: bash.StatusRunning}
-	}
+	return bash.ProcessState(p.run.done, killed, timedOut, p.exit)
+}
+
+// exit is how the process ended, once it has.
+func (p *process) exit() (code *int, signal string, err error) {
 	p.run.mu.Lock()
 	defer p.run.mu.Unlock()
 	if err := p.run.err; err != nil {
-		return bash.State{Status: bash.StatusKilled, Err: err}
+		return nil, "", err
 	}
 	code, sig := p.run.status.exitInfo()
-	st := bash.State{Status: bash.StatusCompleted, ExitCode: code, Signal: sig, TimedOut: timedOut}
-	if killed || sig != "" {
-		st.Status = bash.StatusKilled
-	}
-	return st
+	return code, sig, nil
 }
 
 // Kill marks the process killed and sends the kill frame, once, and only
