@@ -22,8 +22,11 @@ import (
 //
 // Each compares the executor with OpenSSH's own client against the same
 // test sshd, alternating the two in every iteration so that a shared
-// machine's drift hits both alike; ns/op is the pair, the metrics split
-// it.
+// machine's drift hits them alike; ns/op is the sum, the metrics split
+// it. A third column, "bare", runs the same command on a plain session
+// of the executor's own connection, without the wrapper and the
+// collectors: what golang.org/x/crypto/ssh alone costs, so that the
+// closing figures can tell dsh's part from the library's.
 
 // openssh runs OpenSSH's client against srv with a ControlMaster whose
 // socket lives in a directory of b's, so that every call after the first
@@ -66,6 +69,27 @@ func (o *openssh) run(b *testing.B, command string) {
 	}
 }
 
+// bare runs command on a session of its own on one of e's connections
+// (the first Run dialled it), stdout and stderr discarded: no wrapper,
+// no collectors, no frames. sshd runs it through the login shell, as for
+// ssh.
+func bare(b *testing.B, e *Executor, command string) {
+	b.Helper()
+	e.pool.mu.Lock()
+	c := e.pool.conns[0]
+	e.pool.mu.Unlock()
+	sess, err := c.client.NewSession()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sess.Close()
+	var stderr strings.Builder
+	sess.Stderr = &stderr
+	if err := sess.Run(command); err != nil {
+		b.Fatalf("bare session %s: %v: %s", command, err, stderr.String())
+	}
+}
+
 func benchSetup(b *testing.B) (*sshtest.Server, *Executor) {
 	b.Helper()
 	srv := sshtest.Start(b, sshtest.Options{})
@@ -98,17 +122,22 @@ func BenchmarkCallTrue(b *testing.B) {
 	srv, e := benchSetup(b)
 	o := newOpenSSH(b, srv)
 	benchRun(b, e, "true") // the connection
-	var ssh, run time.Duration
+	var ssh, run, raw time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		o.run(b, "true")
 		t1 := time.Now()
 		benchRun(b, e, "true")
-		ssh, run = ssh+t1.Sub(t0), run+time.Since(t1)
+		t2 := time.Now()
+		bare(b, e, "true")
+		ssh, run, raw = ssh+t1.Sub(t0), run+t2.Sub(t1), raw+time.Since(t2)
 	}
-	b.ReportMetric(float64(ssh.Nanoseconds())/float64(b.N), "ssh-ns/op")
-	b.ReportMetric(float64(run.Nanoseconds())/float64(b.N), "Run-ns/op")
+	perOp := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) }
+	b.ReportMetric(perOp(ssh), "ssh-ns/op")
+	b.ReportMetric(perOp(run), "Run-ns/op")
+	b.ReportMetric(perOp(raw), "bare-ns/op")
 	b.ReportMetric(float64(run)/float64(ssh), "Run/ssh")
+	b.ReportMetric(float64(raw)/float64(ssh), "bare/ssh")
 }
 
 // BenchmarkStream1GiB compares the throughput of a Run of `cat` of a 1
@@ -124,7 +153,7 @@ func BenchmarkStream1GiB(b *testing.B) {
 	benchRun(b, e, fmt.Sprintf("head -c %d /dev/zero > %s", size, big))
 	o.run(b, "cat "+big+" > /dev/null") // into the page cache
 	heap := executortest.StartHeapSampler()
-	var ssh, run time.Duration
+	var ssh, run, raw time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		o.run(b, "cat "+big)
@@ -138,10 +167,15 @@ func BenchmarkStream1GiB(b *testing.B) {
 		b.StopTimer()
 		e.RemoveSpills(r.Stdout.SpillPath)
 		b.StartTimer()
+		t2 := time.Now()
+		bare(b, e, "cat "+big)
+		raw += time.Since(t2)
 	}
 	heap.Report(b)
 	mibps := func(d time.Duration) float64 { return float64(size) * float64(b.N) / d.Seconds() / (1 << 20) }
 	b.ReportMetric(mibps(ssh), "ssh-MiB/s")
 	b.ReportMetric(mibps(run), "Run-MiB/s")
+	b.ReportMetric(mibps(raw), "bare-MiB/s")
 	b.ReportMetric(float64(ssh)/float64(run), "Run/ssh-throughput")
+	b.ReportMetric(float64(ssh)/float64(raw), "bare/ssh-throughput")
 }
