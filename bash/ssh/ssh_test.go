@@ -106,6 +106,33 @@ func TestHostKeyVerification(t *testing.T) {
 	}
 }
 
+// TestHostKeyAlgorithmsOfTheKnownKeys: a host with keys of two types
+// whose known_hosts entry holds only one of them is reached with that
+// one, whichever it is: the client offers only the algorithms of the
+// known keys, so the server does not present a key of the other type,
+// which known_hosts would call a changed key.
+func TestHostKeyAlgorithmsOfTheKnownKeys(t *testing.T) {
+	t.Parallel()
+	srv := sshtest.Start(t, sshtest.Options{ECDSAHostKey: true})
+	for _, known := range []gossh.PublicKey{srv.HostKey, srv.ECDSAHostKey} {
+		t.Run(known.Type(), func(t *testing.T) {
+			cfg := srv.Config(t)
+			cfg.KnownHosts = srv.KnownHostsFor(t, known, srv.Port)
+			e := newExecutor(t, cfg)
+			if r := mustRun(t, e, "echo in"); r.Stdout.Text != "in\n" {
+				t.Fatalf("got %+v", r)
+			}
+			rep, err := e.Check(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := known.Type() + " " + gossh.FingerprintSHA256(known); rep.HostKey != want {
+				t.Fatalf("accepted host key %q, want %q", rep.HostKey, want)
+			}
+		})
+	}
+}
+
 func TestNewRefuses(t *testing.T) {
 	t.Parallel()
 	kh := filepath.Join(t.TempDir(), "known_hosts")

@@ -16,7 +16,10 @@
 package sshtest
 
 import (
+	"crypto"
+	"crypto/ecdsa"
 	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/pem"
 	"fmt"
@@ -64,6 +67,9 @@ type Server struct {
 	Signer     gossh.Signer
 	// HostKey is the server's public host key.
 	HostKey gossh.PublicKey
+	// ECDSAHostKey is its second host key, an ECDSA P-256 one, with
+	// Options.ECDSAHostKey; nil without.
+	ECDSAHostKey gossh.PublicKey
 
 	cmd         *exec.Cmd
 	loginScript string // the file of Options.LoginScript, "" without one
@@ -79,6 +85,9 @@ type Options struct {
 	// first. sshd's SetEnv points BASH_ENV at a file holding it, for this
 	// server's sessions only; LoginProcesses finds them.
 	LoginScript string
+	// ECDSAHostKey gives the server a second host key, of another type
+	// (ecdsa-sha2-nistp256), besides its ed25519 one.
+	ECDSAHostKey bool
 }
 
 // sshdPath finds sshd, or "" when it is not installed.
@@ -112,6 +121,13 @@ func Start(t testing.TB, opts Options) *Server {
 	s.Dir = sharedDir(t, "", 0o755)
 	hostSigner := s.writeKeys(t)
 	s.HostKey = hostSigner.PublicKey()
+	if opts.ECDSAHostKey {
+		priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.ECDSAHostKey = writePrivateKey(t, filepath.Join(s.Dir, "host_ecdsa"), priv).PublicKey()
+	}
 	if opts.LoginScript != "" {
 		s.loginScript = filepath.Join(s.Dir, "login.sh")
 		writeFile(t, s.loginScript, []byte(opts.LoginScript+"\n"), 0o644)
@@ -216,6 +232,13 @@ func writeKey(t testing.TB, path string) gossh.Signer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return writePrivateKey(t, path, priv)
+}
+
+// writePrivateKey writes priv in OpenSSH's format and returns it as a
+// signer.
+func writePrivateKey(t testing.TB, path string, priv crypto.PrivateKey) gossh.Signer {
+	t.Helper()
 	block, err := gossh.MarshalPrivateKey(priv, "")
 	if err != nil {
 		t.Fatal(err)
@@ -244,8 +267,13 @@ func (s *Server) writeConfig(t testing.TB, opts Options) {
 	lines := []string{
 		fmt.Sprintf("ListenAddress %s:%d", s.Host, s.Port),
 		"HostKey " + filepath.Join(s.Dir, "host_ed25519"),
-		"AuthorizedKeysFile " + filepath.Join(s.Dir, "authorized_keys"),
-		"AllowUsers " + s.User,
+	}
+	if opts.ECDSAHostKey {
+		lines = append(lines, "HostKey "+filepath.Join(s.Dir, "host_ecdsa"))
+	}
+	lines = append(lines,
+		"AuthorizedKeysFile "+filepath.Join(s.Dir, "authorized_keys"),
+		"AllowUsers "+s.User,
 		"PidFile none",
 		"StrictModes no",
 		"UsePAM no",
@@ -259,7 +287,7 @@ func (s *Server) writeConfig(t testing.TB, opts Options) {
 		"PrintLastLog no",
 		"LogLevel ERROR",
 		"MaxStartups 200",
-	}
+	)
 	if opts.MaxSessions > 0 {
 		lines = append(lines, fmt.Sprintf("MaxSessions %d", opts.MaxSessions))
 	}
