@@ -12,7 +12,11 @@
 //
 // Proxy puts a TCP proxy in front of a server whose Freeze stops every
 // byte in both directions without closing anything: a half-open
-// connection, as a dead network or a suspended laptop leaves it.
+// connection, as a dead network or a suspended laptop leaves it. With
+// Options.Netns the server runs in a network namespace of its own, and
+// CutNetwork makes the kernel drop the packets (its veth link goes down):
+// the same silence without a proxy in between. That needs root; the test
+// skips, saying why, without it.
 package sshtest
 
 import (
@@ -73,6 +77,7 @@ type Server struct {
 
 	cmd         *exec.Cmd
 	loginScript string // the file of Options.LoginScript, "" without one
+	netns       *netns // with Options.Netns; nil without
 }
 
 // Options configure a server.
@@ -88,6 +93,11 @@ type Options struct {
 	// ECDSAHostKey gives the server a second host key, of another type
 	// (ecdsa-sha2-nistp256), besides its ed25519 one.
 	ECDSAHostKey bool
+	// Netns runs sshd in a network namespace of its own, reached over a
+	// veth pair, so that CutNetwork can make the kernel drop the
+	// connection's packets. It needs root and iproute2's ip; without
+	// them the test skips, saying why.
+	Netns bool
 }
 
 // sshdPath finds sshd, or "" when it is not installed.
@@ -138,10 +148,17 @@ func Start(t testing.TB, opts Options) *Server {
 			t.Fatal(err)
 		}
 	}
+	if opts.Netns {
+		s.netns = newNetns(t)
+		s.Host = s.netns.inner
+	}
 	// A free port may be taken between its discovery and sshd's bind:
-	// try a few.
+	// try a few. In a namespace of its own, every port is free.
 	for attempt := 0; ; attempt++ {
-		s.Port = freePort(t)
+		s.Port = 22
+		if s.netns == nil {
+			s.Port = freePort(t)
+		}
 		s.writeConfig(t, opts)
 		if err := s.start(t, sshd); err == nil {
 			break
@@ -302,7 +319,12 @@ func (s *Server) writeConfig(t testing.TB, opts Options) {
 func (s *Server) start(t testing.TB, sshd string) error {
 	t.Helper()
 	log := &syncWriter{}
-	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(s.Dir, "sshd_config"))
+	args := []string{sshd, "-D", "-e", "-f", filepath.Join(s.Dir, "sshd_config")}
+	if s.netns != nil {
+		// ip execs sshd in the namespace: its pid is sshd's.
+		args = append([]string{"ip", "netns", "exec", s.netns.name}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start sshd: %w", err)
@@ -334,13 +356,16 @@ func (s *Server) start(t testing.TB, sshd string) error {
 }
 
 // stop ends sshd and every process it forked for a connection.
+// The children go before the wait: they hold sshd's stderr, which
+// cmd.Wait reads to its end, and one serving a half-open connection
+// would hold it for good.
 func (s *Server) stop(exited chan struct{}) {
 	children := descendants(s.cmd.Process.Pid)
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	<-exited
 	for _, pid := range children {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	<-exited
 }
 
 // KillConnections kills the sshd processes serving connections (not the
