@@ -151,10 +151,14 @@ func orNone(s string) string {
 }
 
 // millis prints d in milliseconds with one decimal ("6.1 ms"); "-" for a
-// round trip that was not measured.
+// round trip that was not measured, and "<0.1 ms" for one too short for
+// that decimal (a keep-alive on loopback), which "0.0 ms" would misstate.
 func millis(d time.Duration) string {
-	if d <= 0 {
+	switch {
+	case d <= 0:
 		return "-"
+	case d < 50*time.Microsecond:
+		return "<0.1 ms"
 	}
 	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
 }

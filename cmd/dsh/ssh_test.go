@@ -120,3 +120,18 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// TestMillis: doctor's round trips; a measured one never reads 0.0 ms.
+func TestMillis(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                       "-",
+		30 * time.Microsecond:   "<0.1 ms",
+		50 * time.Microsecond:   "0.1 ms",
+		6149 * time.Microsecond: "6.1 ms",
+		2 * time.Second:         "2000.0 ms",
+	} {
+		if got := millis(d); got != want {
+			t.Errorf("millis(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
