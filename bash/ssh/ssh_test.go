@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/pem"
 	"fmt"
 	"maps"
 	"os"
@@ -84,6 +85,10 @@ func TestHostKeyVerification(t *testing.T) {
 			fmt.Sprintf("ssh-keyscan -p %d 127.0.0.1 >> ", srv.Port),
 		}},
 		{"another port's key", srv.KnownHostsFor(t, srv.HostKey, srv.Port+1), []string{"is unknown: it is not in "}},
+		{"revoked", revokedKnownHosts(t, srv), []string{
+			"ssh: host key of 127.0.0.1 (ssh-ed25519 " + gossh.FingerprintSHA256(srv.HostKey) + ") is revoked in ",
+			":1; refusing to connect",
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := srv.Config(t)
@@ -130,6 +135,57 @@ func TestHostKeyAlgorithmsOfTheKnownKeys(t *testing.T) {
 				t.Fatalf("accepted host key %q, want %q", rep.HostKey, want)
 			}
 		})
+	}
+}
+
+// revokedKnownHosts is a known_hosts file that revokes srv's host key
+// (OpenSSH's @revoked marker) and lists it as the host's key too.
+func revokedKnownHosts(t *testing.T, srv *sshtest.Server) string {
+	t.Helper()
+	kh := srv.KnownHostsFor(t, srv.HostKey, srv.Port)
+	line := "@revoked * " + strings.TrimSpace(string(gossh.MarshalAuthorizedKey(srv.HostKey)))
+	listed, err := os.ReadFile(kh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kh, []byte(line+"\n"+string(listed)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return kh
+}
+
+// TestIdentityFileRefused: an encrypted identity file (nobody could type
+// its passphrase) and a missing one are refused, naming the file, before
+// anything is dialled.
+func TestIdentityFileRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kh := filepath.Join(dir, "known_hosts")
+	if err := os.WriteFile(kh, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := gossh.MarshalPrivateKeyWithPassphrase(priv, "", []byte("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	encrypted := filepath.Join(dir, "id_encrypted")
+	if err := os.WriteFile(encrypted, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "id_missing")
+	for path, want := range map[string]string{
+		encrypted: "ssh: identity file " + encrypted + " is encrypted: add it to the SSH agent and leave ssh.identityFile unset",
+		missing:   "ssh: identity file " + missing + ": no such file or directory",
+	} {
+		// A host nobody can dial: the refusal comes before the dial.
+		e := newExecutor(t, config.SSH{Host: "dsh-no-such-host.invalid", KnownHosts: kh, IdentityFile: path})
+		if _, err := runIt(t, e, "true", 0); err == nil || err.Error() != want {
+			t.Errorf("err = %v, want %q", err, want)
+		}
 	}
 }
 
@@ -462,13 +518,16 @@ func TestHalfOpenByDroppedPackets(t *testing.T) {
 }
 
 // TestManyCommandsOnOneConnection: 100 concurrent commands share one
-// connection when the server allows it.
+// connection when the server allows it; it is dialled by the first.
 func TestManyCommandsOnOneConnection(t *testing.T) {
 	t.Parallel()
 	srv := sshtest.Start(t, sshtest.Options{MaxSessions: 200})
 	cfg := srv.Config(t)
 	cfg.MaxConnections = 1
 	e := newExecutor(t, cfg)
+	if n := connections(e); n != 0 {
+		t.Fatalf("%d connections before the first command: the dial is not lazy", n)
+	}
 	concurrently(t, e, 100)
 	if n := connections(e); n != 1 {
 		t.Fatalf("%d connections", n)
