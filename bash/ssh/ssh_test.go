@@ -441,8 +441,12 @@ const slack = 200 * time.Millisecond
 
 // checkLoss checks what a dropped connection must leave: the calls
 // failed with the exact error, and no remote process outlives the drop by
-// more than 3 keep-alive intervals and the grace (plus slack; the log has
-// the real figures).
+// more than 3 keep-alive intervals and the grace. The log has the real
+// figures; the check allows half an interval more, not slack alone: on a
+// loaded machine the watchdog's looks at /proc (a bash reading every
+// process's stat) and the process's exit took 0.2 s more than the bound,
+// and half an interval still fails a watchdog that waited for a fourth
+// missed heartbeat.
 func checkLoss(t *testing.T, lc lossCase, cfg config.SSH) {
 	t.Helper()
 	want := "ssh: connection to " + cfg.Host + " lost"
@@ -456,8 +460,11 @@ func checkLoss(t *testing.T, lc lossCase, cfg config.SSH) {
 	for i, pg := range lc.pgids {
 		gone := lc.gone[i]
 		t.Logf("remote group %d gone %v after the drop (bound 3 × keepaliveMs + graceMs = %v); the call failed after %v", pg, gone, bound, lc.failed)
-		if gone < 0 || gone > bound+slack {
-			t.Errorf("remote group %d outlived the drop by %v, more than %v", pg, gone, bound)
+		switch {
+		case gone < 0:
+			t.Errorf("remote group %d is still there %v after the drop (bound %v)", pg, proctest.Wait, bound)
+		case gone > bound+config.Millis(cfg.KeepaliveMs)/2:
+			t.Errorf("remote group %d outlived the drop by %v, more than %v and half a keep-alive interval", pg, gone, bound)
 		}
 	}
 }
