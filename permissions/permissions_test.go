@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -447,5 +448,26 @@ func TestQuestionShowsHiddenCharacters(t *testing.T) {
 	want := "Run this command?\n\ntouch victim #\\rls -la \\x1b[K\\u202e\n\nin " + e.project + "\n\nno rule allows `touch victim`"
 	if len(a.asked) != 1 || a.asked[0].Message != want {
 		t.Errorf("question %+v\nwant %q", a.asked, want)
+	}
+}
+
+// TestRemoteSessionsReadNoProjectFiles: with the SSH executor a session's
+// cwd is a path on the remote host (docs/spec.md §13), so PROJECT comes
+// from CLAUDE_PROJECT_DIR alone: a local directory that happens to have
+// the same path is not read as the project. Not parallel: it clears
+// CLAUDE_PROJECT_DIR.
+func TestRemoteSessionsReadNoProjectFiles(t *testing.T) {
+	t.Setenv("CLAUDE_PROJECT_DIR", "")
+	e := newEnv(t)
+	settings(t, filepath.Join(e.project, ".claude", "settings.json"), nil, nil, []string{"Bash(touch project-denied*)"})
+	for remote, want := range map[bool]string{false: "deny", true: "allow"} {
+		g := permissions.New(config.Permissions{Default: "allow"}, permissions.Options{Home: e.home, ManagedDir: e.managed, RemoteSessions: remote})
+		res, err := g.Check(newSession(t, e.project), "touch project-denied")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(res.Decision); got != want {
+			t.Errorf("remote sessions %v: %s (%s), want %s", remote, got, res.DenyText(), want)
+		}
 	}
 }
