@@ -442,12 +442,19 @@ func TestSandboxAsNonRoot(t *testing.T) {
 	}
 	must(t, os.Chmod(dir, 0o755))
 	t.Cleanup(func() { os.RemoveAll(run) })
+	suid := filepath.Join(dir, "suid-id")
+	id, err := exec.LookPath("id")
+	must(t, err)
+	data, err = os.ReadFile(id)
+	must(t, err)
+	must(t, os.WriteFile(suid, data, 0o755))
+	must(t, os.Chmod(suid, 0o755|os.ModeSetuid))
 	// forced: the run takes away what it needs to share a namespace, so
 	// its skip reason is this test's doing, not this machine's.
 	asNobody := func(name, tests string, forced bool, env ...string) {
 		cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", bin,
 			"-test.run", "^TestSandbox("+tests+")$", "-test.v", "-test.count=1")
-		cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp, nonRootRunDir+"="+run), env...)
+		cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp, nonRootRunDir+"="+run, setuidEnv+"="+suid), env...)
 		cmd.Dir = tmp
 		out, err := cmd.CombinedOutput()
 		for _, line := range strings.Split(string(out), "\n") {
@@ -462,7 +469,7 @@ func TestSandboxAsNonRoot(t *testing.T) {
 			t.Fatalf("the sandbox tests failed %s: %v", name, err)
 		}
 	}
-	asNobody("as nobody", "WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|FirstCommandsOfSessions|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets", false)
+	asNobody("as nobody", "SetuidDoesNotElevate|PrivilegesAndEnv|WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|FirstCommandsOfSessions|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets", false)
 	noNsenter := filepath.Join(dir, "bin")
 	must(t, os.Mkdir(noNsenter, 0o755))
 	linkPathExcept(t, noNsenter, "nsenter")
