@@ -107,6 +107,15 @@ func endToEndSandbox(t *testing.T, cfg string) {
 	if got := call(map[string]any{"command": "ls /nonexistent-dsh"}); strings.Contains(got, "[sandbox:") {
 		t.Errorf("an ordinary failure got the hint: %q", got)
 	}
+	// A finished task's final read gets it too, before the status.
+	started := call(map[string]any{"command": "echo x > /etc/dsh-e2e", "run_in_background": true})
+	id, ok := strings.CutPrefix(started, "started background task ")
+	if !ok {
+		t.Fatalf("background start: %q", started)
+	}
+	if got := sdkText(t, sdkCall(t, cs, "task_output", map[string]any{"task_id": id, "wait": true, "timeout_ms": 10000})); !strings.HasSuffix(got, "\n"+hint+"\n[status: completed, exit code: 1]") {
+		t.Errorf("a failed task's final read: %q", got)
+	}
 	if got, want := call(map[string]any{"command": "true", "dangerouslyDisableSandbox": "yes"}), `Error: invalid arguments: "dangerouslyDisableSandbox" must be a boolean`; got != want {
 		t.Errorf("a string for dangerouslyDisableSandbox: %q, want %q", got, want)
 	}
