@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,9 +63,9 @@ func writeFile(t *testing.T, path, content string) {
 
 // stack builds the whole stack with perm as its permissions section, its
 // Claude Code files in e.
-func (e env) stack(t *testing.T, perm config.Permissions) *host.Stack {
+func (e env) stack(t *testing.T, perm config.Permissions, opts ...host.Option) *host.Stack {
 	t.Helper()
-	st, err := e.stackOf(t, config.File{Permissions: &perm})
+	st, err := e.stackOf(t, config.File{Permissions: &perm}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func (e env) stack(t *testing.T, perm config.Permissions) *host.Stack {
 // stackOf builds the whole stack of cfg for a test: its commands marked as
 // the test's, its Claude Code files in e; host.Standard's error is
 // returned.
-func (e env) stackOf(t *testing.T, cfg config.File) (*host.Stack, error) {
+func (e env) stackOf(t *testing.T, cfg config.File, opts ...host.Option) (*host.Stack, error) {
 	t.Helper()
 	cfg.Local.Env.Set = proctest.Set()
 	cfg.Local.SpillDir = t.TempDir()
@@ -82,7 +83,8 @@ func (e env) stackOf(t *testing.T, cfg config.File) (*host.Stack, error) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: e.home, ManagedDir: e.managed, ProjectDir: e.project}))
+	opts = append(opts, host.WithPermissions(permissions.Options{Home: e.home, ManagedDir: e.managed, ProjectDir: e.project}))
+	st, err := host.Standard(cfg, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -414,17 +416,33 @@ func TestSettingsReadAtSessionStart(t *testing.T) {
 	}
 }
 
+// TestMalformedSettings: a user or project file that is not JSON, and an
+// entry that is not a rule, are skipped with a warning naming the file
+// (and the entry); a malformed managed file denies every call.
 func TestMalformedSettings(t *testing.T) {
 	e := newEnv(t)
-	writeFile(t, filepath.Join(e.home, ".claude", "settings.json"), "{not json")
-	settings(t, filepath.Join(e.project, ".claude", "settings.json"), nil, nil, []string{"Bash(touch \"unbalanced)", "Bash(touch bad*)"})
-	st := e.stack(t, config.Permissions{Default: "allow"})
+	user, project := filepath.Join(e.home, ".claude", "settings.json"), filepath.Join(e.project, ".claude", "settings.json")
+	writeFile(t, user, "{not json")
+	settings(t, project, nil, nil, []string{"Bash(touch \"unbalanced)", "Bash(touch bad*)"})
+	var logs strings.Builder
+	st := e.stack(t, config.Permissions{Default: "allow"}, host.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	s := newSession(t, e.project)
 	if res := run(t.Context(), st, s, nil, "touch fine"); res.IsError {
 		t.Errorf("a malformed user file or entry broke the session: %q", res.Text())
 	}
 	if res := run(t.Context(), st, s, nil, "touch bad"); !res.IsError {
 		t.Error("the file's usable entry was dropped with the unusable one")
+	}
+	for _, want := range []string{
+		`level=WARN msg="permissions: skipping a Claude Code settings file" file=` + user + ` err=`,
+		`level=WARN msg="permissions: skipping an unusable rule" file=` + project + ` entry="Bash(touch \"unbalanced)" err=`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no warning %q in the log:\n%s", want, logs.String())
+		}
+	}
+	if src := st.Gate.Sources(s); len(src) < 2 || src[1].Name != user || !strings.HasPrefix(src[1].Note, "unusable: ") {
+		t.Errorf("sources %+v: the user file is not listed as unusable", src)
 	}
 
 	managed := filepath.Join(e.managed, "managed-settings.json")
