@@ -5,7 +5,10 @@
 //      tool_call with a terminal block and _meta.terminal_info, then a
 //      tool_call_update with _meta.terminal_output and _meta.terminal_exit;
 //   2. a client without it gets no terminal block and no _meta, and the
-//      update's content is the output as one console text block.
+//      update's content is the output as one console text block;
+//   3. the command policy's ask (issue 12) reaches the client as
+//      session/request_permission: allow_once runs the command, reject_once
+//      and a cancelled outcome return their exact texts and run nothing.
 // Each agent must exit 0 within 10s once its stdin closes.
 // Usage: node .ci/acp-client.mjs PATH/TO/acp-agent
 import { spawn } from "node:child_process";
@@ -78,6 +81,8 @@ async function run(clientCapabilities, cwd, command = COMMAND, permission = null
   };
   const answerPermission = (ctx) => {
     permissions.push(ctx.params);
+    // "cancelled": the client cancelled the prompt turn while asked.
+    if (permission === "cancelled") return { outcome: { outcome: "cancelled" } };
     return { outcome: { outcome: "selected", optionId: permission } };
   };
   const app = client({ name: "dsh-ci" })
@@ -242,10 +247,11 @@ try {
   }
   checkExit(label, r);
 
-  // ---- 3. the command policy asks: allow once, reject --------------------------
+  // ---- 3. the command policy asks: allow once, reject, cancelled ---------------
   for (const [option, runs, text] of [
     ["allow_once", true, "(no output)"],
     ["reject_once", false, "Error: the user declined to run this command"],
+    ["cancelled", false, "Error: the user dismissed the approval request; the command did not run"],
   ]) {
     label = `permission ${option}`;
     const file = `acp-${option}`;
