@@ -164,6 +164,47 @@ func TestDecisions(t *testing.T) {
 	}
 }
 
+// TestBackgroundStartsAreChecked: a background start is decided like a
+// foreground call (docs/spec.md §9): denied, or asked and declined, it
+// starts no task and runs nothing; allowed, it starts one.
+func TestBackgroundStartsAreChecked(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", Allow: []string{"touch allowed*"}, Deny: []string{"rm -rf *"}, ClaudeSettings: new(false)})
+	s := newSession(t, e.project)
+	background := func(a tool.Asker, command string) tool.Result {
+		args, _ := json.Marshal(map[string]any{"command": command, "description": "test", "run_in_background": true})
+		call := tool.Call{Name: "bash", Args: args, Session: s}
+		if a != nil {
+			call.Asker = a
+		}
+		return st.Tools.Execute(t.Context(), call)
+	}
+	a := answering(tool.Declined, false)
+	if res := background(a, "touch bg-denied; rm -rf /nonexistent"); res.Text() != "Error: denied by policy: `rm -rf /nonexistent` matches deny rule \"rm -rf *\"" {
+		t.Errorf("denied: %q", res.Text())
+	}
+	if res := background(a, "touch bg-declined"); res.Text() != "Error: the user declined to run this command" || a.count() != 1 {
+		t.Errorf("declined: %q, %d questions", res.Text(), a.count())
+	}
+	if res := st.Tools.Execute(t.Context(), tool.Call{Name: "task_list", Session: s}); res.Text() != "(no background tasks)" {
+		t.Errorf("a refused start started a task: %q", res.Text())
+	}
+	if res := background(a, "touch allowed"); res.IsError || res.Text() != "started background task bash-1" {
+		t.Fatalf("allowed: %q", res.Text())
+	}
+	proctest.Eventually(t, proctest.Wait, func() error {
+		if !exists(filepath.Join(e.project, "allowed")) {
+			return errors.New("the allowed background command did not run")
+		}
+		return nil
+	})
+	for _, name := range []string{"bg-denied", "bg-declined"} {
+		if exists(filepath.Join(e.project, name)) {
+			t.Errorf("%s ran", name)
+		}
+	}
+}
+
 func TestNoPermissionsSectionNoGate(t *testing.T) {
 	st, err := host.Standard(config.File{Tools: []string{"bash"}})
 	if err != nil {
