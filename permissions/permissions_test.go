@@ -420,6 +420,62 @@ func TestClaudeSettings(t *testing.T) {
 	}
 }
 
+// TestSettingsFiles: the files are read in Claude Code's order (managed,
+// its drop-ins by name, user, project, project local), and PROJECT is
+// CLAUDE_PROJECT_DIR from dsh's environment when set, else the session's
+// cwd (docs/spec.md §9.5).
+func TestSettingsFiles(t *testing.T) {
+	e := newEnv(t)
+	settings(t, filepath.Join(e.managed, "managed-settings.json"), nil, nil, []string{"Bash(touch m-json*)"})
+	settings(t, filepath.Join(e.managed, "managed-settings.d", "20-b.json"), nil, nil, []string{"Bash(touch m-b*)"})
+	settings(t, filepath.Join(e.managed, "managed-settings.d", "10-a.json"), nil, []string{"Bash(touch m-a*)"}, nil)
+	settings(t, filepath.Join(e.home, ".claude", "settings.json"), nil, nil, []string{"Bash(touch user*)"})
+	cwd, envProject := e.project, t.TempDir()
+	settings(t, filepath.Join(cwd, ".claude", "settings.json"), nil, nil, []string{"Bash(touch cwd*)"})
+	settings(t, filepath.Join(envProject, ".claude", "settings.local.json"), nil, nil, []string{"Bash(touch env*)"})
+
+	for _, tc := range []struct {
+		name, env, project string
+	}{{"CLAUDE_PROJECT_DIR", envProject, envProject}, {"session cwd", "", cwd}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CLAUDE_PROJECT_DIR", tc.env)
+			noProject := e
+			noProject.project = "" // the gate's default: the environment, else the cwd
+			st := noProject.stack(t, config.Permissions{Default: "allow"})
+			s := newSession(t, cwd)
+			var got []string
+			for _, src := range st.Gate.Sources(s) {
+				got = append(got, src.Name)
+			}
+			want := []string{"dsh config",
+				filepath.Join(e.managed, "managed-settings.json"),
+				filepath.Join(e.managed, "managed-settings.d", "10-a.json"),
+				filepath.Join(e.managed, "managed-settings.d", "20-b.json"),
+				filepath.Join(e.home, ".claude", "settings.json")}
+			if tc.project == cwd {
+				want = append(want, filepath.Join(cwd, ".claude", "settings.json"))
+			} else {
+				want = append(want, filepath.Join(envProject, ".claude", "settings.local.json"))
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("sources\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			for cmd, denied := range map[string]bool{
+				"touch m-json": true, "touch m-b": true, "touch user": true,
+				"touch cwd": tc.project == cwd, "touch env": tc.project == envProject,
+			} {
+				res, err := st.Gate.Check(s, cmd)
+				if err != nil || (res.Decision == "deny") != denied {
+					t.Errorf("%s: %s, %v; want denied %v", cmd, res.Decision, err, denied)
+				}
+			}
+			if res, _ := st.Gate.Check(s, "touch m-a"); res.Decision != "ask" {
+				t.Errorf("the managed drop-in's ask rule: %s", res.Decision)
+			}
+		})
+	}
+}
+
 func TestProjectAllowNeedsTrust(t *testing.T) {
 	e := newEnv(t)
 	settings(t, filepath.Join(e.project, ".claude", "settings.local.json"), []string{"Bash(touch trusted*)"}, nil, nil)
