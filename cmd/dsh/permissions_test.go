@@ -180,6 +180,24 @@ func TestPolicyCheck(t *testing.T) {
 	if got = dsh(t, nil, "policy", "check"); got.code != 2 {
 		t.Errorf("no command: %+v", got)
 	}
+	// --workdir is the session's cwd, so PROJECT: its .claude files count.
+	project := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(project, ".claude", "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"permissions":{"deny":["Bash(make deploy*)"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + t.TempDir(), "CLAUDE_PROJECT_DIR="}
+	cfg = writeFile(t, "dsh.yaml", "permissions: {default: allow}\n")
+	got = dsh(t, env, "policy", "check", "--config", cfg, "--workdir", project, "--", "make deploy")
+	if want := "deny\nmake deploy → deny: deny rule \"make deploy*\" (" + settings + ")\n"; got.code != 0 || got.stdout != want {
+		t.Errorf("--workdir: %+v\nwant %q", got, want)
+	}
+	if got = dsh(t, env, "policy", "check", "--config", cfg, "--workdir", t.TempDir(), "--", "make deploy"); got.code != 0 || !strings.HasPrefix(got.stdout, "allow\n") {
+		t.Errorf("another workdir: %+v", got)
+	}
 }
 
 // TestInvalidRuleIsAConfigError: exit 2 naming the rule and its line.
