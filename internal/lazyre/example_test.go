@@ -9,6 +9,7 @@ import (
 var word = lazyre.New(`^[a-z]+$`) // not compiled yet
 
 func Example() {
-	fmt.Println(word().MatchString("dsh"), word().MatchString("d-s-h"), word() == word())
+	first, again := word(), word() // compiled once: the same *Regexp
+	fmt.Println(first.MatchString("dsh"), first.MatchString("d-s-h"), first == again)
 	// Output: true false true
 }
