@@ -5,7 +5,12 @@
 //      tool_call with a terminal block and _meta.terminal_info, then a
 //      tool_call_update with _meta.terminal_output and _meta.terminal_exit;
 //   2. a client without it gets no terminal block and no _meta, and the
-//      update's content is the output as one console text block.
+//      update's content is the output as one console text block;
+//   3. the command policy's ask (issue 12) reaches the client as
+//      session/request_permission: allow_once runs the command, reject_once
+//      and a cancelled outcome return their exact texts and run nothing;
+//   4. a command no rule allows offers allow_always too: chosen, the same
+//      kind of command runs unasked in the rest of the session.
 // Each agent must exit 0 within 10s once its stdin closes.
 // Usage: node .ci/acp-client.mjs PATH/TO/acp-agent
 import { spawn } from "node:child_process";
@@ -54,7 +59,8 @@ const check = (label, checks, received) => {
 const has = (obj, key) => obj != null && Object.hasOwn(obj, key);
 
 // run starts one agent process, initializes it with clientCapabilities,
-// opens a session in cwd and prompts COMMAND. It returns the session/update
+// opens a session in cwd and prompts COMMAND (or each of an array of
+// commands, in turn). It returns the session/update
 // notifications received, the prompt's response and the agent's exit status
 // after its stdin closed.
 async function run(clientCapabilities, cwd, command = COMMAND, permission = null) {
@@ -78,6 +84,8 @@ async function run(clientCapabilities, cwd, command = COMMAND, permission = null
   };
   const answerPermission = (ctx) => {
     permissions.push(ctx.params);
+    // "cancelled": the client cancelled the prompt turn while asked.
+    if (permission === "cancelled") return { outcome: { outcome: "cancelled" } };
     return { outcome: { outcome: "selected", optionId: permission } };
   };
   const app = client({ name: "dsh-ci" })
@@ -103,11 +111,15 @@ async function run(clientCapabilities, cwd, command = COMMAND, permission = null
         clientInfo: { name: "dsh-ci", version: "0" },
       });
       const session = await ctx.request(methods.agent.session.new, { cwd, mcpServers: [] });
-      const response = await ctx.request(methods.agent.session.prompt, {
-        sessionId: session.sessionId,
-        prompt: [{ type: "text", text: command }],
-      });
-      return { init, session, response };
+      // One prompt per command, in order, in this one session.
+      const responses = [];
+      for (const text of Array.isArray(command) ? command : [command]) {
+        responses.push(await ctx.request(methods.agent.session.prompt, {
+          sessionId: session.sessionId,
+          prompt: [{ type: "text", text }],
+        }));
+      }
+      return { init, session, response: responses[0], responses };
     });
   } catch (err) {
     // Show what the agent said, if anything, with the SDK's error.
@@ -242,10 +254,11 @@ try {
   }
   checkExit(label, r);
 
-  // ---- 3. the command policy asks: allow once, reject --------------------------
+  // ---- 3. the command policy asks: allow once, reject, cancelled ---------------
   for (const [option, runs, text] of [
     ["allow_once", true, "(no output)"],
     ["reject_once", false, "Error: the user declined to run this command"],
+    ["cancelled", false, "Error: the user dismissed the approval request; the command did not run"],
   ]) {
     label = `permission ${option}`;
     const file = `acp-${option}`;
@@ -267,6 +280,31 @@ try {
         [`the file ${file}`, existsSync(join(cwd, file)) === runs],
       ],
       { permissions: r.permissions, update },
+    );
+    checkExit(label, r);
+  }
+
+  // ---- 4. allow always: remembered for the rest of the session ------------------
+  // No rule allows mkdir: remember is offered, as `mkdir *` (-p is an option).
+  {
+    label = "permission allow_always";
+    const dirs = ["acp-always-1", "acp-always-2"];
+    r = await run({}, cwd, dirs.map((d) => `mkdir -p ${d}`), "allow_always");
+    const asked = r.permissions[0];
+    const always = asked?.options?.find((o) => o.optionId === "allow_always");
+    check(
+      `${label}: offered as "Allow \`mkdir *\` for the rest of this session"; the session's next mkdir runs unasked`,
+      [
+        [`${r.permissions.length} permission requests (want 1, for the first prompt)`, r.permissions.length === 1],
+        [
+          `options ${JSON.stringify(asked?.options?.map((o) => o.optionId))}`,
+          isDeepStrictEqual(asked?.options?.map((o) => o.optionId), ["allow_once", "allow_always", "reject_once"]),
+        ],
+        [`allow_always is named ${JSON.stringify(always?.name)}`, always?.name === "Allow `mkdir *` for the rest of this session"],
+        [`stop reasons ${JSON.stringify(r.responses.map((x) => x.stopReason))}`, r.responses.every((x) => x.stopReason === "end_turn")],
+        ...dirs.map((d) => [`${d} was not made`, existsSync(join(cwd, d))]),
+      ],
+      { permissions: r.permissions, notifications: r.notifications },
     );
     checkExit(label, r);
   }

@@ -192,12 +192,14 @@ func (a *exampleAgent) SetSessionMode(context.Context, acpsdk.SetSessionModeRequ
 
 // serveExampleAgent composes dsh's bash tool (host.Standard) and serves the
 // agent over in/out until in closes; then every session's processes are
-// ended. Its policy asks before any touch.
+// ended. Its policy asks before any touch (an ask rule: no remember) and
+// before any command no rule allows (remember offered); read-only
+// commands and exit run unasked.
 func serveExampleAgent(in io.Reader, out io.Writer) error {
 	no := false
 	st, err := host.Standard(config.File{
 		Tools:       []string{config.ToolBash},
-		Permissions: &config.Permissions{Ask: []string{"touch *"}, ClaudeSettings: &no},
+		Permissions: &config.Permissions{Default: "ask", Allow: []string{"exit *"}, Ask: []string{"touch *"}, ClaudeSettings: &no},
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/dsh-go/dsh/internal/lazyre"
 	"github.com/dsh-go/dsh/policy"
 )
 
@@ -48,11 +49,11 @@ const HookCommand = "command"
 
 // exactMatcher is a matcher of exact names (Claude Code's rule: only
 // letters, digits, _, -, spaces, | and ,).
-var exactMatcher = regexp.MustCompile(`^[A-Za-z0-9_\- |,]*$`)
+var exactMatcher = lazyre.New(`^[A-Za-z0-9_\- |,]*$`)
 
 // ExactMatcher reports whether m names tools exactly (a list split on |
 // or ,) rather than by a regular expression.
-func ExactMatcher(m string) bool { return exactMatcher.MatchString(m) }
+func ExactMatcher(m string) bool { return exactMatcher().MatchString(m) }
 
 // CheckMatcher reports why a matcher cannot be used: a regular expression
 // Go's regexp refuses.

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/dsh-go/dsh/internal/lazyre"
 	"github.com/dsh-go/dsh/policy"
 )
 
@@ -87,8 +87,8 @@ func document(data []byte) (*yaml.Node, error) {
 
 // yamlLine is the line the yaml package puts in front of most messages.
 var (
-	yamlLine   = regexp.MustCompile(`^line (\d+): (.*)$`)
-	yamlAnchor = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+	yamlLine   = lazyre.New(`^line (\d+): (.*)$`)
+	yamlAnchor = lazyre.New(`^unknown anchor '(.*)' referenced$`)
 )
 
 // syntaxErr is a YAML syntax error of data, with its line: the yaml
@@ -98,12 +98,12 @@ var (
 // none.
 func syntaxErr(data []byte, err error) *Error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		return docErr(line, "not valid YAML: %s", m[2])
 	}
 	line := 1
-	switch m := yamlAnchor.FindStringSubmatch(msg); {
+	switch m := yamlAnchor().FindStringSubmatch(msg); {
 	case m != nil:
 		line = lineAt(data, bytes.Index(data, []byte("*"+m[1])))
 	case strings.HasPrefix(msg, "exceeded max depth"):
@@ -466,7 +466,7 @@ func count(dst *int) decoder {
 }
 
 // decimal is the syntax of a YAML 1.2 decimal float, underscores removed.
-var decimal = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+var decimal = lazyre.New(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
 
 // numberValue returns the value of a scalar that YAML reads as a number.
 func numberValue(n *yaml.Node) (float64, bool) {
@@ -489,7 +489,7 @@ func numberValue(n *yaml.Node) (float64, bool) {
 		return 0, false
 	}
 	s := strings.ReplaceAll(n.Value, "_", "")
-	if !decimal.MatchString(s) {
+	if !decimal().MatchString(s) {
 		return 0, false
 	}
 	v, err := strconv.ParseFloat(s, 64)

@@ -687,6 +687,67 @@ trustProjectHooks: true
 	}
 }
 
+// TestParsePermissions: the permissions section (docs/spec.md §9.1): its
+// keys, the defaults of the absent ones, and a clear error naming the key,
+// the rule and the line for each value that cannot be used.
+func TestParsePermissions(t *testing.T) {
+	f, err := Parse([]byte(`
+permissions:
+  default: ask
+  allow: ["npm test *", "Bash(go test:*)"]
+  ask: ["git push *"]
+  deny: ["rm -rf /*", sudo *]
+  readOnly: false
+  askFallback: allow
+  askTimeoutMs: 1500
+  claudeSettings: false
+  trustProjectAllow: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Permissions{Default: "ask", Allow: []string{"npm test *", "Bash(go test:*)"}, Ask: []string{"git push *"}, Deny: []string{"rm -rf /*", "sudo *"},
+		ReadOnly: ptr(false), AskFallback: "allow", AskTimeoutMs: 1500, ClaudeSettings: ptr(false), TrustProjectAllow: true}
+	if diff := cmp.Diff(want, f.Permissions); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	// No key, or a null one: no section. An empty one: every default.
+	for doc, want := range map[string]*Permissions{
+		"":                nil,
+		"permissions:":    nil,
+		"permissions: {}": {},
+	} {
+		f, err := Parse([]byte(doc))
+		if err != nil || !cmp.Equal(want, f.Permissions) {
+			t.Errorf("%q: %+v, %v", doc, f.Permissions, err)
+		}
+	}
+	defaults := Permissions{}.WithDefaults()
+	if defaults.Default != "allow" || *defaults.ReadOnly != true || defaults.AskFallback != "deny" || defaults.AskTimeoutMs != 300000 || *defaults.ClaudeSettings != true || defaults.TrustProjectAllow {
+		t.Errorf("defaults %+v", defaults)
+	}
+	for doc, want := range map[string]string{
+		"permissions: {default: maybe}":                       `permissions.default: "maybe" is not one of "allow", "ask" or "deny" (line 1)`,
+		"permissions: {askFallback: ask}":                     `permissions.askFallback: "ask" is not one of "deny" or "allow" (line 1)`,
+		"permissions: {askTimeoutMs: 0}":                      `permissions.askTimeoutMs must be a positive finite number (line 1)`,
+		"permissions: {askTimeoutMs: -1}":                     `permissions.askTimeoutMs must be a positive finite number (line 1)`,
+		"permissions: {askTimeoutMs: .inf}":                   `permissions.askTimeoutMs must be a positive finite number (line 1)`,
+		"permissions: {askTimeoutMs: '5'}":                    `permissions.askTimeoutMs must be a number (line 1)`,
+		"permissions: {readOnly: yes}":                        `permissions.readOnly must be true or false (line 1)`,
+		"permissions: {alow: [ls]}":                           `permissions.alow: unknown key (line 1); did you mean permissions.allow?`,
+		"permissions: {deny: rm}":                             `permissions.deny must be a list of strings (line 1)`,
+		"permissions:\n  allow:\n    - ls\n    - Read(./x)\n": `permissions.allow[1]: invalid rule "Read(./x)": names another tool: only Bash rules apply to commands (line 4)`,
+		"permissions:\n  ask: ['']\n":                         `permissions.ask[0]: invalid rule "": empty pattern (line 2)`,
+		"permissions:\n  deny: [\"rm 'x\"]\n":                 `permissions.deny[0]: invalid rule "rm 'x": unbalanced quotes (line 2)`,
+		"permissions:\n  deny: [rm\\]\n":                      `permissions.deny[0]: invalid rule "rm\\": trailing backslash (line 2)`,
+		"permissions:\n  deny: [Bash(rm]\n":                   `permissions.deny[0]: invalid rule "Bash(rm": Bash( without its closing ) (line 2)`,
+	} {
+		if _, err := Parse([]byte(doc)); errText(err) != want {
+			t.Errorf("%q:\n got %q\nwant %q", doc, errText(err), want)
+		}
+	}
+}
+
 // TestBashYieldAfter: a Go caller's yieldAfterMs gets the file's rule,
 // and the effective value is whole milliseconds, 0 for off.
 func TestBashYieldAfter(t *testing.T) {

@@ -4,11 +4,11 @@ import (
 	"maps"
 	"net"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/dsh-go/dsh/internal/lazyre"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -202,11 +202,11 @@ func badHost(s, why string) *Error {
 }
 
 // shellName is a name a POSIX shell can export.
-var shellName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var shellName = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ShellName reports whether s is a name a POSIX shell can export: a
 // letter or underscore, then letters, digits and underscores.
-func ShellName(s string) bool { return shellName.MatchString(s) }
+func ShellName(s string) bool { return shellName().MatchString(s) }
 
 // ReservedName reports whether the SSH executor's remote wrapper keeps
 // name for itself, so that no env may set it: BASH, the path of the bash
@@ -219,7 +219,7 @@ func ReservedName(name string) bool {
 // checkShellSet checks one entry of an env.set whose names the SSH
 // executor's remote wrapper exports.
 func checkShellSet(key, name, value string, line int) *Error {
-	if !shellName.MatchString(name) {
+	if !shellName().MatchString(name) {
 		return keyErr(key, line, "name %q is not a valid variable name", name)
 	}
 	if ReservedName(name) {

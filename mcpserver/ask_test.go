@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -167,3 +168,94 @@ func TestRetryDoesNotRerunHooks(t *testing.T) {
 		t.Error("the rewritten command did not run")
 	}
 }
+
+// TestRequestStateIsBoundToItsCall: an answered request state runs only
+// the call it was given for, once: not other arguments, not in another
+// session, not with its settled input altered, not a second time.
+func TestRequestStateIsBoundToItsCall(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config.File{Permissions: &config.Permissions{Default: "ask", ClaudeSettings: new(false)}}
+	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
+	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: dir, Version: "test"})
+	defer s.Close()
+	// Clients that see the input requests themselves (no automatic retry),
+	// and declare elicitation.
+	connect := func() *mcp.ClientSession {
+		client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return nil, errors.New("not asked this way on 2026-07-28")
+			},
+		})
+		ct, stt := mcp.NewInMemoryTransports()
+		if _, err := s.MCP().Connect(t.Context(), stt, nil); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := client.Connect(t.Context(), ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	a, b := connect(), connect()
+	call := func(cs *mcp.ClientSession, command, state string) *mcp.CallToolResult {
+		t.Helper()
+		p := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": command, "description": "d"}}
+		if state != "" {
+			p.InputResponses, p.RequestState = mcp.InputResponseMap{approvalKey: &mcp.ElicitResult{Action: "accept"}}, state
+		}
+		res, err := cs.CallTool(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := call(a, "touch one", "")
+	if !first.NeedsInput() || first.RequestState == "" || first.InputRequests[approvalKey] == nil {
+		t.Fatalf("the first call was not asked with an input request: %+v", first)
+	}
+	state := first.RequestState
+	settled, sig, _ := strings.Cut(state, ".")
+	other := call(a, "touch other", "")
+	otherSettled, _, _ := strings.Cut(other.RequestState, ".")
+	for _, tc := range []struct {
+		name, command, state string
+		cs                   *mcp.ClientSession
+	}{
+		{"other arguments", "touch two", state, a},
+		{"another session", "touch one", state, b},
+		{"another call's settled input", "touch one", otherSettled + "." + sig, a},
+		{"no signature", "touch one", settled, a},
+	} {
+		res := call(tc.cs, tc.command, tc.state)
+		if !res.NeedsInput() {
+			t.Errorf("%s: a retry of %q ran on a state it was not given (%q)", tc.name, tc.command, texts(res))
+		}
+	}
+	if res := call(a, "touch one", state); res.NeedsInput() || len(texts(res)) != 1 || texts(res)[0] != "(no output)" {
+		t.Fatalf("the answered retry: %+v", res)
+	}
+	for name, want := range map[string]bool{"one": true, "two": false, "other": false} {
+		if _, err := os.Stat(filepath.Join(dir, name)); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", name, err == nil, want)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "one")); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(a, "touch one", state); !res.NeedsInput() {
+		t.Errorf("a used state ran again: %q", texts(res))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "one")); err == nil {
+		t.Error("a replayed state ran the command")
+	}
+}
+
+// approvalKey is the key of dsh's question in an input request.
+const approvalKey = "approval"

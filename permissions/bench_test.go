@@ -15,7 +15,9 @@ import (
 
 // BenchmarkGate measures what the gate adds to a call: the registry's
 // Execute of a tool named bash that does nothing, without a gate (no
-// permissions section) and with one deciding a one-line command by rules.
+// permissions section: host.Standard installs none), with the gate of a
+// deployment without a permissions section but with a sandbox or hooks,
+// and with one deciding a one-line command by rules.
 //
 //	go test -run '^$' -bench Gate -count 6 ./permissions/
 func BenchmarkGate(b *testing.B) {
@@ -30,6 +32,9 @@ func BenchmarkGate(b *testing.B) {
 		gate *permissions.Gate
 	}{
 		{"none", nil},
+		// No permissions section, but a sandbox or hooks: the gate
+		// parses nothing and only looks for dangerouslyDisableSandbox.
+		{"nopolicy", permissions.NewWithoutPolicy(permissions.Options{Home: dir, ManagedDir: dir})},
 		{"rules", permissions.New(config.Permissions{
 			Default: "ask", Allow: []string{"go test *", "npm test *"}, Ask: []string{"git push *"}, Deny: []string{"rm -rf *", "sudo *"}, ClaudeSettings: &no,
 		}, permissions.Options{Home: dir, ManagedDir: dir})},

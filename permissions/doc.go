@@ -9,9 +9,10 @@
 //
 // host.Standard installs a gate made by [New] when the config has a
 // permissions section, and one made by [NewWithoutPolicy] when it has
-// none but a sandbox is on: that gate has no rules, reads no file and
-// parses no command, and lets every call through but one that leaves the
-// sandbox. With neither there is no gate.
+// none but a sandbox is on or hooks are configured (a hook may ask): that
+// gate has no rules, reads no file and parses no command, and lets every
+// call through but one that leaves the sandbox or that a hook asks about.
+// With none of these there is no gate.
 //
 // Decisions where the spec is silent:
 //   - Leaving the sandbox: a call whose dangerouslyDisableSandbox is the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,9 +64,9 @@ func writeFile(t *testing.T, path, content string) {
 
 // stack builds the whole stack with perm as its permissions section, its
 // Claude Code files in e.
-func (e env) stack(t *testing.T, perm config.Permissions) *host.Stack {
+func (e env) stack(t *testing.T, perm config.Permissions, opts ...host.Option) *host.Stack {
 	t.Helper()
-	st, err := e.stackOf(t, config.File{Permissions: &perm})
+	st, err := e.stackOf(t, config.File{Permissions: &perm}, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func (e env) stack(t *testing.T, perm config.Permissions) *host.Stack {
 // stackOf builds the whole stack of cfg for a test: its commands marked as
 // the test's, its Claude Code files in e; host.Standard's error is
 // returned.
-func (e env) stackOf(t *testing.T, cfg config.File) (*host.Stack, error) {
+func (e env) stackOf(t *testing.T, cfg config.File, opts ...host.Option) (*host.Stack, error) {
 	t.Helper()
 	cfg.Local.Env.Set = proctest.Set()
 	cfg.Local.SpillDir = t.TempDir()
@@ -83,7 +84,8 @@ func (e env) stackOf(t *testing.T, cfg config.File) (*host.Stack, error) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: e.home, ManagedDir: e.managed, ProjectDir: e.project}))
+	opts = append(opts, host.WithPermissions(permissions.Options{Home: e.home, ManagedDir: e.managed, ProjectDir: e.project}))
+	st, err := host.Standard(cfg, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +162,47 @@ func TestDecisions(t *testing.T) {
 	// Another tool is not the policy's.
 	if res := st.Tools.Execute(t.Context(), tool.Call{Name: "task_list", Session: s}); res.IsError {
 		t.Errorf("task_list: %+v", res)
+	}
+}
+
+// TestBackgroundStartsAreChecked: a background start is decided like a
+// foreground call (docs/spec.md §9): denied, or asked and declined, it
+// starts no task and runs nothing; allowed, it starts one.
+func TestBackgroundStartsAreChecked(t *testing.T) {
+	e := newEnv(t)
+	st := e.stack(t, config.Permissions{Default: "ask", Allow: []string{"touch allowed*"}, Deny: []string{"rm -rf *"}, ClaudeSettings: new(false)})
+	s := newSession(t, e.project)
+	background := func(a tool.Asker, command string) tool.Result {
+		args, _ := json.Marshal(map[string]any{"command": command, "description": "test", "run_in_background": true})
+		call := tool.Call{Name: "bash", Args: args, Session: s}
+		if a != nil {
+			call.Asker = a
+		}
+		return st.Tools.Execute(t.Context(), call)
+	}
+	a := answering(tool.Declined, false)
+	if res := background(a, "touch bg-denied; rm -rf /nonexistent"); res.Text() != "Error: denied by policy: `rm -rf /nonexistent` matches deny rule \"rm -rf *\"" {
+		t.Errorf("denied: %q", res.Text())
+	}
+	if res := background(a, "touch bg-declined"); res.Text() != "Error: the user declined to run this command" || a.count() != 1 {
+		t.Errorf("declined: %q, %d questions", res.Text(), a.count())
+	}
+	if res := st.Tools.Execute(t.Context(), tool.Call{Name: "task_list", Session: s}); res.Text() != "(no background tasks)" {
+		t.Errorf("a refused start started a task: %q", res.Text())
+	}
+	if res := background(a, "touch allowed"); res.IsError || res.Text() != "started background task bash-1" {
+		t.Fatalf("allowed: %q", res.Text())
+	}
+	proctest.Eventually(t, proctest.Wait, func() error {
+		if !exists(filepath.Join(e.project, "allowed")) {
+			return errors.New("the allowed background command did not run")
+		}
+		return nil
+	})
+	for _, name := range []string{"bg-denied", "bg-declined"} {
+		if exists(filepath.Join(e.project, name)) {
+			t.Errorf("%s ran", name)
+		}
 	}
 }
 
@@ -378,6 +421,62 @@ func TestClaudeSettings(t *testing.T) {
 	}
 }
 
+// TestSettingsFiles: the files are read in Claude Code's order (managed,
+// its drop-ins by name, user, project, project local), and PROJECT is
+// CLAUDE_PROJECT_DIR from dsh's environment when set, else the session's
+// cwd (docs/spec.md §9.5).
+func TestSettingsFiles(t *testing.T) {
+	e := newEnv(t)
+	settings(t, filepath.Join(e.managed, "managed-settings.json"), nil, nil, []string{"Bash(touch m-json*)"})
+	settings(t, filepath.Join(e.managed, "managed-settings.d", "20-b.json"), nil, nil, []string{"Bash(touch m-b*)"})
+	settings(t, filepath.Join(e.managed, "managed-settings.d", "10-a.json"), nil, []string{"Bash(touch m-a*)"}, nil)
+	settings(t, filepath.Join(e.home, ".claude", "settings.json"), nil, nil, []string{"Bash(touch user*)"})
+	cwd, envProject := e.project, t.TempDir()
+	settings(t, filepath.Join(cwd, ".claude", "settings.json"), nil, nil, []string{"Bash(touch cwd*)"})
+	settings(t, filepath.Join(envProject, ".claude", "settings.local.json"), nil, nil, []string{"Bash(touch env*)"})
+
+	for _, tc := range []struct {
+		name, env, project string
+	}{{"CLAUDE_PROJECT_DIR", envProject, envProject}, {"session cwd", "", cwd}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CLAUDE_PROJECT_DIR", tc.env)
+			noProject := e
+			noProject.project = "" // the gate's default: the environment, else the cwd
+			st := noProject.stack(t, config.Permissions{Default: "allow"})
+			s := newSession(t, cwd)
+			var got []string
+			for _, src := range st.Gate.Sources(s) {
+				got = append(got, src.Name)
+			}
+			want := []string{"dsh config",
+				filepath.Join(e.managed, "managed-settings.json"),
+				filepath.Join(e.managed, "managed-settings.d", "10-a.json"),
+				filepath.Join(e.managed, "managed-settings.d", "20-b.json"),
+				filepath.Join(e.home, ".claude", "settings.json")}
+			if tc.project == cwd {
+				want = append(want, filepath.Join(cwd, ".claude", "settings.json"))
+			} else {
+				want = append(want, filepath.Join(envProject, ".claude", "settings.local.json"))
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("sources\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			for cmd, denied := range map[string]bool{
+				"touch m-json": true, "touch m-b": true, "touch user": true,
+				"touch cwd": tc.project == cwd, "touch env": tc.project == envProject,
+			} {
+				res, err := st.Gate.Check(s, cmd)
+				if err != nil || (res.Decision == "deny") != denied {
+					t.Errorf("%s: %s, %v; want denied %v", cmd, res.Decision, err, denied)
+				}
+			}
+			if res, _ := st.Gate.Check(s, "touch m-a"); res.Decision != "ask" {
+				t.Errorf("the managed drop-in's ask rule: %s", res.Decision)
+			}
+		})
+	}
+}
+
 func TestProjectAllowNeedsTrust(t *testing.T) {
 	e := newEnv(t)
 	settings(t, filepath.Join(e.project, ".claude", "settings.local.json"), []string{"Bash(touch trusted*)"}, nil, nil)
@@ -415,17 +514,33 @@ func TestSettingsReadAtSessionStart(t *testing.T) {
 	}
 }
 
+// TestMalformedSettings: a user or project file that is not JSON, and an
+// entry that is not a rule, are skipped with a warning naming the file
+// (and the entry); a malformed managed file denies every call.
 func TestMalformedSettings(t *testing.T) {
 	e := newEnv(t)
-	writeFile(t, filepath.Join(e.home, ".claude", "settings.json"), "{not json")
-	settings(t, filepath.Join(e.project, ".claude", "settings.json"), nil, nil, []string{"Bash(touch \"unbalanced)", "Bash(touch bad*)"})
-	st := e.stack(t, config.Permissions{Default: "allow"})
+	user, project := filepath.Join(e.home, ".claude", "settings.json"), filepath.Join(e.project, ".claude", "settings.json")
+	writeFile(t, user, "{not json")
+	settings(t, project, nil, nil, []string{"Bash(touch \"unbalanced)", "Bash(touch bad*)"})
+	var logs strings.Builder
+	st := e.stack(t, config.Permissions{Default: "allow"}, host.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	s := newSession(t, e.project)
 	if res := run(t.Context(), st, s, nil, "touch fine"); res.IsError {
 		t.Errorf("a malformed user file or entry broke the session: %q", res.Text())
 	}
 	if res := run(t.Context(), st, s, nil, "touch bad"); !res.IsError {
 		t.Error("the file's usable entry was dropped with the unusable one")
+	}
+	for _, want := range []string{
+		`level=WARN msg="permissions: skipping a Claude Code settings file" file=` + user + ` err=`,
+		`level=WARN msg="permissions: skipping an unusable rule" file=` + project + ` entry="Bash(touch \"unbalanced)" err=`,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no warning %q in the log:\n%s", want, logs.String())
+		}
+	}
+	if src := st.Gate.Sources(s); len(src) < 2 || src[1].Name != user || !strings.HasPrefix(src[1].Note, "unusable: ") {
+		t.Errorf("sources %+v: the user file is not listed as unusable", src)
 	}
 
 	managed := filepath.Join(e.managed, "managed-settings.json")

@@ -1,9 +1,9 @@
 package policy
 
 import (
-	"regexp"
 	"strings"
 
+	"github.com/dsh-go/dsh/internal/lazyre"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -135,7 +135,7 @@ func isOptionWith(a arg, c byte) bool {
 }
 
 // nameAssign matches NAME=, NAME+=, NAME[…]= at the start of a word.
-var nameAssign = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)(\[[^]]*\])?\+?=`)
+var nameAssign = lazyre.New(`^([A-Za-z_][A-Za-z0-9_]*)(\[[^]]*\])?\+?=`)
 
 // declaredName returns the name a declaration argument assigns: NAME=…
 // (written quoted, so not parsed as an assignment), or dynName for a
@@ -144,7 +144,7 @@ func declaredName(a arg) []string {
 	if a.dyn {
 		return []string{dynName}
 	}
-	if m := nameAssign.FindStringSubmatch(a.text); m != nil {
+	if m := nameAssign().FindStringSubmatch(a.text); m != nil {
 		return []string{m[1]}
 	}
 	return nil

@@ -2,9 +2,9 @@ package policy
 
 import (
 	"errors"
-	"regexp"
 	"strings"
 
+	"github.com/dsh-go/dsh/internal/lazyre"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -56,7 +56,7 @@ var (
 // WebFetch(domain:…), mcp__server__tool. Tools are capitalised or mcp__
 // names; a bare word is another tool only when it names one of Claude
 // Code's, so that a command such as `R` stays a pattern.
-var otherTool = regexp.MustCompile(`^(([A-Z][A-Za-z0-9_]*|mcp__[A-Za-z0-9_-]+)\(.*\)|mcp__[A-Za-z0-9_-]+)$`)
+var otherTool = lazyre.New(`^(([A-Z][A-Za-z0-9_]*|mcp__[A-Za-z0-9_-]+)\(.*\)|mcp__[A-Za-z0-9_-]+)$`)
 
 // claudeTools are the names of Claude Code's other tools.
 var claudeTools = map[string]bool{
@@ -99,7 +99,7 @@ func rulePattern(text string) (string, error) {
 			return "", errParen
 		}
 		text = strings.TrimSpace(text[len("Bash(") : len(text)-1])
-	case otherTool.MatchString(text) || claudeTools[text]:
+	case otherTool().MatchString(text) || claudeTools[text]:
 		return "", errTool
 	}
 	if text == "" {

@@ -1,9 +1,10 @@
 package policy
 
 import (
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/dsh-go/dsh/internal/lazyre"
 )
 
 // bashLike shells run `-c SCRIPT` in a language the policy parses
@@ -115,11 +116,11 @@ loop:
 }
 
 // procFD matches /proc/PID/fd/N, another name for a descriptor.
-var procFD = regexp.MustCompile(`^/proc/[^/]+/fd/`)
+var procFD = lazyre.New(`^/proc/[^/]+/fd/`)
 
 // stdinPath reports whether a file operand is stdin or a descriptor.
 func stdinPath(p string) bool {
-	return p == "-" || p == "/dev/stdin" || strings.HasPrefix(p, "/dev/fd/") || procFD.MatchString(p)
+	return p == "-" || p == "/dev/stdin" || strings.HasPrefix(p, "/dev/fd/") || procFD().MatchString(p)
 }
 
 // scriptFile is the step of a shell given a script file: an ordinary
@@ -501,7 +502,7 @@ func letStep(_ *checker, _ *unit, args []arg) step {
 	for _, a := range args[1:] {
 		if a.dyn {
 			names = append(names, dynName)
-		} else if m := letAssign.FindStringSubmatch(a.text); m != nil {
+		} else if m := letAssign().FindStringSubmatch(a.text); m != nil {
 			names = append(names, m[1])
 		}
 	}
@@ -509,7 +510,7 @@ func letStep(_ *checker, _ *unit, args []arg) step {
 }
 
 // letAssign matches an arithmetic assignment at the start of an expression.
-var letAssign = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^]]*\])?\s*(=|[-+*/%&|^]=|<<=|>>=|\*\*=|\+\+|--)`)
+var letAssign = lazyre.New(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\[[^]]*\])?\s*(=|[-+*/%&|^]=|<<=|>>=|\*\*=|\+\+|--)`)
 
 // argName is the name an argument assigns, dynName when dynamic; an
 // array subscript is not part of it (`printf -v 'PATH[0]'` assigns PATH).

@@ -242,10 +242,15 @@ func allPlain(ws []*syntax.Word) bool {
 
 // args evaluates a command's words.
 func (c *checker) args(sc *scope, words []*syntax.Word) []arg {
-	var out []arg
+	// One allocation for the common case of a word per argument.
+	out := make([]arg, 0, min(len(words), maxArgs+1))
 	for _, w := range words {
 		if len(out) >= maxArgs {
 			return append(out, arg{text: source(sc, w), dyn: true, multi: true, word: w})
+		}
+		if t, ok := plainWord(w); ok {
+			out = append(out, arg{text: showCR(t), word: w})
+			continue
 		}
 		out = append(out, c.wordArgs(sc, w)...)
 	}

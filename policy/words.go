@@ -1,11 +1,11 @@
 package policy
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dsh-go/dsh/internal/lazyre"
 	"mvdan.cc/sh/v3/pattern"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -339,7 +339,7 @@ func dqUnescape(s string, quote byte) string {
 }
 
 // assignLike matches a word bash treats as an assignment for ~: NAME=.
-var assignLike = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var assignLike = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 // tilde applies the tilde prefixes of a field's first bare piece: at its
 // start and, in a word like NAME=…, after the = and after each colon. A
@@ -352,7 +352,7 @@ func tilde(f field, home string) field {
 	}
 	t := f[0].text
 	starts := []int{0}
-	if m := assignLike.FindStringIndex(t); m != nil {
+	if m := assignLike().FindStringIndex(t); m != nil {
 		starts = []int{m[1]}
 		for i := m[1]; i < len(t); i++ {
 			if t[i] == ':' {

@@ -1,9 +1,9 @@
 package policy
 
 import (
-	"regexp"
 	"strings"
 
+	"github.com/dsh-go/dsh/internal/lazyre"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -339,10 +339,10 @@ func shellWrapper(sp *optSpec) handler {
 }
 
 // niceAdjustment is nice's legacy -N form.
-var niceAdjustment = regexp.MustCompile(`^-[-+]?[0-9]+$`)
+var niceAdjustment = lazyre.New(`^-[-+]?[0-9]+$`)
 
 func niceStep(c *checker, u *unit, args []arg) step {
-	if len(args) > 1 && !args[1].dyn && niceAdjustment.MatchString(args[1].text) {
+	if len(args) > 1 && !args[1].dyn && niceAdjustment().MatchString(args[1].text) {
 		rest := append([]arg{args[0]}, args[2:]...)
 		return wrapper(&niceOpts, true)(c, u, rest)
 	}
@@ -463,7 +463,7 @@ func sudoStep(c *checker, _ *unit, args []arg) step {
 	}
 	var names []string
 	for ; i < len(args) && !args[i].dyn; i++ {
-		m := nameAssign.FindStringSubmatch(args[i].text)
+		m := nameAssign().FindStringSubmatch(args[i].text)
 		if m == nil {
 			break
 		}

@@ -94,6 +94,61 @@ func BenchmarkThroughput(b *testing.B) {
 	}
 }
 
+// BenchmarkKeepHead1GiB measures what keeping a head costs (docs/spec.md
+// §3.4a): 1 GiB through Run with the default keepHeadBytes against
+// keepHeadBytes: 0 (a tail only, the behaviour before the head). Goal:
+// throughput within 5% and the same heap bound. Each iteration runs both,
+// in alternating order, so a shared machine's drift hits both alike; the
+// metrics are each mode's time per run, their ratio and each mode's peak
+// heap above its start.
+func BenchmarkKeepHead1GiB(b *testing.B) {
+	const n = 1 << 30
+	zero := 0.0
+	modes := []*Executor{
+		benchExecutor(b, config.Local{KeepHeadBytes: &zero}),
+		benchExecutor(b, config.Local{}),
+	}
+	var took [2]time.Duration
+	var peak [2]uint64
+	i := 0
+	for b.Loop() {
+		for k := range 2 {
+			m := (i + k) % 2
+			d, p := runOnce(b, modes[m], n)
+			took[m] += d
+			peak[m] = max(peak[m], p)
+		}
+		i++
+	}
+	b.SetBytes(2 * n)
+	b.ReportMetric(float64(took[0].Nanoseconds())/float64(b.N), "tail-ns/op")
+	b.ReportMetric(float64(took[1].Nanoseconds())/float64(b.N), "head-ns/op")
+	b.ReportMetric(float64(took[1])/float64(took[0]), "head/tail")
+	b.ReportMetric(float64(peak[0])/(1<<20), "tail-peak-heap-MiB")
+	b.ReportMetric(float64(peak[1])/(1<<20), "head-peak-heap-MiB")
+}
+
+// runOnce runs a command writing n zero bytes on e and returns the time
+// Run took and the heap's peak above its start meanwhile.
+func runOnce(b *testing.B, e *Executor, n int64) (time.Duration, uint64) {
+	spec, err := e.Resolve(bash.Request{Command: fmt.Sprintf("head -c %d /dev/zero", n)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	heap := executortest.StartHeapSampler()
+	t0 := time.Now()
+	r, err := e.Run(context.Background(), spec)
+	d := time.Since(t0)
+	peak, _ := heap.Stop()
+	if err != nil || r.Stdout.TotalBytes != n || !r.Stdout.Truncated {
+		b.Fatal(r, err)
+	}
+	b.StopTimer()
+	_ = os.Remove(r.Stdout.SpillPath)
+	b.StartTimer()
+	return d, peak
+}
+
 // BenchmarkBackground200 starts 200 background processes that each write
 // 10 MiB, reads every one to the end while they run, and reports the heap
 // growth. Goal: below 2 × 200 × maxOutputBytes + 16 MiB (41.6 MiB with the

@@ -5,6 +5,7 @@ package local
 import (
 	"log/slog"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/dsh-go/dsh/bash"
@@ -79,6 +80,18 @@ func BenchmarkRunParts(b *testing.B) {
 		m := procfs.NewMark()
 		for b.Loop() {
 			_, _ = scanMembers(0, 0, 0, true, true, "x", nil, 0, window{first: os.Getpid(), mark: m})
+		}
+	})
+	b.Run("scan/narrow", func(b *testing.B) {
+		// A window opened just before a child: what a short command's scan
+		// reads on a machine that forks little meanwhile.
+		m := procfs.NewMark()
+		child := exec.Command("true")
+		if err := child.Run(); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			_, _ = scanMembers(0, 0, 0, true, true, "x", nil, 0, window{first: child.Process.Pid, mark: m})
 		}
 	})
 	b.Run("scan/whole", func(b *testing.B) {

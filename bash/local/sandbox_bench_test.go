@@ -79,22 +79,58 @@ func runTrue(e *Executor, owner bash.Owner) error {
 // benchPair times bare and run alternately and reports each and their
 // ratio.
 func benchPair(b *testing.B, bare, run func() error) {
-	var tb, tr time.Duration
 	if err := run(); err != nil { // the session's scope, made once
 		b.Fatal(err)
 	}
-	for b.Loop() {
-		t0 := time.Now()
-		if err := bare(); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		if err := run(); err != nil {
-			b.Fatal(err)
-		}
-		tb, tr = tb+t1.Sub(t0), tr+time.Since(t1)
-	}
+	tb, tr := pairTimes(b, bare, run)
 	b.ReportMetric(float64(tb.Nanoseconds())/float64(b.N), "bare-ns/op")
 	b.ReportMetric(float64(tr.Nanoseconds())/float64(b.N), "Run-ns/op")
 	b.ReportMetric(float64(tr)/float64(tb), "Run/bare")
+}
+
+// pairTimes runs x and y alternately, b.N times each, and returns the
+// time each took in all.
+func pairTimes(b *testing.B, x, y func() error) (tx, ty time.Duration) {
+	for b.Loop() {
+		t0 := time.Now()
+		if err := x(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := y(); err != nil {
+			b.Fatal(err)
+		}
+		tx, ty = tx+t1.Sub(t0), ty+time.Since(t1)
+	}
+	return tx, ty
+}
+
+// BenchmarkSandboxProbe is what a sandbox adds to an executor's start:
+// New with a workspace-write sandbox, probes included (bwrap runs a
+// sandboxed `exit 7`; landlock reads its ABI), against New without one,
+// alternating. It is paid once per executor, never per call.
+//
+//	go test -run '^$' -bench SandboxProbe -count 5 ./bash/local/
+func BenchmarkSandboxProbe(b *testing.B) {
+	for _, backend := range backends[:2] {
+		b.Run(backend, func(b *testing.B) {
+			sandboxed := config.Local{Cwd: b.TempDir(), SpillDir: b.TempDir(),
+				Sandbox: config.Sandbox{Mode: config.SandboxWorkspaceWrite, Backend: backend}}
+			plain := config.Local{Cwd: sandboxed.Cwd, SpillDir: sandboxed.SpillDir}
+			start := func(cfg config.Local) error {
+				e, err := New(cfg)
+				if err != nil {
+					return err
+				}
+				return e.Close()
+			}
+			if err := start(sandboxed); errors.Is(err, sandbox.ErrUnavailable) {
+				b.Skipf("SKIP-REASON: %v", err)
+			}
+			tp, ts := pairTimes(b, func() error { return start(plain) }, func() error { return start(sandboxed) })
+			b.ReportMetric(float64(tp.Nanoseconds())/float64(b.N), "plain-ns/op")
+			b.ReportMetric(float64(ts.Nanoseconds())/float64(b.N), "sandboxed-ns/op")
+			b.ReportMetric(float64((ts-tp).Nanoseconds())/float64(b.N), "probe-ns/op")
+		})
+	}
 }

@@ -47,17 +47,34 @@ func TestSandboxEscapesFail(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
 			s := newSbx(t, b, config.SandboxWorkspaceWrite, nil)
-			for _, c := range []struct{ name, attack string }{
-				{"remount", "mount -o remount,rw /"},
-				{"umount a hidden path", "umount " + home + "/.ssh; cat " + home + "/.ssh/id_ed25519"},
-				{"unshare", "unshare -r cat " + home + "/.ssh/id_ed25519"},
-				{"nsenter", "nsenter -t 1 -m -n cat " + home + "/.ssh/id_ed25519"},
-				{"/proc/1/root", "cat /proc/1/root" + home + "/.ssh/id_ed25519"},
-				{"another cgroup", "echo $$ > " + cgroupRoot(t) + "/cgroup.procs"},
+			key := home + "/.ssh/id_ed25519"
+			self := strconv.Itoa(os.Getpid()) // dsh, outside the sandbox
+			for _, c := range []struct {
+				name, attack string
+				control      bool // the attack reads the key unsandboxed
+			}{
+				{"remount", "mount -o remount,rw /", false},
+				{"umount a hidden path", "umount " + home + "/.ssh; cat " + key, false},
+				{"unshare", "unshare -r cat " + key, true},
+				{"nsenter", "nsenter -t 1 -m -n cat " + key, false},
+				{"nsenter into dsh", "nsenter -t " + self + " -m -n cat " + key, true},
+				{"/proc/1/root", "cat /proc/1/root" + key, false},
+				{"dsh's /proc/PID/root", "cat /proc/" + self + "/root" + key, true},
+				{"another cgroup", "echo $$ > " + cgroupRoot(t) + "/cgroup.procs", false},
 			} {
 				r := s.run(c.attack)
 				if exitCode(r) == "0" || strings.Contains(r.Stdout.Text, "PRIVATE KEY") {
 					t.Errorf("%s: %q succeeded: %+v", c.name, c.attack, r)
+				}
+				// Controls only for the reads: the others would change
+				// the host. pid 1 may be out of root's reach even
+				// unsandboxed (a VM's init), so the attacks on dsh's own
+				// pid are the ones with a control.
+				if !c.control {
+					continue
+				}
+				if r := s.control(c.attack); !strings.Contains(r.Stdout.Text, "PRIVATE KEY") {
+					t.Errorf("control %s failed, the test proves nothing: %+v", c.name, r)
 				}
 			}
 			// Processes that leave the group, fork storms included, end
@@ -271,6 +288,95 @@ func TestSandboxAllowSockets(t *testing.T) {
 			}
 			if r := s.run(curl + other + " http://x/"); exitCode(r) == "0" {
 				t.Errorf("a socket not allowed is reachable: %+v", r)
+			}
+		})
+	}
+}
+
+// TestSandboxPrivilegesAndEnv: what a sandboxed command runs with (docs/
+// spec.md §11): no capabilities and no_new_privs; SSH_AUTH_SOCK unset;
+// the caches in its own /tmp; a missing protected directory (.claude)
+// that cannot be made; with bwrap, $XDG_RUNTIME_DIR empty. Each with the
+// same command unsandboxed as its control where the control differs.
+func TestSandboxPrivilegesAndEnv(t *testing.T) {
+	runtimeDir := outsideDir(t) // not under /run: a tmpfs of its own
+	must(t, os.WriteFile(filepath.Join(runtimeDir, "bus"), nil, 0o600))
+	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
+	t.Setenv("SSH_AUTH_SOCK", filepath.Join(runtimeDir, "agent.sock"))
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, nil)
+			status := "grep -E '^(CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr -d '\\t'"
+			want := "CapPrm:0000000000000000\nCapEff:0000000000000000\nCapBnd:0000000000000000\nCapAmb:0000000000000000\nNoNewPrivs:1\n"
+			if landlocked(b) && os.Geteuid() != 0 {
+				// Without CAP_SETPCAP the bounding set cannot be dropped;
+				// with nothing permitted and no_new_privs it grants nothing.
+				status = strings.Replace(status, "CapBnd|", "", 1)
+				want = strings.Replace(want, "CapBnd:0000000000000000\n", "", 1)
+			}
+			if r := s.run(status); r.Stdout.Text != want {
+				t.Errorf("privileges inside: %q, want %q", r.Stdout.Text, want)
+			}
+			if r := s.control(status); r.Stdout.Text == want {
+				t.Errorf("control: the same privileges unsandboxed, the test proves nothing: %q", r.Stdout.Text)
+			}
+			agent := "echo ${SSH_AUTH_SOCK-unset}"
+			if r := s.run(agent); r.Stdout.Text != "unset\n" {
+				t.Errorf("SSH_AUTH_SOCK inside: %+v", r)
+			}
+			if r := s.control(agent); r.Stdout.Text == "unset\n" {
+				t.Errorf("control: SSH_AUTH_SOCK unset unsandboxed: %+v", r)
+			}
+			caches := `for v in "$XDG_CACHE_HOME" "$GOCACHE" "$npm_config_cache" "$PIP_CACHE_DIR"; do
+				case $v in "$TMPDIR"/?*) mkdir -p "$v" && touch "$v/x" || exit 1;; *) echo "$v is not under $TMPDIR"; exit 1;; esac
+			done`
+			if r := s.run(caches); exitCode(r) != "0" {
+				t.Errorf("the caches are not in the sandbox's /tmp: %+v", r)
+			}
+			settings := "mkdir -p .claude && echo '{}' > .claude/settings.local.json"
+			if r := s.run(settings); !blocked(r) {
+				t.Errorf("made a missing protected directory: %+v", r)
+			}
+			if r := s.control(settings); exitCode(r) != "0" {
+				t.Errorf("control %s failed, the test proves nothing: %+v", settings, r)
+			}
+			if landlocked(b) {
+				return // no mounts: Unix sockets are cut by seccomp (TestSandboxNetworkOff)
+			}
+			if r := s.run("ls -A " + runtimeDir); exitCode(r) != "0" || r.Stdout.Text != "" {
+				t.Errorf("$XDG_RUNTIME_DIR is not empty inside: %+v", r)
+			}
+			if r := s.control("ls -A " + runtimeDir); r.Stdout.Text != "bus\n" {
+				t.Errorf("control: %+v", r)
+			}
+		})
+	}
+}
+
+// setuidEnv names, in the tests TestSandboxAsNonRoot runs as nobody, a
+// setuid-root copy of id(1) that root made for them.
+const setuidEnv = "DSH_TEST_SETUID_ID"
+
+// TestSandboxSetuidDoesNotElevate: as nobody, a setuid-root program run
+// sandboxed stays nobody (no_new_privs; bwrap's user namespace), where
+// unsandboxed it becomes root.
+func TestSandboxSetuidDoesNotElevate(t *testing.T) {
+	suid := os.Getenv(setuidEnv)
+	if suid == "" {
+		if os.Geteuid() == 0 {
+			t.Log("root cannot gain by setuid: TestSandboxAsNonRoot runs this test as nobody")
+			return
+		}
+		t.Skip("SKIP-REASON: needs a setuid-root program that only root can make: run the tests as root")
+	}
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, nil)
+			if r := s.run(suid + " -u"); r.Stdout.Text != strconv.Itoa(os.Geteuid())+"\n" {
+				t.Errorf("setuid inside the sandbox: %+v", r)
+			}
+			if r := s.control(suid + " -u"); r.Stdout.Text != "0\n" {
+				t.Errorf("control: a setuid-root program did not become root unsandboxed, the test proves nothing: %+v", r)
 			}
 		})
 	}

@@ -175,9 +175,19 @@ func TestSweepSparesAnotherPidNamespace(t *testing.T) {
 	if inner := cmd.innerPid; inner == cmd.Process.Pid {
 		t.Fatalf("the helper has pid %d in its namespace and in the host's: no namespace of its own", inner)
 	}
+	// A dead dsh of this namespace, which the sweep must remove: it shows
+	// that the sweep ran before the check below.
+	dead := filepath.Join(base, fmt.Sprintf("dsh-out-%d-999999-1-abcdef", procfs.PidNamespace()))
+	if err := os.Mkdir(dead, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	cfg := testConfig(t)
 	cfg.SpillDir = base
-	newExecutor(t, cfg) // sweeps base
+	// New sweeps base, but may return before it has.
+	newExecutor(t, cfg).started()
+	if _, err := os.Stat(dead); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the start-up sweep left the spill directory of a dead dsh of this namespace: %v", err)
+	}
 	if _, err := os.Stat(spill); err != nil {
 		t.Fatalf("the host's start-up sweep removed the live spill file of a dsh in another pid namespace: %v", err)
 	}

@@ -182,26 +182,32 @@ func rss(b *testing.B, pid int) (total, anon int) {
 // with a workspace-write sandbox (docs/spec.md §11) and, alternating, runs
 // a bare minimal `bwrap … bash -c true` from the client: the ratio is
 // reported (the executor's own budget, 1.3×, is checked in bash/local).
+// For landlock the other side is the same call through a dsh without a
+// sandbox (unsandboxed-ms/op, dsh/unsandboxed).
 //
 //	go test -run '^$' -bench StdioSandboxed -count 6 ./cmd/dsh/
 func BenchmarkStdioSandboxed(b *testing.B) {
 	for _, backend := range []string{"bwrap", "landlock"} {
 		b.Run(backend, func(b *testing.B) {
-			cfg := filepath.Join(b.TempDir(), "dsh.yaml")
-			if err := os.WriteFile(cfg, []byte("local:\n  sandbox:\n    mode: workspace-write\n    backend: "+backend+"\n"), 0o600); err != nil {
-				b.Fatal(err)
-			}
-			transport := &mcp.CommandTransport{Command: exec.Command(dshBin, "mcp", "--config", cfg, "--workdir", b.TempDir())}
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(b.Context(), transport, nil)
+			cs, err := benchMCP(b, "local:\n  sandbox:\n    mode: workspace-write\n    backend: "+backend+"\n")
 			if err != nil {
 				b.Skipf("SKIP-REASON: dsh mcp with a %s sandbox did not start: %v", backend, err)
 			}
-			defer cs.Close()
 			bare := exec.Command("bwrap", "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc",
 				"--unshare-net", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
 				"--tmpfs", "/tmp", "--", "bash", "-c", "true").Args
 			if backend == "landlock" {
-				bare = []string{"bash", "-c", "true"} // landlock: the unsandboxed spawn
+				plain, err := benchMCP(b, "local: {}\n")
+				if err != nil {
+					b.Fatal(err)
+				}
+				callTrue(b, cs) // the session's scope, made once
+				callTrue(b, plain)
+				tu, ts := timeCalls(b, plain, cs)
+				b.ReportMetric(float64(tu.Microseconds())/float64(b.N)/1000, "unsandboxed-ms/op")
+				b.ReportMetric(float64(ts.Microseconds())/float64(b.N)/1000, "dsh-ms/op")
+				b.ReportMetric(float64(ts)/float64(tu), "dsh/unsandboxed")
+				return
 			}
 			callTrue(b, cs) // the session's scope, made once
 			tb, tc := timePair(b, bare, cs)
@@ -210,6 +216,33 @@ func BenchmarkStdioSandboxed(b *testing.B) {
 			b.ReportMetric(float64(tc)/float64(tb), "dsh/bare")
 		})
 	}
+}
+
+// benchMCP starts dsh mcp with config, closed when b ends.
+func benchMCP(b *testing.B, config string) (*mcp.ClientSession, error) {
+	cfg := filepath.Join(b.TempDir(), "dsh.yaml")
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	transport := &mcp.CommandTransport{Command: exec.Command(dshBin, "mcp", "--config", cfg, "--workdir", b.TempDir())}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(b.Context(), transport, nil)
+	if err == nil {
+		b.Cleanup(func() { cs.Close() })
+	}
+	return cs, err
+}
+
+// timeCalls calls bash `true` through x and y alternately, and returns
+// the time each took in all.
+func timeCalls(b *testing.B, x, y *mcp.ClientSession) (tx, ty time.Duration) {
+	for b.Loop() {
+		t0 := time.Now()
+		callTrue(b, x)
+		t1 := time.Now()
+		callTrue(b, y)
+		tx, ty = tx+t1.Sub(t0), ty+time.Since(t1)
+	}
+	return tx, ty
 }
 
 // callTrue calls bash `true` through cs.

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -10,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/internal/procfs"
 	"github.com/dsh-go/dsh/internal/proctest"
 )
 
@@ -74,4 +79,67 @@ func TestSigkilledDshIsSweptNextStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSigkilledSandboxedDshIsSweptNextStart: the same with a sandbox, on
+// each backend: no process of the task outlives the next start. With
+// bwrap the sandbox's pid 1 dies with dsh and its pid namespace with it;
+// with landlock only the shell has the parent-death signal and the next
+// start's sweep kills the rest. A sandboxed command's pids are its pid
+// namespace's with bwrap, so the task's processes are found by their
+// command line.
+func TestSigkilledSandboxedDshIsSweptNextStart(t *testing.T) {
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			config := sandboxConfig(t, "    mode: workspace-write\n    backend: "+backend+"\n")
+			if out := dsh(t, nil, "doctor", "--config", config); out.code != 0 {
+				t.Skipf("SKIP-REASON: no %s sandbox here: %s", backend, out.stderr)
+			}
+			cmd := exec.Command(dshBin, "mcp", "--config", config, "--workdir", t.TempDir())
+			transport := &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, nil).Connect(t.Context(), transport, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			// A duration of its own names this test's sleeps.
+			arg := fmt.Sprintf("300.%d", time.Now().UnixNano()%1e9)
+			script := "sleep " + arg + " & setsid sleep " + arg + " & echo started; wait"
+			res := sdkCall(t, cs, "bash", map[string]any{"command": script, "description": "start", "run_in_background": true})
+			if got := sdkText(t, res); !strings.HasPrefix(got, "started background task ") {
+				t.Fatalf("start: %q", got)
+			}
+			var sleeps []int
+			proctest.Eventually(t, proctest.Wait, func() error {
+				if sleeps = running("sleep", arg); len(sleeps) != 2 {
+					return fmt.Errorf("%d of the task's 2 sleeps running", len(sleeps))
+				}
+				return nil
+			})
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			proctest.AwaitGone(t, cmd.Process.Pid)
+			_ = cs.Close()
+			t.Logf("left running after SIGKILL: %v", running("sleep", arg))
+			if out := dsh(t, nil, "doctor", "--config", config); out.code != 0 {
+				t.Fatalf("doctor: %+v", out)
+			}
+			proctest.AwaitGone(t, sleeps...)
+		})
+	}
+}
+
+// running lists the live processes whose command line is argv.
+func running(argv ...string) []int {
+	want := []byte(strings.Join(argv, "\x00") + "\x00")
+	var out []int
+	pids, _ := procfs.Pids()
+	for _, pid := range pids {
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if st, ok := procfs.ReadStat(pid); err == nil && ok && !st.Dead() && bytes.Equal(cmdline, want) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

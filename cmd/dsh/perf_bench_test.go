@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,14 +40,86 @@ func BenchmarkPing(b *testing.B) {
 	}
 }
 
-// BenchmarkToolsList is a tools/list round trip over stdio.
+// BenchmarkToolsList is a tools/list round trip over stdio: from the Go
+// SDK's client (sdk), which decodes every schema into maps, and from a
+// client that writes the request line and reads the answer's line (raw),
+// which leaves only dsh's side and the pipes; ping-raw is that client's
+// floor.
 func BenchmarkToolsList(b *testing.B) {
-	cs := stdioSession(b)
-	for b.Loop() {
-		if res, err := cs.ListTools(b.Context(), nil); err != nil || len(res.Tools) == 0 {
-			b.Fatal(res, err)
+	b.Run("sdk", func(b *testing.B) {
+		cs := stdioSession(b)
+		for b.Loop() {
+			if res, err := cs.ListTools(b.Context(), nil); err != nil || len(res.Tools) == 0 {
+				b.Fatal(res, err)
+			}
 		}
+	})
+	for _, method := range []string{"tools/list", "ping"} {
+		b.Run(strings.ReplaceAll(method, "/", "-")+"-raw", func(b *testing.B) {
+			in, out := rawSession(b)
+			req := []byte(`{"jsonrpc":"2.0","id":7,"method":"` + method + `"}` + "\n")
+			for b.Loop() {
+				if _, err := in.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				if line, err := out.ReadBytes('\n'); err != nil || !bytes.Contains(line, []byte(`"id":7`)) {
+					b.Fatalf("%s: %v", line, err)
+				}
+			}
+		})
 	}
+}
+
+// BenchmarkStdioRoundTripRaw is BenchmarkStdioRoundTrip from a client
+// that writes the tools/call line and reads the result's line itself: what
+// is left is dsh's side of the call and the pipes, without the Go SDK
+// client's encoding and decoding.
+func BenchmarkStdioRoundTripRaw(b *testing.B) {
+	in, out := rawSession(b)
+	req := []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true","description":"do nothing"}}}` + "\n")
+	var bare, call time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if err := exec.Command("bash", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := in.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		if line, err := out.ReadBytes('\n'); err != nil || !bytes.Contains(line, []byte(`"exitCode":0`)) {
+			b.Fatalf("%s: %v", line, err)
+		}
+		bare, call = bare+t1.Sub(t0), call+time.Since(t1)
+	}
+	b.ReportMetric(float64(bare.Microseconds())/float64(b.N)/1000, "bare-ms/op")
+	b.ReportMetric(float64(call.Microseconds())/float64(b.N)/1000, "dsh-ms/op")
+	b.ReportMetric(float64(call)/float64(bare), "dsh/bare")
+}
+
+// rawSession starts `dsh mcp` and initializes a session by hand, for a
+// client that reads and writes JSON-RPC lines itself.
+func rawSession(b *testing.B) (io.Writer, *bufio.Reader) {
+	cmd := exec.Command(dshBin, "mcp")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = in.Close(); _ = cmd.Wait() })
+	out := bufio.NewReaderSize(stdout, 1<<16)
+	_, _ = io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	if _, err := out.ReadBytes('\n'); err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	return in, out
 }
 
 // BenchmarkColdStart spawns `dsh mcp`, initializes and has tools/list

@@ -59,9 +59,25 @@ func readSecrets(t *testing.T) string {
 		attackCommand(t, "find", "${p#/proc/}", secretsPattern) + "; done; } | grep -c -E " + secretsPattern
 }
 
+// TestEndToEndSandbox: on each backend, dsh's credentials are out of
+// its commands' reach, the hint line comes where it should, and leaving
+// the sandbox needs a user to ask.
 func TestEndToEndSandbox(t *testing.T) {
 	t.Parallel()
-	cs := connectSandboxed(t, sandboxConfig(t, "    mode: workspace-write\n"), secrets...)
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			cfg := sandboxConfig(t, "    mode: workspace-write\n    backend: "+backend+"\n")
+			if got := dsh(t, nil, "doctor", "--config", cfg); got.code == 2 {
+				t.Skipf("SKIP-REASON: no %s sandbox here: %s", backend, got.stderr)
+			}
+			endToEndSandbox(t, cfg)
+		})
+	}
+}
+
+func endToEndSandbox(t *testing.T, cfg string) {
+	cs := connectSandboxed(t, cfg, secrets...)
 	tools, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +106,18 @@ func TestEndToEndSandbox(t *testing.T) {
 	}
 	if got := call(map[string]any{"command": "ls /nonexistent-dsh"}); strings.Contains(got, "[sandbox:") {
 		t.Errorf("an ordinary failure got the hint: %q", got)
+	}
+	// A finished task's final read gets it too, before the status.
+	started := call(map[string]any{"command": "echo x > /etc/dsh-e2e", "run_in_background": true})
+	id, ok := strings.CutPrefix(started, "started background task ")
+	if !ok {
+		t.Fatalf("background start: %q", started)
+	}
+	if got := sdkText(t, sdkCall(t, cs, "task_output", map[string]any{"task_id": id, "wait": true, "timeout_ms": 10000})); !strings.HasSuffix(got, "\n"+hint+"\n[status: completed, exit code: 1]") {
+		t.Errorf("a failed task's final read: %q", got)
+	}
+	if got, want := call(map[string]any{"command": "true", "dangerouslyDisableSandbox": "yes"}), `Error: invalid arguments: "dangerouslyDisableSandbox" must be a boolean`; got != want {
+		t.Errorf("a string for dangerouslyDisableSandbox: %q, want %q", got, want)
 	}
 	// Leaving the sandbox needs the user, whom this client cannot ask.
 	if got, want := call(map[string]any{"command": "true", "dangerouslyDisableSandbox": true}), escapeNoAsker; got != want {
@@ -281,6 +309,8 @@ func TestServeHidesItsTokenFile(t *testing.T) {
 	}
 }
 
+// TestSandboxThatCannotBeEnforcedIsExit2: every command that would run
+// commands (doctor too) refuses to start, exit 2, naming what is missing.
 func TestSandboxThatCannotBeEnforcedIsExit2(t *testing.T) {
 	t.Parallel()
 	bin := t.TempDir() // a PATH with bash and without bwrap
@@ -291,21 +321,32 @@ func TestSandboxThatCannotBeEnforcedIsExit2(t *testing.T) {
 	if err := os.Symlink(bash, filepath.Join(bin, "bash")); err != nil {
 		t.Fatal(err)
 	}
-	for _, sub := range []string{"doctor", "run"} {
-		args := []string{sub, "--config", sandboxConfig(t, "    mode: read-only\n    backend: bwrap\n")}
-		if sub == "run" {
-			args = append(args, "--", "true")
-		}
-		cmd := exec.Command(dshBin, args...)
-		cmd.Env = append(os.Environ(), "PATH="+bin)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		// Another dsh of the tests may have died just before: the sweep's
-		// log lines are not this dsh's refusal.
-		own, _ := splitSweepLog(stderr.String())
-		if code := exitStatus(err); code != 2 || own != "dsh: sandbox: bubblewrap not found (apt install bubblewrap)\n" {
-			t.Errorf("dsh %s: exit %d, stderr %q", sub, code, stderr.String())
+	// bwrap asked for by name; auto, where landlock cannot do what the
+	// config asks either: both reasons, joined.
+	const noBwrap = "dsh: sandbox: bubblewrap not found (apt install bubblewrap)"
+	for _, tc := range []struct{ sandbox, want string }{
+		{"    mode: read-only\n    backend: bwrap\n", noBwrap + "\n"},
+		{"    mode: read-only\n    allowSockets: [/run/dsh-e2e.sock]\n",
+			noBwrap + " and landlock cannot keep only the allowSockets reachable (it cannot tell Unix sockets apart below ABI 9): use bwrap, or leave allowSockets empty\n"},
+	} {
+		cfg := sandboxConfig(t, tc.sandbox)
+		for _, args := range [][]string{{"doctor"}, {"run", "--config", cfg, "--", "true"}, {"mcp"}, {"serve", "--addr", "127.0.0.1:0"}} {
+			if args[0] != "run" {
+				args = append(args, "--config", cfg)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			cmd := exec.CommandContext(ctx, dshBin, args...)
+			cmd.Env = append(os.Environ(), "PATH="+bin, "DSH_TOKEN=e2e-token-0123456789abcdef")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			cancel()
+			// Another dsh of the tests may have died just before: the
+			// sweep's log lines are not this dsh's refusal.
+			own, _ := splitSweepLog(stderr.String())
+			if code := exitStatus(err); code != 2 || own != tc.want {
+				t.Errorf("dsh %s with %q: exit %d, stderr %q, want %q", args[0], tc.sandbox, code, stderr.String(), tc.want)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@
 package procfs
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -60,4 +61,66 @@ func startSleep(t *testing.T) int {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	return cmd.Process.Pid
+}
+
+// TestWindowProbe: a narrow window read pid by pid holds the processes
+// forked in it and leaves out the threads, whose ids /proc answers for
+// too though it does not list them.
+func TestWindowProbe(t *testing.T) {
+	if !windowUsable() {
+		t.Skip("SKIP-REASON: /proc shows another pid namespace")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("SKIP-REASON: no python3 to start a thread with")
+	}
+	m := NewMark()
+	first := startSleep(t)
+	cmd := exec.Command("python3", "-c", `import threading, time
+e = threading.Event()
+threading.Thread(target=lambda: (print(threading.get_native_id(), flush=True), e.wait())).start()
+time.sleep(5)`)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var tid int
+	if _, err := fmt.Fscan(out, &tid); err != nil || tid == cmd.Process.Pid {
+		t.Fatalf("no thread id (%d): %v", tid, err)
+	}
+	w, ok := windowOf(first, m)
+	if !ok || !w.in(tid) {
+		t.Fatalf("no window from %d holding %d: %+v", first, tid, w)
+	}
+	procs, ok := w.probe()
+	if !ok {
+		t.Skip("SKIP-REASON: no pidfds here to tell threads from processes")
+	}
+	var pids []int
+	for _, p := range procs {
+		pids = append(pids, p.Pid)
+	}
+	if !slices.Contains(pids, first) || !slices.Contains(pids, cmd.Process.Pid) || slices.Contains(pids, tid) {
+		t.Fatalf("probe of %+v: %v; want %d and %d, not the thread %d", w, pids, first, cmd.Process.Pid, tid)
+	}
+}
+
+// TestWindowCount: a window that wrapped counts the pids on both sides
+// of the wrap.
+func TestWindowCount(t *testing.T) {
+	for _, c := range []struct {
+		w    window
+		want int
+	}{
+		{window{first: 500, last: 500, size: 4096}, 1},
+		{window{first: 500, last: 531, size: 4096}, 32},
+		{window{first: 4094, last: reservedPids + 1, size: 4096}, 4},
+	} {
+		if got := c.w.count(); got != c.want {
+			t.Errorf("%+v: %d pids, want %d", c.w, got, c.want)
+		}
+	}
 }

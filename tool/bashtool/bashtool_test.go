@@ -217,6 +217,36 @@ func TestHeadAndTailTexts(t *testing.T) {
 	}
 }
 
+// TestHeadAndTailDefaults: the example of docs/spec.md §3.4a and of
+// README's "What the model sees", with the default caps: seq 1 30000
+// writes 168894 bytes; the model reads the 16000-byte head cut back to its
+// last newline (1 … 3421, 15998 bytes), the omitted count, the 48000-byte
+// tail (22001 … 30000) and the truncation notice.
+func TestHeadAndTailDefaults(t *testing.T) {
+	seq := func(from, to int) string {
+		var b strings.Builder
+		for i := from; i <= to; i++ {
+			fmt.Fprintf(&b, "%d\n", i)
+		}
+		return b.String()
+	}
+	f := newFixture(t, config.Bash{}, nil, nil)
+	res := f.call(t, nil, jsonArgs(map[string]any{"command": "seq 1 30000", "description": "print a lot"}))
+	var st bashtool.Structured
+	b, _ := json.Marshal(res.Structured)
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := seq(1, 3421) + "[… 104896 bytes omitted …]\n" + seq(22001, 30000) +
+		"\n[output truncated; full output: " + st.Stdout.SpillPath + "]"
+	if got := res.Text(); st.Stdout.SpillPath == "" || got != want {
+		t.Errorf("got %d bytes, want %d:\n%.200q…\n%.200q…", len(got), len(want), got, want)
+	}
+	if o := st.Stdout; o.TotalBytes != 168894 || o.OmittedBytes != 104896 {
+		t.Errorf("omitted %d of %d, want 104896 of 168894", o.OmittedBytes, o.TotalBytes)
+	}
+}
+
 func TestValueValidation(t *testing.T) {
 	f := newFixture(t, config.Bash{}, nil, nil)
 	for _, tc := range []struct{ args, want string }{
