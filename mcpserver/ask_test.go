@@ -82,14 +82,7 @@ func TestAnsweredRetryRuns(t *testing.T) {
 // SDK refuses it): askFallback applies.
 func TestDowngradedClientFallsBack(t *testing.T) {
 	dir := t.TempDir()
-	cfg := config.File{Permissions: &config.Permissions{Default: "ask", ClaudeSettings: new(false)}}
-	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
-	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: dir, Version: "test"})
+	s := askServer(t, dir, config.Hooks{})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -128,17 +121,7 @@ func TestRetryDoesNotRerunHooks(t *testing.T) {
 	dir := t.TempDir()
 	count := filepath.Join(dir, "hook-runs")
 	hook := config.Hook{Type: "command", Command: `echo run >> ` + count + `; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"command":"touch rewritten"},"additionalContext":"checked"}}'`}
-	cfg := config.File{
-		Permissions: &config.Permissions{Default: "ask", ClaudeSettings: new(false)},
-		Hooks:       config.Hooks{PreToolUse: []config.HookGroup{{Matcher: "Bash", Hooks: []config.Hook{hook}}}},
-	}
-	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
-	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: dir, Version: "test"})
+	s := askServer(t, dir, config.Hooks{PreToolUse: []config.HookGroup{{Matcher: "Bash", Hooks: []config.Hook{hook}}}})
 	defer s.Close()
 	var asked []string
 	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
@@ -174,14 +157,7 @@ func TestRetryDoesNotRerunHooks(t *testing.T) {
 // session, not with its settled input altered, not a second time.
 func TestRequestStateIsBoundToItsCall(t *testing.T) {
 	dir := t.TempDir()
-	cfg := config.File{Permissions: &config.Permissions{Default: "ask", ClaudeSettings: new(false)}}
-	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
-	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: dir, Version: "test"})
+	s := askServer(t, dir, config.Hooks{})
 	defer s.Close()
 	// Clients that see the input requests themselves (no automatic retry),
 	// and declare elicitation.
@@ -259,3 +235,17 @@ func TestRequestStateIsBoundToItsCall(t *testing.T) {
 
 // approvalKey is the key of dsh's question in an input request.
 const approvalKey = "approval"
+
+// askServer is a server whose every bash call asks (default ask, no
+// Claude Code settings), with hooks, working in dir; its stack is closed
+// when the test ends.
+func askServer(t *testing.T, dir string, hooks config.Hooks) *mcpserver.Server {
+	cfg := config.File{Permissions: &config.Permissions{Default: "ask", ClaudeSettings: new(false)}, Hooks: hooks}
+	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
+	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: dir, Version: "test"})
+}
