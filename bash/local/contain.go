@@ -130,7 +130,7 @@ func (c *containment) command() (*commandContainer, error) {
 		chain:  c.mode == config.ContainMarker || c.mode == config.ContainGroup,
 		freeze: c.mode == config.ContainGroup,
 	}
-	if cc.freeze {
+	if cc.chain {
 		cc.known = make(map[int]uint64)
 	}
 	if c.mode == config.ContainCgroup {
@@ -183,8 +183,10 @@ type commandContainer struct {
 	marker bool // find members by the marker
 	chain  bool // and by the parent chain
 	freeze bool // stop every member before a signal (group mode)
-	// known holds the members found so far, pid → start time (group
-	// mode; nil else): one whose parent died is still found.
+	// known holds the members found so far, pid → start time (marker
+	// and group modes; nil else): one whose parent died is still found
+	// (group mode), and so is one in its exit, whose environment goes
+	// with its memory before it is a zombie (marker mode).
 	known   map[int]uint64
 	knownMu sync.Mutex
 	cg      string

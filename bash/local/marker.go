@@ -27,10 +27,7 @@ import (
 // while it still holds a process started before the reap (groupHeld).
 // With a namespace, an environment that reads empty is not waited for: a
 // process of the command that dropped its environment is found by its
-// namespace, or not at all. A process in its exit whose environment is
-// gone already (its memory goes first) may be the command's, killed a
-// moment ago: it is listed, so that the caller awaits it, but taken as
-// nobody's parent. Only the processes after w are read
+// namespace, or not at all. Only the processes after w are read
 // (procfs.TableAfter): none forked before the leader can be a member.
 func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string, known map[int]uint64, ns uint64, w window) ([]int, error) {
 	all, err := procfs.TableAfter(w.first, w.mark)
@@ -43,7 +40,6 @@ func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID str
 	parent := make(map[int]int)
 	start := make(map[int]uint64) // for known
 	var pending []int             // environment read empty: none, or in execve
-	var dying []int               // environment gone in the exit
 	for _, p := range all {
 		pid, st := p.Pid, p.Stat
 		if pid == self || st.Dead() || st.Kernel() || st.Start < since {
@@ -61,15 +57,8 @@ func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID str
 		case marker && ns != 0 && cgroupNamespace(pid) == ns:
 			in[pid] = true
 		case marker:
-			switch markByEnv(pid, runID, in) {
-			case procfs.EnvEmpty:
-				if ns == 0 {
-					pending = append(pending, pid)
-				}
-			case procfs.EnvUnreadable:
-				if st.Exiting() {
-					dying = append(dying, pid)
-				}
+			if markByEnv(pid, runID, in) && ns == 0 {
+				pending = append(pending, pid)
 			}
 		}
 	}
@@ -91,16 +80,11 @@ func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID str
 	if known != nil {
 		clear(known) // a member not found again has exited
 	}
-	pids := make([]int, 0, len(in)+len(dying))
+	pids := make([]int, 0, len(in))
 	for pid := range in {
 		pids = append(pids, pid)
 		if known != nil {
 			known[pid] = start[pid]
-		}
-	}
-	for _, pid := range dying {
-		if !in[pid] {
-			pids = append(pids, pid)
 		}
 	}
 	return pids, nil
@@ -115,13 +99,13 @@ type window struct {
 }
 
 // markByEnv marks pid in in when its environment carries runID, and
-// reports how the environment read.
-func markByEnv(pid int, runID string, in map[int]bool) procfs.Env {
+// reports whether the environment read empty.
+func markByEnv(pid int, runID string, in map[int]bool) (empty bool) {
 	v, env := lookupEnv(pid, RunIDEnv)
 	if env == procfs.EnvFound && v == runID {
 		in[pid] = true
 	}
-	return env
+	return env == procfs.EnvEmpty
 }
 
 // lookupEnv reads a process's environment; a variable so that a test can
@@ -139,7 +123,7 @@ func awaitEnvs(pending []int, runID string, in map[int]bool) {
 		time.Sleep(pause)
 		left := pending[:0]
 		for _, pid := range pending {
-			if markByEnv(pid, runID, in) == procfs.EnvEmpty {
+			if markByEnv(pid, runID, in) {
 				left = append(left, pid)
 			}
 		}

@@ -38,12 +38,6 @@ func (s Stat) Dead() bool { return s.State == 'Z' || s.State == 'X' }
 // environment always reads empty.
 func (s Stat) Kernel() bool { return s.Flags&kthreadFlag != 0 }
 
-// Exiting reports a process in its exit (PF_EXITING; on macOS P_WEXIT):
-// it runs no more code of its own, but is not a zombie yet. On Linux its
-// memory, and so its environment, goes early in the exit: for a moment it
-// is a process whose environment cannot be read.
-func (s Stat) Exiting() bool { return s.Flags&exitingFlag != 0 }
-
 // ReadFile reads a small /proc or /sys file with plain syscalls into buf
 // (grown when needed): os.ReadFile's file machinery costs more than the
 // read itself, and containment reads such files at the end of every

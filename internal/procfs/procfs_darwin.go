@@ -16,9 +16,6 @@ import (
 // kthreadFlag is P_SYSTEM in Stat.Flags: a system process.
 const kthreadFlag = 0x200
 
-// exitingFlag is P_WEXIT in Stat.Flags: the process is exiting.
-const exitingFlag = 0x2000
-
 // The p_stat values of kinfo_proc (sys/proc.h).
 const (
 	sIdl   = 1 // being created by fork

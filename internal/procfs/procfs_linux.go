@@ -13,9 +13,6 @@ import (
 // kthreadFlag is PF_KTHREAD in Stat.Flags: a kernel thread.
 const kthreadFlag = 0x00200000
 
-// exitingFlag is PF_EXITING in Stat.Flags: the process is exiting.
-const exitingFlag = 0x00000004
-
 // ReadStat reads /proc/<pid>/stat.
 func ReadStat(pid int) (Stat, bool) {
 	var buf [512]byte
