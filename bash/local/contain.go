@@ -184,9 +184,9 @@ type commandContainer struct {
 	chain  bool // and by the parent chain
 	freeze bool // stop every member before a signal (group mode)
 	// known holds the members found so far, pid → start time (marker
-	// and group modes; nil else): one whose parent died is still found
-	// (group mode), and so is one in its exit, whose environment goes
-	// with its memory before it is a zombie (marker mode).
+	// and group modes; nil else): one is still found after its parent
+	// died, or once its exit took its environment with its memory, a
+	// moment before it is a zombie.
 	known   map[int]uint64
 	knownMu sync.Mutex
 	cg      string
