@@ -141,26 +141,7 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 		c.st.remember(rememberRules(q.Remember))
 	}
 	<-c.st.asking
-	switch {
-	case errors.Is(err, tool.ErrSuspend):
-		q.Resume = &tool.Resume{Args: c.call.Args, Advice: c.advice, Seq: c.call.Seq}
-		return tool.Decision{Verdict: tool.Suspend, Question: &q}
-	case errors.Is(err, tool.ErrCannotAsk):
-		return c.fallback(ctx, next, q.Reason, by)
-	case ctx.Err() != nil:
-		return c.aborted(by)
-	case err != nil:
-		c.g.log.Warn("permissions: asking the user failed", "err", err)
-		return dismissed(by)
-	}
-	switch answer.Choice {
-	case tool.Accepted:
-		return ruled(c.run(ctx, next), tool.OutcomeAccepted, by)
-	case tool.Declined:
-		return declined(by)
-	default:
-		return dismissed(by)
-	}
+	return c.answered(ctx, next, q, answer, err, c.advice, by, func() tool.Decision { return c.run(ctx, next) })
 }
 
 // askedBy names what made the call asked about: leaving the sandbox, a
@@ -187,9 +168,17 @@ func (c check) askOther(ctx context.Context, next tool.PreNext, reason string) t
 	q := otherQuestion(c.call, reason)
 	answer, err := c.askUser(ctx, q)
 	<-c.st.asking
+	return c.answered(ctx, next, q, answer, err, tool.Advice{Ask: reason, By: by}, by, func() tool.Decision { return next(ctx, c.call) })
+}
+
+// answered turns the user's answer to q (or why there was none) into the
+// call's decision: an accepted call goes on through accepted; a front end
+// that asks between two requests gets a Suspend whose resume carries
+// advice; one that cannot ask gets the fallback.
+func (c check) answered(ctx context.Context, next tool.PreNext, q tool.Question, answer tool.Answer, err error, advice tool.Advice, by string, accepted func() tool.Decision) tool.Decision {
 	switch {
 	case errors.Is(err, tool.ErrSuspend):
-		q.Resume = &tool.Resume{Args: c.call.Args, Advice: tool.Advice{Ask: reason, By: by}, Seq: c.call.Seq}
+		q.Resume = &tool.Resume{Args: c.call.Args, Advice: advice, Seq: c.call.Seq}
 		return tool.Decision{Verdict: tool.Suspend, Question: &q}
 	case errors.Is(err, tool.ErrCannotAsk):
 		return c.fallback(ctx, next, q.Reason, by)
@@ -199,7 +188,7 @@ func (c check) askOther(ctx context.Context, next tool.PreNext, reason string) t
 		c.g.log.Warn("permissions: asking the user failed", "err", err)
 		return dismissed(by)
 	case answer.Choice == tool.Accepted:
-		return ruled(next(ctx, c.call), tool.OutcomeAccepted, by)
+		return ruled(accepted(), tool.OutcomeAccepted, by)
 	case answer.Choice == tool.Declined:
 		return declined(by)
 	}
