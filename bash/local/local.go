@@ -315,6 +315,13 @@ func (e *Executor) startUp(cfg config.Local, o options) error {
 // started waits until the start-up is done.
 func (e *Executor) started() { <-e.ready }
 
+// Started waits until the executor's start-up (the sweep of what dead dsh
+// processes left, the containment probe) is done, which may go on after
+// New returned; every command waits for it anyway. A program that writes
+// to a terminal first (a prompt) waits here, so that what the start-up
+// logs comes before it.
+func (e *Executor) Started() { e.started() }
+
 // keptSpillDirName is the directory of the private spill directory where
 // a kept executor's sandboxed commands spill.
 const keptSpillDirName = "kept"

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 // openPTY opens a pseudo-terminal: the master end for the test, the
@@ -52,6 +54,30 @@ func (s *screen) String() string {
 	return strings.ReplaceAll(s.text.String(), "\r\n", "\n")
 }
 
+// plantDeadCgroup makes, beside the cgroups dsh's executors make, one
+// named for a dsh that no longer runs (this process's pid with another
+// start time): the next executor to start sweeps it and logs that it did.
+// Where no cgroup can be made here, there is nothing to plant.
+func plantDeadCgroup(t *testing.T) {
+	v2, _ := cgroupMounts(t)
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if v2 == "" || err != nil {
+		return
+	}
+	rel := ""
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel = p
+		}
+	}
+	own := procfs.Owner()
+	dead := procfs.Stamp{PidNS: own.PidNS, Pid: own.Pid, Start: own.Start + 1}
+	dir := filepath.Join(v2, rel, "dsh-"+dead.String()+"-"+fmt.Sprintf("%08x", time.Now().UnixNano()&0xffffffff))
+	if os.Mkdir(dir, 0o755) == nil {
+		t.Cleanup(func() { _ = os.Remove(dir) })
+	}
+}
+
 // TestRunAsksOnTheTerminal: dsh run with a terminal on stdin and stderr
 // prints the question and `run this command? [y/N] `; y or yes (any case)
 // runs the command, anything else or the end of input declines
@@ -72,6 +98,7 @@ func TestRunAsksOnTheTerminal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
+			plantDeadCgroup(t) // so a start-up sweep logs, as it may on any machine
 			master, term := openPTY(t)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
