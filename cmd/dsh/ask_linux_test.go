@@ -81,9 +81,9 @@ func plantDeadCgroup(t *testing.T) {
 // TestRunAsksOnTheTerminal: dsh run with a terminal on stdin and stderr
 // prints the question and `run this command? [y/N] `; y or yes (any case)
 // runs the command, anything else or the end of input declines
-// (docs/spec.md §9.6).
+// (docs/spec.md §9.6). Not parallel with the package's other tests: the
+// dead cgroups it plants make any dsh starting meanwhile log a sweep.
 func TestRunAsksOnTheTerminal(t *testing.T) {
-	t.Parallel()
 	cfg := writeFile(t, "dsh.yaml", "permissions: {default: ask, claudeSettings: false}\n")
 	for _, tc := range []struct {
 		name, input string
