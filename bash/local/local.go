@@ -180,7 +180,9 @@ type Executor struct {
 	limits   *limits
 	swept    int // what the start-up sweep killed
 	ready    chan struct{}
-	startErr error // of a start-up after New returned (none is known)
+	startErr error  // of a start-up after New returned (none is known)
+	begin    func() // begins a start-up not begun yet (once)
+	beginAt  *time.Timer
 	// sandbox confines commands; nil when its mode is off. commonSpill
 	// holds the spill files of sandboxed commands that have no owner.
 	sandbox     *sandbox.Sandbox
@@ -204,9 +206,10 @@ var _ bash.Executor = (*Executor)(nil)
 type Option func(*options)
 
 type options struct {
-	log       *slog.Logger
-	hide      []string
-	keepSpill bool
+	log        *slog.Logger
+	hide       []string
+	keepSpill  bool
+	startDelay time.Duration // StartUpDelay unless a test sets it
 }
 
 // WithKeptSpill keeps the spill files after the executor closes, for a
@@ -226,6 +229,12 @@ func WithHidden(paths ...string) Option {
 	return func(o *options) { o.hide = append(o.hide, paths...) }
 }
 
+// withStartDelay sets how long New waits to begin a start-up that cannot
+// fail (StartUpDelay), for tests.
+func withStartDelay(d time.Duration) Option {
+	return func(o *options) { o.startDelay = d }
+}
+
 // WithLogger sends what the executor logs (what its start-up sweeps did,
 // spill files withheld) to l. Without it, or with nil, the executor logs
 // to slog.Default() as it is when New is called.
@@ -237,9 +246,9 @@ func WithLogger(l *slog.Logger) Option {
 // kills what dsh processes that died left running, and sweeps the spill
 // base directory for private directories left by executors whose process
 // no longer runs. With containment auto and no sandbox, where none of
-// that can fail, it does so after it returned, concurrently (a cold
-// `dsh mcp` answers initialize meanwhile); the first command waits for
-// it, as do Containment, Limits, Swept and Close.
+// that can fail, it does so after it returned: once [StartUpDelay] has
+// passed, or at once when something needs it (a command, Containment,
+// Limits, Swept, Started, Close), which then waits for it.
 func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if err := cfg.Validate(); err != nil {
 		// The key relative to the section, after the executor's name
@@ -247,7 +256,7 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	cfg = cfg.WithDefaults()
-	var o options
+	o := options{startDelay: StartUpDelay}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -266,21 +275,34 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if cfg.Sandbox.On() || (cfg.Containment != "" && cfg.Containment != config.ContainAuto) {
 		// Either may fail: New says so. (Ready at once: nothing else
 		// has e yet, and a failing startUp may Close it.)
+		e.begin = func() {}
 		close(e.ready)
 		if err := e.startUp(cfg, o); err != nil {
 			return nil, err
 		}
 		return e, nil
 	}
-	// Nothing left can fail: the sweep and the probe go on while the
-	// caller goes on (dsh mcp answers initialize meanwhile); the first
-	// command, and everything that reads what they find, waits for them.
-	go func() {
-		e.startErr = e.startUp(cfg, o)
-		close(e.ready)
-	}()
+	// Nothing left can fail: the sweep and the probe wait until the
+	// caller's own start is over (dsh mcp's handshake: on two cores, a
+	// start-up beside it slows it by a millisecond), or until something
+	// needs them.
+	e.begin = sync.OnceFunc(func() {
+		go func() {
+			e.startErr = e.startUp(cfg, o)
+			close(e.ready)
+		}()
+	})
+	e.beginAt = time.AfterFunc(o.startDelay, e.begin)
 	return e, nil
 }
+
+// StartUpDelay is how long after New an executor whose start-up cannot
+// fail begins it (the sweep of what dead dsh processes left, the cgroup
+// probe: a few ms of work, which must be done before the first command)
+// unless something needs it sooner. It covers dsh mcp's handshake on a
+// slow machine with room to spare, and is short beside the time a model
+// takes to send the first command.
+const StartUpDelay = 50 * time.Millisecond
 
 // startUp sweeps what dsh processes that died left, sets the containment
 // and the sandbox up, and sweeps the spill base.
@@ -312,8 +334,12 @@ func (e *Executor) startUp(cfg config.Local, o options) error {
 	return nil
 }
 
-// started waits until the start-up is done.
-func (e *Executor) started() { <-e.ready }
+// started begins the start-up if it has not begun, and waits until it
+// is done.
+func (e *Executor) started() {
+	e.begin()
+	<-e.ready
+}
 
 // Started waits until the executor's start-up (the sweep of what dead dsh
 // processes left, the containment probe) is done, which may go on after
@@ -517,6 +543,9 @@ func (e *Executor) Start(spec bash.Spec) (bash.Process, error) {
 // Close kills every live process, kept ones included, waits until each has
 // exited and removes the private spill directory and cgroup.
 func (e *Executor) Close() error {
+	if e.beginAt != nil {
+		e.beginAt.Stop()
+	}
 	if e.started(); e.contain == nil {
 		return e.startErr // the start-up failed: it made nothing
 	}

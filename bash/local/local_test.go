@@ -101,6 +101,61 @@ func TestLogsGoToTheInjectedLogger(t *testing.T) {
 	}
 }
 
+// TestStartUpWaits: an executor whose start-up cannot fail begins it
+// neither in New nor at once after (dsh mcp's handshake goes first), but
+// when something needs it or when its delay has passed; an executor
+// closed before either begins and ends it in Close.
+func TestStartUpWaits(t *testing.T) {
+	t.Parallel()
+	isReady := func(e *Executor) bool {
+		select {
+		case <-e.ready:
+			return true
+		default:
+			return false
+		}
+	}
+	newWith := func(t *testing.T, d time.Duration) *Executor {
+		t.Helper()
+		e, err := New(testConfig(t), withStartDelay(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.Close() })
+		return e
+	}
+	t.Run("until a command needs it", func(t *testing.T) {
+		t.Parallel()
+		e := newWith(t, time.Hour)
+		// The start-up takes a few ms: begun in New, or by a goroutine
+		// New started, it would be over by now.
+		time.Sleep(200 * time.Millisecond)
+		if isReady(e) {
+			t.Fatal("the start-up ran before anything needed it")
+		}
+		if r := runCmd(t, e, "echo hi", 0); r.Stdout.Text != "hi\n" || !isReady(e) {
+			t.Fatalf("a first command got %q (start-up done: %v)", r.Stdout.Text, isReady(e))
+		}
+	})
+	t.Run("until its delay passed", func(t *testing.T) {
+		t.Parallel()
+		e := newWith(t, 20*time.Millisecond)
+		proctest.Eventually(t, 10*time.Second, func() error {
+			if !isReady(e) {
+				return errors.New("the start-up has not run, nothing needing it")
+			}
+			return nil
+		})
+	})
+	t.Run("until Close", func(t *testing.T) {
+		t.Parallel()
+		e := newWith(t, time.Hour)
+		if err := e.Close(); err != nil || !isReady(e) {
+			t.Fatalf("Close: %v (start-up done: %v)", err, isReady(e))
+		}
+	})
+}
+
 func TestSpillDirectoryRetention(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
