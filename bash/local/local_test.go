@@ -147,6 +147,13 @@ func TestStartUpWaits(t *testing.T) {
 			return nil
 		})
 	})
+	t.Run("until Sandbox is asked", func(t *testing.T) {
+		t.Parallel()
+		e := newWith(t, time.Hour)
+		if sb := e.Sandbox(); sb != nil || !isReady(e) {
+			t.Fatalf("Sandbox %v before the start-up set it (done: %v)", sb, isReady(e))
+		}
+	})
 	t.Run("until Close", func(t *testing.T) {
 		t.Parallel()
 		e := newWith(t, time.Hour)

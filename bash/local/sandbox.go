@@ -169,7 +169,11 @@ func (e *Executor) closeScopes() {
 }
 
 // Sandbox is the executor's sandbox, nil when commands run unsandboxed.
-func (e *Executor) Sandbox() *sandbox.Sandbox { return e.sandbox }
+// Like Containment it waits for the start-up, which sets it.
+func (e *Executor) Sandbox() *sandbox.Sandbox {
+	e.started()
+	return e.sandbox
+}
 
 // ensure makes a spill directory now and returns it: a sandbox must show
 // it to commands before they spill. A spill directory that cannot (a
