@@ -3,12 +3,15 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/procfs"
 	"github.com/dsh-go/dsh/internal/sshtest"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
@@ -56,5 +59,29 @@ func TestStandardOverSSH(t *testing.T) {
 	sess.End()
 	if _, err := os.Stat(s.Stdout.SpillPath); !os.IsNotExist(err) {
 		t.Fatalf("the session's remote spill file survived its end: %v", err)
+	}
+}
+
+// TestStartedWaitsForTheHooksExecutor: with executor ssh and hooks, the
+// hooks' local executor has a start-up of its own; the stack's Started
+// waits for it too (dsh run asks on the terminal after what it logs). Its
+// spill sweep removing a dead dsh's directory shows it ran.
+func TestStartedWaitsForTheHooksExecutor(t *testing.T) {
+	srv := sshtest.Start(t, sshtest.Options{})
+	spill := t.TempDir()
+	dead := filepath.Join(spill, fmt.Sprintf("dsh-out-%d-999999-1-abcdef", procfs.PidNamespace()))
+	if err := os.Mkdir(dead, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	hook := config.HookGroup{Hooks: []config.Hook{{Type: "command", Command: "true"}}}
+	st, err := host.Standard(config.File{Executor: config.ExecutorSSH, SSH: srv.Config(t),
+		Local: config.Local{SpillDir: spill}, Hooks: config.Hooks{PostToolUse: []config.HookGroup{hook}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Started()
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Fatalf("after Started, the hooks executor's start-up has not swept %s: %v", dead, err)
 	}
 }

@@ -216,6 +216,18 @@ func (s *Stack) Close() error {
 	return err
 }
 
+// Started waits until the start-up of each local executor of the stack
+// is done (see [local.Executor.Started]): the stack's, and the hooks' own
+// with executor ssh. A program that asks on a terminal calls it first, so
+// that what the start-ups log comes before the question.
+func (s *Stack) Started() {
+	for _, e := range []*local.Executor{s.Local, s.hooksExec} {
+		if e != nil {
+			e.Started()
+		}
+	}
+}
+
 // useHooks installs the hooks, when cfg has any, before the command policy
 // (they feed it: docs/spec.md §10). Hook commands run on this machine
 // through a local executor: the stack's, or one of their own with executor

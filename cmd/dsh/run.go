@@ -101,11 +101,9 @@ func runCommand(f runFlags, command string, s streams) error {
 		return stackError(err)
 	}
 	defer closeStack(st, log)
-	if st.Local != nil {
-		// The start-up's log lines go to the terminal before the policy
-		// may ask there; the command would wait for it anyway.
-		st.Local.Started()
-	}
+	// The start-ups' log lines go to the terminal before the policy may
+	// ask there; the command would wait for them anyway.
+	st.Started()
 	sess := session.New(runSessionID, workdir, session.WithLogger(log))
 	defer sess.End()
 
