@@ -24,22 +24,48 @@ type Registry struct {
 	mu    sync.RWMutex
 	tools map[string]Definition
 	order []string // registration order, for listing
-	pre   []preEntry
-	post  []postEntry
-	// observers is replaced, never changed in place, so a call may read
-	// it after the lock.
-	observers []observerEntry
+	// pre, post and observers are replaced, never changed in place
+	// (register), so a call may read what it took after the lock.
+	pre       []entry[PreExecute]
+	post      []entry[PostExecute]
+	observers []entry[Observer]
 	nextID    uint64
 }
 
-type preEntry struct {
+// entry is a registered middleware or observer, with the id its removal
+// finds it by.
+type entry[T any] struct {
 	id uint64
-	mw PreExecute
+	v  T
 }
 
-type postEntry struct {
-	id uint64
-	mw PostExecute
+// register adds v to *list, at the front when first, and returns the func
+// that removes it. Both make a new slice: a call running reads the one it
+// took without the lock.
+func register[T any](r *Registry, list *[]entry[T], v T, first bool) (remove func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextID++
+	e := entry[T]{id: r.nextID, v: v}
+	if first {
+		*list = slices.Insert(slices.Clone(*list), 0, e)
+	} else {
+		*list = append(slices.Clip(*list), e)
+	}
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		*list = slices.DeleteFunc(slices.Clone(*list), func(x entry[T]) bool { return x.id == e.id })
+	}
+}
+
+// values is what list holds, in order.
+func values[T any](list []entry[T]) []T {
+	out := make([]T, len(list))
+	for i, e := range list {
+		out[i] = e.v
+	}
+	return out
 }
 
 // NewRegistry returns an empty registry.
@@ -140,14 +166,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 func (r *Registry) execute(ctx context.Context, call Call) Result {
 	r.mu.RLock()
 	def, ok := r.tools[call.Name]
-	pre := make([]PreExecute, len(r.pre))
-	for i, e := range r.pre {
-		pre[i] = e.mw
-	}
-	post := make([]PostExecute, len(r.post))
-	for i, e := range r.post {
-		post[i] = e.mw
-	}
+	pre, post := values(r.pre), values(r.post)
 	r.mu.RUnlock()
 
 	if !ok {

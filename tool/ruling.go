@@ -2,7 +2,6 @@ package tool
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/dsh-go/dsh/internal/safe"
@@ -77,25 +76,8 @@ func (d Decision) ruling() Ruling {
 // must be quick (the audit log, metrics); a panic is contained and logged.
 type Observer func(ctx context.Context, call Call, res Result)
 
-type observerEntry struct {
-	id uint64
-	fn Observer
-}
-
 // Observe adds o; the returned func removes it.
-func (r *Registry) Observe(o Observer) (remove func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.nextID++
-	e := observerEntry{id: r.nextID, fn: o}
-	r.observers = append(r.observers, e)
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		// A copy: calls running read the slice they took without the lock.
-		r.observers = slices.DeleteFunc(slices.Clone(r.observers), func(x observerEntry) bool { return x.id == e.id })
-	}
-}
+func (r *Registry) Observe(o Observer) (remove func()) { return register(r, &r.observers, o, false) }
 
 // observe hands the ended call to the observers registered now.
 func (r *Registry) observe(ctx context.Context, call Call, res Result) {
@@ -103,7 +85,7 @@ func (r *Registry) observe(ctx context.Context, call Call, res Result) {
 	obs := r.observers
 	r.mu.RUnlock()
 	for _, o := range obs {
-		_ = safe.Call(r.log, "call observer", func() { o.fn(ctx, call, res) }, "tool", call.Name)
+		_ = safe.Call(r.log, "call observer", func() { o.v(ctx, call, res) }, "tool", call.Name)
 	}
 }
 

@@ -2,7 +2,6 @@ package tool
 
 import (
 	"context"
-	"slices"
 )
 
 // Verdict is a pre-execute decision. Policy fails closed: the zero
@@ -99,42 +98,14 @@ type PostExecute func(ctx context.Context, call Call, res Result, next PostNext)
 
 // UsePre appends mw to the pre-execute waterfall: the first registered is
 // the outermost. The returned func removes it.
-func (r *Registry) UsePre(mw PreExecute) (remove func()) { return r.addPre(mw, false) }
+func (r *Registry) UsePre(mw PreExecute) (remove func()) { return register(r, &r.pre, mw, false) }
 
 // UsePreFirst puts mw before every middleware registered so far.
-func (r *Registry) UsePreFirst(mw PreExecute) (remove func()) { return r.addPre(mw, true) }
-
-func (r *Registry) addPre(mw PreExecute, first bool) func() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.nextID++
-	e := preEntry{id: r.nextID, mw: mw}
-	if first {
-		r.pre = slices.Insert(r.pre, 0, e)
-	} else {
-		r.pre = append(r.pre, e)
-	}
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.pre = slices.DeleteFunc(r.pre, func(x preEntry) bool { return x.id == e.id })
-	}
-}
+func (r *Registry) UsePreFirst(mw PreExecute) (remove func()) { return register(r, &r.pre, mw, true) }
 
 // UsePost appends mw to the post-execute waterfall (first registered is
 // outermost). The returned func removes it.
-func (r *Registry) UsePost(mw PostExecute) (remove func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.nextID++
-	e := postEntry{id: r.nextID, mw: mw}
-	r.post = append(r.post, e)
-	return func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.post = slices.DeleteFunc(r.post, func(x postEntry) bool { return x.id == e.id })
-	}
-}
+func (r *Registry) UsePost(mw PostExecute) (remove func()) { return register(r, &r.post, mw, false) }
 
 // runPre runs the pre-execute chain. A panic anywhere in it becomes err.
 // The call its end saw is returned as final: what the tool runs; judged
