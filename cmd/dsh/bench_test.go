@@ -56,13 +56,7 @@ func BenchmarkStdioRoundTrip(b *testing.B) {
 // opened (goal: back within 10%), and against a fresh server.
 func BenchmarkHTTPSessions(b *testing.B) {
 	const sessions, calls = 50, 20
-	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0", "--no-auth")
-	stderr := newNotifyBuffer()
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	cmd, stderr := startServe(b, "", nil, "--addr", "127.0.0.1:0", "--no-auth")
 	url := stderr.await(b, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
 	// Warm up once so the baseline includes what any first session loads.
 	warm, err := mcp.NewClient(&mcp.Implementation{Name: "warm"}, nil).Connect(b.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
@@ -358,13 +352,7 @@ func BenchmarkCapacity(b *testing.B) {
 	if err := os.WriteFile(cfg, []byte("serve:\n  maxSessions: 1000\nbash:\n  maxForeground: 1000\n"), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0", "--no-auth", "--config", cfg, "--workdir", b.TempDir())
-	stderr := newNotifyBuffer()
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	cmd, stderr := startServe(b, "", nil, "--addr", "127.0.0.1:0", "--no-auth", "--config", cfg, "--workdir", b.TempDir())
 	url := stderr.await(b, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
 	fresh, _ := rss(b, cmd.Process.Pid)
 	var open []*mcp.ClientSession

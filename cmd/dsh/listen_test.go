@@ -22,7 +22,7 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // startServe starts dsh serve with args (through bash -c prefix when
 // prefix is not empty, for ulimit) and the test's environment plus env,
 // and returns it with its stderr once it logged that it serves.
-func startServe(t *testing.T, prefix string, env []string, args ...string) (*exec.Cmd, *notifyBuffer) {
+func startServe(t testing.TB, prefix string, env []string, args ...string) (*exec.Cmd, *notifyBuffer) {
 	t.Helper()
 	cmd := exec.Command(dshBin, append([]string{"serve"}, args...)...)
 	if prefix != "" {
@@ -36,7 +36,7 @@ func startServe(t *testing.T, prefix string, env []string, args ...string) (*exe
 
 // startCmd starts cmd with its stderr in the returned buffer; the test's
 // end kills it if it still runs.
-func startCmd(t *testing.T, cmd *exec.Cmd) *notifyBuffer {
+func startCmd(t testing.TB, cmd *exec.Cmd) *notifyBuffer {
 	t.Helper()
 	stderr := newNotifyBuffer()
 	cmd.Stderr = stderr

@@ -26,13 +26,7 @@ func get(t *testing.T, url, token string) (int, string) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return send(t, req)
 }
 
 // TestServeHealthAndMetricsAuth: the health endpoints need no token;
@@ -142,6 +136,18 @@ func (d *drainServer) awaitFile(t *testing.T, name string) {
 	}
 }
 
+// send sends req: the answer's status and body.
+func send(t *testing.T, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
 // postNew is a POST that would open a session: its status and body.
 func postNew(t *testing.T, url string) (int, string) {
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(initializeBody))
@@ -150,13 +156,7 @@ func postNew(t *testing.T, url string) (int, string) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return send(t, req)
 }
 
 // TestServeDrain: SIGTERM while a 3 s foreground call and a 2 s

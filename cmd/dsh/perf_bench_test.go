@@ -206,13 +206,7 @@ func BenchmarkConcurrent(b *testing.B) {
 		})
 	}
 	b.Run("http/16", func(b *testing.B) {
-		cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0", "--no-auth")
-		stderr := newNotifyBuffer()
-		cmd.Stderr = stderr
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		_, stderr := startServe(b, "", nil, "--addr", "127.0.0.1:0", "--no-auth")
 		url := stderr.await(b, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
 		var css []*mcp.ClientSession
 		for range 16 {
