@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dsh-go/dsh/internal/editdist"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -235,7 +236,7 @@ func flagSuggestion(c *cobra.Command, err error) string {
 		if f.Hidden {
 			return
 		}
-		if strings.HasPrefix(f.Name, name) || editDistance(strings.ToLower(name), f.Name) <= c.Root().SuggestionsMinimumDistance {
+		if strings.HasPrefix(f.Name, name) || editdist.Distance(strings.ToLower(name), f.Name) <= c.Root().SuggestionsMinimumDistance {
 			near = append(near, f.Name)
 		}
 	})
@@ -256,25 +257,4 @@ func didYouMean(names []string, prefix string) string {
 		return "; did you mean " + names[0] + "?"
 	}
 	return "; did you mean " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1] + "?"
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
