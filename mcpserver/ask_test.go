@@ -130,14 +130,7 @@ func TestRetryDoesNotRerunHooks(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
 	})
-	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := s.MCP().Connect(t.Context(), stt, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := client.Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := dial(t, s, client, nil)
 	defer cs.Close()
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{"command": "touch original", "description": "d"}})
 	if err != nil {
@@ -168,14 +161,7 @@ func TestRequestStateIsBoundToItsCall(t *testing.T) {
 				return nil, errors.New("not asked this way on 2026-07-28")
 			},
 		})
-		ct, stt := mcp.NewInMemoryTransports()
-		if _, err := s.MCP().Connect(t.Context(), stt, nil); err != nil {
-			t.Fatal(err)
-		}
-		cs, err := client.Connect(t.Context(), ct, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := dial(t, s, client, nil)
 		t.Cleanup(func() { _ = cs.Close() })
 		return cs
 	}

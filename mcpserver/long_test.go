@@ -34,14 +34,7 @@ func serveFile(t *testing.T, cfg config.File, workdir string, copts *mcp.ClientO
 	t.Cleanup(func() { _ = st.Close() })
 	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Workdir: workdir, Version: "test"})
 	t.Cleanup(s.Close)
-	ct, stt := mcp.NewInMemoryTransports()
-	if _, err := s.MCP().Connect(t.Context(), stt, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, copts).Connect(t.Context(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := dial(t, s, mcp.NewClient(&mcp.Implementation{Name: "test"}, copts), nil)
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
 }

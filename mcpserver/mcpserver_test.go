@@ -45,19 +45,26 @@ func newServerWith(t *testing.T, opts mcpserver.Options) *mcpserver.Server {
 	return s
 }
 
-// connect opens an in-memory client session to s.
+// connect opens an in-memory client session to s, closed when the test
+// ends.
 func connect(t *testing.T, s *mcpserver.Server) *mcp.ClientSession {
 	t.Helper()
+	cs := dial(t, s, mcp.NewClient(&mcp.Implementation{Name: "test"}, nil), nil)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// dial connects client to s in memory; the caller closes the session.
+func dial(t *testing.T, s *mcpserver.Server, client *mcp.Client, opts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	if _, err := s.MCP().Connect(ctx, st, nil); err != nil {
+	if _, err := s.MCP().Connect(context.Background(), st, nil); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	cs, err := client.Connect(context.Background(), ct, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cs.Close() })
 	return cs
 }
 
@@ -388,10 +395,6 @@ func TestRunLinesCancelledEndsItsReading(t *testing.T) {
 
 func TestProgressNotifications(t *testing.T) {
 	s := newServer(t, "")
-	ct, st := mcp.NewInMemoryTransports()
-	if _, err := s.MCP().Connect(context.Background(), st, nil); err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var got []*mcp.ProgressNotificationParams
 	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
@@ -401,10 +404,7 @@ func TestProgressNotifications(t *testing.T) {
 			mu.Unlock()
 		},
 	})
-	cs, err := client.Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := dial(t, s, client, nil)
 	defer cs.Close()
 	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
 		"command": "for i in 1 2 3 4 5 6; do echo line-$i; sleep 0.2; done", "description": "count slowly"}}

@@ -3,7 +3,6 @@
 package mcpserver_test
 
 import (
-	"context"
 	"os"
 	"testing"
 
@@ -18,16 +17,9 @@ func TestSessionCwd(t *testing.T) {
 	rootDir, workdir := t.TempDir(), t.TempDir()
 	processCwd, _ := os.Getwd()
 	pwd := func(s *mcpserver.Server, version string, roots ...*mcp.Root) string {
-		ct, st := mcp.NewInMemoryTransports()
-		if _, err := s.MCP().Connect(context.Background(), st, nil); err != nil {
-			t.Fatal(err)
-		}
 		client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
 		client.AddRoots(roots...)
-		cs, err := client.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := dial(t, s, client, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		defer cs.Close()
 		return texts(call(t, cs, "bash", map[string]any{"command": "pwd", "description": "print the directory"}))[0]
 	}
@@ -73,16 +65,9 @@ func TestRemoteSessionCwdIsTheExecutorsDefault(t *testing.T) {
 	st := stacktest.Must(t, config.Local{GraceMs: 300, Cwd: execCwd})
 	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Version: "test", Remote: true})
 	t.Cleanup(s.Close)
-	ct, sst := mcp.NewInMemoryTransports()
-	if _, err := s.MCP().Connect(context.Background(), sst, nil); err != nil {
-		t.Fatal(err)
-	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
 	client.AddRoots(&mcp.Root{URI: "file://" + t.TempDir(), Name: "project"})
-	cs, err := client.Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := dial(t, s, client, nil)
 	defer cs.Close()
 	if got := texts(call(t, cs, "bash", map[string]any{"command": "pwd", "description": "print the directory"}))[0]; got != execCwd+"\n" {
 		t.Fatalf("pwd %q, want the executor's default %s", got, execCwd)

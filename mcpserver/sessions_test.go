@@ -68,14 +68,7 @@ func TestOnIdle(t *testing.T) {
 	idle := make(chan struct{}, 4)
 	s := newServerWith(t, mcpserver.Options{OnIdle: func() { idle <- struct{}{} }})
 	connect := func() *mcp.ClientSession {
-		ct, st := mcp.NewInMemoryTransports()
-		if _, err := s.MCP().Connect(context.Background(), st, nil); err != nil {
-			t.Fatal(err)
-		}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(context.Background(), ct, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cs := dial(t, s, mcp.NewClient(&mcp.Implementation{Name: "test"}, nil), nil)
 		call(t, cs, "bash", map[string]any{"command": "true", "description": "make the owner"})
 		return cs
 	}
