@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -549,6 +550,35 @@ func TestMalformedSettings(t *testing.T) {
 	res := run(t.Context(), st, newSession(t, e.project), nil, "true")
 	if want := "Error: denied by policy: managed settings file " + managed + " is malformed"; res.Text() != want {
 		t.Errorf("malformed managed file: %q, want %q", res.Text(), want)
+	}
+}
+
+// TestSettingsThatNeverEnd: a cloned repository commits its settings
+// files as a symlink to /dev/zero and as a FIFO. The session's first call
+// used to read without end or block forever; now both files are skipped
+// with a warning and the call runs.
+func TestSettingsThatNeverEnd(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Join(e.project, ".claude")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "settings.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "settings.local.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	st := e.stack(t, config.Permissions{Default: "allow"}, host.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if res := run(t.Context(), st, newSession(t, e.project), nil, "true"); res.IsError {
+		t.Fatalf("the call failed: %q", res.Text())
+	}
+	for _, name := range []string{"settings.json", "settings.local.json"} {
+		want := `msg="permissions: skipping a Claude Code settings file" file=` + filepath.Join(dir, name) + ` err="not a regular file`
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no warning %q in the log:\n%s", want, logs.String())
+		}
 	}
 }
 

@@ -13,10 +13,13 @@ package claude
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 )
 
 // DefaultManagedDir holds managed-settings.json and managed-settings.d.
@@ -68,17 +71,49 @@ func (p Places) Files() []File {
 	return files
 }
 
+// MaxSize is the largest settings file Read takes: no real one comes
+// close, and a repository's file must not make dsh read without end.
+const MaxSize = 1 << 20
+
 // Read decodes the JSON file at path into v. found is false for a file
 // that does not exist (not an error); err is a read or JSON error.
+//
+// A project's files come with whatever repository the user cloned, so
+// Read trusts nothing about them: a symlink to /dev/zero would be read
+// without end, and opening a FIFO blocks until a writer comes, which
+// nobody does. The file is opened without blocking, must be a regular
+// file, and may hold at most MaxSize bytes; anything else is an error,
+// which callers treat as a malformed file.
 func Read(path string, v any) (found bool, err error) {
-	data, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
+	if err != nil {
+		return true, err
+	}
+	defer f.Close()
+	data, err := readRegular(f)
 	if err == nil {
 		err = json.Unmarshal(data, v)
 	}
 	return true, err
+}
+
+// readRegular reads an open file that must be regular and at most MaxSize.
+func readRegular(f *os.File) ([]byte, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err == nil && len(data) > MaxSize {
+		err = fmt.Errorf("larger than %d bytes", MaxSize)
+	}
+	return data, err
 }
 
 // Project is PROJECT: CLAUDE_PROJECT_DIR of dsh's environment when set,
