@@ -15,19 +15,41 @@ const dynName = ""
 // "State for later commands"). BASH_CMDS and BASH_ALIASES are bash's
 // command hash table and alias table (an element assigned is `hash -p` or
 // `alias` by another name), and POSIXLY_CORRECT puts bash in POSIX mode,
-// where aliases expand.
+// where aliases expand. The rest make a later program run a command or
+// load code: pagers, editors, less's preprocessors, askpass helpers,
+// interpreters' start-up options, compilers and wrappers that build
+// tools run, and HOME and XDG_CONFIG_HOME, where git and most tools find
+// the configuration that names such commands.
 var loaderNames = map[string]bool{
 	"PATH": true, "BASH_ENV": true, "ENV": true, "PS4": true, "PROMPT_COMMAND": true,
 	"SHELLOPTS": true, "BASHOPTS": true, "IFS": true, "BASH_LOADABLES_PATH": true,
-	"EXECIGNORE": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true,
-	"BASH_CMDS": true, "BASH_ALIASES": true, "POSIXLY_CORRECT": true,
+	"EXECIGNORE": true, "BASH_CMDS": true, "BASH_ALIASES": true, "POSIXLY_CORRECT": true,
+	"PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true, "EDITOR": true, "VISUAL": true,
+	"SUDO_EDITOR": true, "SSH_ASKPASS": true, "SUDO_ASKPASS": true, "BROWSER": true, "SHELL": true,
+	"HOME": true, "XDG_CONFIG_HOME": true, "NODE_OPTIONS": true, "PYTHONSTARTUP": true,
+	"PYTHONPATH": true, "PYTHONHOME": true, "PERL5OPT": true, "PERL5LIB": true, "PERLLIB": true,
+	"RUBYOPT": true, "RUBYLIB": true, "GOFLAGS": true, "RUSTC_WRAPPER": true, "RUSTC": true,
+	"CC": true, "CXX": true, "MAKEFLAGS": true, "JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true,
 }
 
+// loaderPrefixes are families of such names: git's (GIT_EXTERNAL_DIFF,
+// GIT_SSH_COMMAND, GIT_CONFIG_*, …), the dynamic loader's, less's
+// (LESSOPEN, LESSCLOSE, LESS, …), npm's and cargo's configuration, and
+// BASH_FUNC_ (functions given to a child bash).
+var loaderPrefixes = []string{"GIT_", "LD_", "DYLD_", "LESS", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_", "CARGO_"}
+
 // isLoader reports whether assigning name may change what later commands
-// run. BASH_FUNC_* names (given to env) define functions in a child bash,
-// so they count too.
+// run.
 func isLoader(name string) bool {
-	return loaderNames[name] || strings.HasPrefix(name, "BASH_FUNC_")
+	if loaderNames[name] {
+		return true
+	}
+	for _, p := range loaderPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // loaderName returns the first loader name assigned ("$?" for a dynamic
@@ -79,10 +101,12 @@ func assignNames(as []*syntax.Assign) []string {
 	return out
 }
 
-// arithNames returns the names arithmetic assigns in a node
-// (`(( PATH=1 ))`, `$((IFS++))`), dynName for one it cannot name.
-// Substitutions run in a subshell, so their assignments do not count.
-func arithNames(n syntax.Node) []string {
+// exprAssigns returns the names that arithmetic and expansions assign in
+// a node (`(( PATH=1 ))`, `$((IFS++))`, `${PATH:=x}`, `${BASH_CMDS[ls]=…}`),
+// dynName for one it cannot name, and records the assignments (shown as
+// shown). Substitutions run in a subshell, so their assignments do not
+// count.
+func (c *checker) exprAssigns(sc *scope, n syntax.Node, shown []string) []string {
 	var out []string
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -91,10 +115,17 @@ func arithNames(n syntax.Node) []string {
 		case *syntax.BinaryArithm:
 			if arithAssignOps[n.Op] {
 				out = append(out, arithTarget(n.X))
+				c.assignInt(sc, out[len(out)-1], shown)
 			}
 		case *syntax.UnaryArithm:
 			if n.Op == syntax.Inc || n.Op == syntax.Dec {
 				out = append(out, arithTarget(n.X))
+				c.assignInt(sc, out[len(out)-1], shown)
+			}
+		case *syntax.ParamExp:
+			if n.Exp != nil && n.Param != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
+				out = append(out, n.Param.Value)
+				c.assign(sc, n.Param.Value, n.Exp.Word, shown)
 			}
 		}
 		return true

@@ -24,7 +24,8 @@ type unit struct {
 // level is one command of a unit.
 type level struct {
 	args        []arg
-	transparent bool // a wrapper allowed when what it runs is (docs/spec.md §9.3 "Wrappers")
+	transparent bool  // a wrapper allowed when what it runs is (docs/spec.md §9.3 "Wrappers")
+	alts        []alt // the words without global options (globals.go), for deny and ask rules
 }
 
 // step is what a handler (a wrapper, shell or builtin) makes of a level.
@@ -33,7 +34,8 @@ type step struct {
 	inners      [][]arg  // the commands it runs (find may run several)
 	scripts     []string // the scripts it runs, walked as parts of their own
 	opaque      string
-	assigns     []string // names it assigns
+	assigns     []string // names it assigns, to values nobody can know
+	uses        []dep    // what the values it takes as names depend on (values.go)
 	transparent bool
 	shell       shellKind // what runs the scripts
 }
@@ -75,16 +77,25 @@ func (c *checker) unwrap(sc *scope, u *unit, cur []arg) {
 			st = h(c, u, cur)
 		}
 		u.assigned = append(u.assigned, st.assigns...)
-		u.levels = append(u.levels, level{args: cur, transparent: st.transparent && !strings.Contains(cur[0].text, "/")})
+		if len(st.assigns)+len(st.uses) > 0 {
+			shown := words(cur)
+			c.assignUnknown(sc, st.assigns, shown)
+			c.use(sc, st.uses, shown)
+		}
+		u.levels = append(u.levels, level{args: cur, transparent: st.transparent && !strings.Contains(cur[0].text, "/"),
+			alts: globalAlts(cur)})
 		switch {
 		case st.opaque != "":
+			// Opaque, but a script it runs (a login shell's) still has
+			// parts of its own: a deny there still denies.
 			u.opaque = st.opaque
+			c.emit(sc, u)
+			c.scripts(sc, u, st)
+			return
 		case len(st.scripts) > 0:
 			u.script = true
 			c.emit(sc, u)
-			for _, s := range st.scripts {
-				c.nested(sc, s, u.writes, st.shell.expandsAliases(sc.aliases))
-			}
+			c.scripts(sc, u, st)
 			return
 		case len(st.inners) == 1:
 			cur = st.inners[0]
@@ -103,8 +114,24 @@ func (c *checker) unwrap(sc *scope, u *unit, cur []arg) {
 	}
 }
 
+// scripts walks the scripts a step runs.
+func (c *checker) scripts(sc *scope, u *unit, st step) {
+	for _, s := range st.scripts {
+		if c.trace != nil {
+			c.trace.scripts = append(c.trace.scripts, s)
+		}
+		c.nested(sc, s, u.writes, st.shell.expandsAliases(sc.aliases))
+	}
+}
+
 // emit decides a unit and records its part when it has something to say.
 func (c *checker) emit(sc *scope, u *unit) {
+	if c.trace != nil {
+		for i, lv := range u.levels {
+			ordinary := i == len(u.levels)-1 && !u.script && u.opaque == ""
+			c.trace.levels = append(c.trace.levels, traced{args: lv.args, ordinary: ordinary})
+		}
+	}
 	if pt, ok := c.decide(sc, u); ok {
 		c.record(sc, pt)
 	}
@@ -170,11 +197,10 @@ func (c *checker) denyAsk(levels []level) (r *compiled, at int, may bool) {
 		mayAt := -1
 		var mayRule *compiled
 		for i, lv := range levels {
-			dyn := hasDynamic(lv.args)
 			for _, rule := range rules {
-				switch {
-				case !rule.match(lv.args, true):
-				case !dyn || rule.match(lv.args, false):
+				switch matches, definite := rule.matchLevel(lv); {
+				case !matches:
+				case definite:
 					return rule, i, false
 				case mayRule == nil:
 					mayRule, mayAt = rule, i
@@ -186,6 +212,27 @@ func (c *checker) denyAsk(levels []level) (r *compiled, at int, may bool) {
 		}
 	}
 	return nil, 0, false
+}
+
+// matchLevel reports whether a deny or ask rule may match a level, as
+// written or without its global options, and whether it matches whatever
+// its dynamic words turn out to be.
+func (r *compiled) matchLevel(lv level) (matches, definite bool) {
+	if r.match(lv.args, true) {
+		matches = true
+		if !hasDynamic(lv.args) || r.match(lv.args, false) {
+			return true, true
+		}
+	}
+	for _, al := range lv.alts {
+		if r.match(al.args, true) {
+			matches = true
+			if !al.may && (!hasDynamic(al.args) || r.match(al.args, false)) {
+				return true, true
+			}
+		}
+	}
+	return matches, false
 }
 
 // hasDynamic reports whether an argument is dynamic: only then may a

@@ -31,12 +31,20 @@ type tcase struct {
 // run checks every case of a table.
 func run(t *testing.T, p *Policy, cases []tcase) {
 	t.Helper()
-	for _, tc := range cases {
+	cmds := make([]string, len(cases))
+	for i, tc := range cases {
 		r := p.Check(tc.cmd)
 		got := r.DenyText() + r.Reason()
 		if r.Decision != tc.want || got != tc.text {
 			t.Errorf("Check(%q) = %s %q, want %s %q\n%s", tc.cmd, r.Decision, got, tc.want, tc.text, dump(r))
 		}
+		cmds[i] = tc.cmd
+	}
+	// Every case also runs under real bash: the policy must have seen
+	// each program it executes (parity_test.go). TestExecParity says why
+	// when no jail runs here.
+	if j, err := theJailer(); err == nil {
+		checkParity(t, j, cmds)
 	}
 }
 

@@ -103,7 +103,10 @@ func (p *Policy) brokenRule(r *Rule) *compiled {
 
 // Check decides command. It never panics and never errors: what cannot be
 // analysed is opaque.
-func (p *Policy) Check(command string) (res Result) {
+func (p *Policy) Check(command string) Result { return p.check(command, nil) }
+
+// check is Check, recording what it saw in tr when tr is not nil.
+func (p *Policy) check(command string, tr *trace) (res Result) {
 	defer func() {
 		if recover() != nil {
 			res = p.compose(command, []Part{{
@@ -112,8 +115,9 @@ func (p *Policy) Check(command string) (res Result) {
 			}})
 		}
 	}()
-	c := &checker{p: p}
+	c := &checker{p: p, trace: tr}
 	c.script(&scope{src: command}, command)
+	c.finish()
 	return p.compose(command, c.parts)
 }
 

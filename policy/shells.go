@@ -100,6 +100,12 @@ loop:
 		}
 	}
 	switch {
+	case login && cflag:
+		st := scriptArg(c, args, i, true)
+		if st.opaque == "" {
+			st.opaque = reasonLogin
+		}
+		return st
 	case login:
 		return step{opaque: reasonLogin}
 	case cflag:
@@ -354,7 +360,8 @@ func setStep(_ *checker, _ *unit, args []arg) step {
 
 // sourceStep reads source FILE: an ordinary command, unless the file
 // cannot be read before it runs.
-func sourceStep(_ *checker, _ *unit, args []arg) step {
+func sourceStep(c *checker, _ *unit, args []arg) step {
+	c.facts.anyName = true // the file may assign any variable anything
 	rest := dashDash(args[1:])
 	switch {
 	case len(rest) == 0:
@@ -369,22 +376,64 @@ func sourceStep(_ *checker, _ *unit, args []arg) step {
 
 // declStep reads a declaration builtin run as a command (`builtin export
 // PATH=x`): the names it assigns.
-func declStep(_ *checker, _ *unit, args []arg) step {
-	var names []string
-	nameref := args[0].text == "nameref"
+func declStep(c *checker, _ *unit, args []arg) step {
+	var st step
+	var opts []arg
 	for _, a := range args[1:] {
-		if isOptionWith(a, 'n') && args[0].text != "export" && args[0].text != "readonly" {
-			nameref = true
+		if !a.dyn && len(a.text) > 1 && (a.text[0] == '-' || a.text[0] == '+') {
+			opts = append(opts, a)
 		}
+	}
+	f := readDeclFlags(opts, args[0].text)
+	for _, a := range args[1:] {
 		if !a.dyn && strings.HasPrefix(a.text, "-") {
 			continue
 		}
-		names = append(names, declaredName(a)...)
-		if _, val, ok := strings.Cut(a.text, "="); ok && nameref {
-			names = append(names, refTarget(arg{text: val, dyn: a.dyn}))
+		name, val, hasValue := strings.Cut(a.text, "=")
+		switch {
+		case a.dyn:
+			st.assigns = append(st.assigns, dynName)
+		case !hasValue && !f.print:
+			st.assigns = append(st.assigns, argName(a)) // a bare `export NAME` is a change too
+		case hasValue:
+			st.assigns = append(st.assigns, declaredName(a)...)
+		}
+		st.uses = append(st.uses, nameDeps(arg{text: name, dyn: a.dyn, word: a.word})...)
+		if f.ref {
+			c.facts.refs = setAdd(c.facts.refs, argName(static(name)))
+			if hasValue {
+				st.assigns = append(st.assigns, refTarget(arg{text: val, dyn: a.dyn}))
+			}
+		}
+		if f.int && hasValue {
+			st.uses = append(st.uses, dep{unknown: a.dyn}) // the value is evaluated
+			st.uses = append(st.uses, appendNames(nil, val)...)
 		}
 	}
-	return step{assigns: names}
+	return st
+}
+
+// testStep reads test and [: -v NAME takes NAME's subscript, or the value
+// of a dynamic NAME, as a name bash evaluates.
+func testStep(_ *checker, _ *unit, args []arg) step {
+	var st step
+	for i := 1; i+1 < len(args); i++ {
+		if !args[i].dyn && args[i].text == "-v" {
+			st.uses = append(st.uses, nameDeps(args[i+1])...)
+		}
+	}
+	return st
+}
+
+// unsetStep reads unset: a subscript of a NAME is evaluated.
+func unsetStep(_ *checker, _ *unit, args []arg) step {
+	var st step
+	for _, a := range args[1:] {
+		if a.dyn || !strings.HasPrefix(a.text, "-") {
+			st.uses = append(st.uses, nameDeps(a)...)
+		}
+	}
+	return st
 }
 
 var (
@@ -399,14 +448,24 @@ func readStep(_ *checker, _ *unit, args []arg) step {
 	if bad != "" {
 		return step{assigns: []string{dynName}}
 	}
-	var names []string
+	var st step
 	if a, ok := o.get("a"); ok {
-		names = append(names, argName(a))
+		st.name(a)
 	}
 	for _, a := range args[i:] {
-		names = append(names, argName(a))
+		st.name(a)
 	}
-	return step{assigns: names}
+	if len(st.assigns) == 0 {
+		st.assigns = []string{"REPLY"}
+	}
+	return st
+}
+
+// name notes that a step assigns the name a, whose subscript (or, when
+// dynamic, whose value) bash evaluates.
+func (st *step) name(a arg) {
+	st.assigns = append(st.assigns, argName(a))
+	st.uses = append(st.uses, nameDeps(a)...)
 }
 
 // mapfileStep: mapfile assigns its array operand, and runs the -C
@@ -421,7 +480,7 @@ func mapfileStep(c *checker, _ *unit, args []arg) step {
 	}
 	var st step
 	if i < len(args) {
-		st.assigns = []string{argName(args[i])}
+		st.name(args[i])
 	}
 	if cb, ok := o.get("C"); ok {
 		c.skipWord(cb)
@@ -459,33 +518,34 @@ func printfStep(_ *checker, _ *unit, args []arg) step {
 	if bad != "" {
 		return step{}
 	}
+	var st step
 	if v, ok := o.get("v"); ok {
-		return step{assigns: []string{argName(v)}}
+		st.name(v)
 	}
-	return step{}
+	return st
 }
 
 // waitStep: wait -p NAME assigns NAME a pid. A word that may be several
 // (an unquoted $x) may hold -p NAME; a quoted one is taken for the job
 // it almost always is (`wait "$pid"`).
 func waitStep(_ *checker, _ *unit, args []arg) step {
-	var names []string
+	var st step
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a.multi:
-			names = append(names, dynName)
+			st.assigns = append(st.assigns, dynName)
 		case a.dyn:
 		case isOptionWith(a, 'p'):
 			if _, attached, _ := strings.Cut(a.text, "p"); attached != "" {
-				names = append(names, argName(static(attached))) // -pNAME
+				st.name(static(attached)) // -pNAME
 			} else if i+1 < len(args) {
 				i++
-				names = append(names, argName(args[i]))
+				st.name(args[i])
 			}
 		}
 	}
-	return step{assigns: names}
+	return st
 }
 
 // getoptsStep: getopts OPTSTRING NAME assigns NAME.
@@ -493,7 +553,9 @@ func getoptsStep(_ *checker, _ *unit, args []arg) step {
 	if len(args) < 3 {
 		return step{}
 	}
-	return step{assigns: []string{argName(args[2])}}
+	st := step{assigns: []string{"OPTARG"}}
+	st.name(args[2])
+	return st
 }
 
 // letStep reads `builtin let EXPR…`: the names its expressions assign.

@@ -53,6 +53,25 @@ type checker struct {
 	skip  map[*syntax.Word]bool // words run as scripts: checked as such, not as quoted code
 	// here-documents run as scripts (`bash <<EOF`): checked as such, not as quoted code
 	skipRedir map[*syntax.Redirect]bool
+	trace     *trace // nil but in the differential test against bash
+	facts     facts  // what the whole command assigns and evaluates (values.go)
+}
+
+// trace is what one check saw: the words of every command at every level
+// of every unit, and every script a command runs, so that the
+// differential test (parity_test.go) can hold each program real bash
+// executes against them.
+type trace struct {
+	levels  []traced
+	scripts []string
+}
+
+// traced is one command the policy saw. ordinary: it is the command a
+// unit runs, not a wrapper or a shell given a script, so what it runs in
+// turn is its own business (a script file, a program's helpers).
+type traced struct {
+	args     []arg
+	ordinary bool
 }
 
 func newParser() *syntax.Parser { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
@@ -147,11 +166,12 @@ func (c *checker) stmt(sc *scope, s *syntax.Stmt, writes bool) {
 	case *syntax.LetClause:
 		c.let(sc, cmd, writes)
 	case *syntax.ArithmCmd, *syntax.TestClause:
-		c.internalPart(sc, []string{source(sc, cmd)}, nil, arithNames(cmd), writes)
+		words := []string{source(sc, cmd)}
+		c.internalPart(sc, words, nil, c.exprAssigns(sc, cmd, words), writes)
 		c.code(sc, cmd)
 	case *syntax.TimeClause:
 		if cmd.Stmt != nil {
-			c.stmt(sc, cmd.Stmt, writes)
+			c.stmt(sc, timed(cmd.Stmt), writes)
 		}
 	case *syntax.CoprocClause:
 		c.coprocName(sc, cmd, writes)
@@ -159,7 +179,48 @@ func (c *checker) stmt(sc *scope, s *syntax.Stmt, writes bool) {
 	default:
 		c.opaquePart(sc, []string{source(sc, cmd)}, reasonUnsupported)
 	}
+	c.redirAssigns(sc, s, writes)
 	c.redirCode(sc, s.Redirs)
+}
+
+// redirAssigns: an expansion in a redirection or a here-document body may
+// assign (`> ${PATH:=x}`); a part of its own when it assigns a loader name.
+func (c *checker) redirAssigns(sc *scope, s *syntax.Stmt, writes bool) {
+	var names []string
+	words := []string{source(sc, s)}
+	for _, r := range s.Redirs {
+		if r.Word != nil {
+			names = append(names, c.exprAssigns(sc, r.Word, words)...)
+		}
+		if r.Hdoc != nil {
+			names = append(names, c.exprAssigns(sc, r.Hdoc, words)...)
+		}
+	}
+	if loaderName(names) != "" {
+		c.internalPart(sc, words, nil, names, writes)
+	}
+}
+
+// timed is the statement the time keyword runs. bash's time skips one
+// `--` after it (and after -p), which the parser takes for the command's
+// name: `time -- rm x` runs rm.
+func timed(s *syntax.Stmt) *syntax.Stmt {
+	ce, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Assigns) > 0 || len(ce.Args) == 0 {
+		return s
+	}
+	if t, ok := plainWord(ce.Args[0]); !ok || t != "--" {
+		return s
+	}
+	inner := *s
+	if len(ce.Args) == 1 {
+		inner.Cmd = nil // `time --`: nothing runs
+		return &inner
+	}
+	rest := *ce
+	rest.Args = ce.Args[1:]
+	inner.Cmd = &rest
+	return &inner
 }
 
 func (c *checker) ifClause(sc *scope, ic *syntax.IfClause, writes bool) {
@@ -177,7 +238,14 @@ func (c *checker) forClause(sc *scope, fc *syntax.ForClause, writes bool) {
 		for _, w := range l.Items {
 			c.looseCode(sc, w, writes)
 		}
-		if l.Name != nil && isLoader(l.Name.Value) {
+		if l.Name == nil {
+			break
+		}
+		shown := []string{source(sc, fc)}
+		for _, a := range c.args(sc, l.Items) {
+			c.assignArg(sc, l.Name.Value, a, shown)
+		}
+		if isLoader(l.Name.Value) {
 			c.internalPart(sc, []string{"for", l.Name.Value}, nil, []string{l.Name.Value}, writes)
 		}
 	case *syntax.CStyleLoop:
@@ -197,6 +265,7 @@ func (c *checker) coprocName(sc *scope, cp *syntax.CoprocClause, writes bool) {
 	if !ok {
 		name = dynName
 	}
+	c.assignInt(sc, name, nil) // the coprocess's descriptors
 	if name == dynName || isLoader(name) {
 		c.internalPart(sc, []string{"coproc", source(sc, cp.Name)}, nil, []string{name}, writes)
 	}
@@ -206,13 +275,14 @@ func (c *checker) coprocName(sc *scope, cp *syntax.CoprocClause, writes bool) {
 // the code in its words.
 func (c *checker) call(sc *scope, ce *syntax.CallExpr, redirs []*syntax.Redirect, writes bool) {
 	plain := len(ce.Assigns) == 0 && allPlain(ce.Args)
-	var names []string
-	if !plain {
-		names = append(assignNames(ce.Assigns), arithNames(ce)...)
-	}
 	words := make([]string, len(ce.Assigns))
 	for i, a := range ce.Assigns {
 		words[i] = source(sc, a)
+		c.assignment(sc, a, []string{words[i]})
+	}
+	var names []string
+	if !plain {
+		names = append(assignNames(ce.Assigns), c.exprAssigns(sc, ce, []string{source(sc, ce)})...)
 	}
 	args := c.args(sc, ce.Args)
 	if len(args) == 0 { // no words, or only words that expand to none (`{,}`)
@@ -292,25 +362,36 @@ func plainWord(w *syntax.Word) (string, bool) {
 // is a name too: a reference to PATH is an assignment to PATH later.
 func (c *checker) decl(sc *scope, d *syntax.DeclClause, writes bool) {
 	variant := d.Variant.Value
+	shown := []string{source(sc, d)}
+	flags := readDeclFlags(c.declOptions(sc, d), variant)
 	args := []arg{static(variant)}
 	var names []string
-	nameref := variant == "nameref"
 	for _, a := range d.Args {
 		switch {
 		case a.Naked && a.Name == nil && a.Value != nil:
 			for _, x := range c.wordArgs(sc, a.Value) {
 				args = append(args, x)
-				nameref = nameref || (variant != "export" && variant != "readonly" && isOptionWith(x, 'n'))
-				names = append(names, declaredName(x)...)
+				if n := declaredName(x); len(n) > 0 {
+					names = append(names, n...)
+					c.assignUnknown(sc, n, shown)
+				}
 			}
 		case a.Naked && a.Name != nil:
+			// A bare `export NAME` changes what later commands get, as
+			// `declare -x`, `readonly`, `local` do; -p and -f only print.
 			args = append(args, static(a.Name.Value))
+			if !flags.print {
+				names = append(names, a.Name.Value)
+			}
+			c.declared(a.Name.Value, flags)
 		case a.Name != nil:
 			names = append(names, a.Name.Value)
 			v := assignValue(sc, c, a)
-			if nameref {
+			if flags.ref {
 				names = append(names, refTarget(v))
 			}
+			c.declared(a.Name.Value, flags)
+			c.assignment(sc, a, shown)
 			args = append(args, arg{text: source(sc, a), dyn: v.dyn})
 		}
 	}
@@ -318,8 +399,86 @@ func (c *checker) decl(sc *scope, d *syntax.DeclClause, writes bool) {
 	for i, a := range args {
 		words[i] = a.text
 	}
-	c.internalPart(sc, words, args, append(names, arithNames(d)...), writes)
+	c.internalPart(sc, words, args, append(names, c.exprAssigns(sc, d, shown)...), writes)
 	c.code(sc, d)
+}
+
+// declFlags are the options of a declaration that matter here.
+type declFlags struct {
+	ref   bool // -n, or nameref: the value is a name
+	int   bool // -i: the values are evaluated
+	print bool // -p, -f or -F: nothing is assigned
+}
+
+// declOptions are a declaration's option words (every word starting with
+// - or +, as the policy cannot know where bash stops reading options).
+func (c *checker) declOptions(sc *scope, d *syntax.DeclClause) []arg {
+	var out []arg
+	for _, a := range d.Args {
+		if a.Naked && a.Name == nil && a.Value != nil {
+			for _, x := range c.wordArgs(sc, a.Value) {
+				if !x.dyn && len(x.text) > 1 && (x.text[0] == '-' || x.text[0] == '+') {
+					out = append(out, x)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func readDeclFlags(opts []arg, variant string) declFlags {
+	f := declFlags{ref: variant == "nameref"}
+	for _, o := range opts {
+		if o.text[0] != '-' {
+			continue
+		}
+		f.ref = f.ref || (variant != "export" && variant != "readonly" && isOptionWith(o, 'n'))
+		f.int = f.int || (variant != "export" && variant != "readonly" && isOptionWith(o, 'i'))
+		f.print = f.print || isOptionWith(o, 'p') || isOptionWith(o, 'f') || isOptionWith(o, 'F')
+	}
+	return f
+}
+
+// declared notes a name's attributes: a nameref, an integer.
+func (c *checker) declared(name string, f declFlags) {
+	if f.ref {
+		c.facts.refs = setAdd(c.facts.refs, name)
+	}
+	if f.int {
+		c.facts.ints = setAdd(c.facts.ints, name)
+	}
+}
+
+func setAdd(m map[string]bool, k string) map[string]bool {
+	if m == nil {
+		m = map[string]bool{}
+	}
+	m[k] = true
+	return m
+}
+
+// assignment records an assignment of the syntax (NAME=…, NAME[i]=…,
+// NAME=(…)).
+func (c *checker) assignment(sc *scope, a *syntax.Assign, shown []string) {
+	if a.Name == nil {
+		return
+	}
+	switch {
+	case a.Array != nil:
+		isInt := true
+		for _, e := range a.Array.Elems {
+			isInt = isInt && e.Value != nil && isIntWord(e.Value)
+		}
+		if isInt {
+			c.assignInt(sc, a.Name.Value, shown)
+		} else {
+			c.assignUnknown(sc, []string{a.Name.Value}, shown)
+		}
+	case a.Value == nil:
+		c.assignArg(sc, a.Name.Value, static(""), shown)
+	default:
+		c.assign(sc, a.Name.Value, a.Value, shown)
+	}
 }
 
 // let walks `let EXPR…`: allowed unless it assigns a loader name.
@@ -332,7 +491,7 @@ func (c *checker) let(sc *scope, l *syntax.LetClause, writes bool) {
 	for i, a := range args {
 		words[i] = a.text
 	}
-	c.internalPart(sc, words, args, arithNames(l), writes)
+	c.internalPart(sc, words, args, c.exprAssigns(sc, l, []string{source(sc, l)}), writes)
 	c.code(sc, l)
 }
 
@@ -354,8 +513,9 @@ func assignValue(sc *scope, c *checker, a *syntax.Assign) arg {
 // looseCode walks the code in words that belong to no part (a case word, a
 // for list); an arithmetic assignment there to a loader name is a part.
 func (c *checker) looseCode(sc *scope, n syntax.Node, writes bool) {
-	if names := arithNames(n); loaderName(names) != "" {
-		c.internalPart(sc, []string{source(sc, n)}, nil, names, writes)
+	words := []string{source(sc, n)}
+	if names := c.exprAssigns(sc, n, words); loaderName(names) != "" {
+		c.internalPart(sc, words, nil, names, writes)
 	}
 	c.code(sc, n)
 }
@@ -377,6 +537,100 @@ func (c *checker) code(sc *scope, n syntax.Node) {
 			if !c.skip[n] {
 				c.quotedCode(sc, wordText(n))
 			}
+		}
+		c.evalPlaces(sc, n)
+		return true
+	})
+}
+
+// evalPlaces records the places in a node whose value bash evaluates
+// (values.go): arithmetic, subscripts, substring offsets, `${!x}`,
+// `${x@P}`, and the arithmetic and -v operators of [[ ]].
+func (c *checker) evalPlaces(sc *scope, n syntax.Node) {
+	switch n := n.(type) {
+	case *syntax.ArithmExp:
+		c.use(sc, arithDeps(n.X), []string{source(sc, n)})
+	case *syntax.ArithmCmd:
+		c.use(sc, arithDeps(n.X), []string{source(sc, n)})
+	case *syntax.LetClause:
+		for _, e := range n.Exprs {
+			c.use(sc, arithDeps(e), []string{source(sc, n)})
+		}
+	case *syntax.CStyleLoop:
+		for _, e := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
+			if e != nil {
+				c.use(sc, arithDeps(e), []string{source(sc, e)})
+			}
+		}
+	case *syntax.ParamExp:
+		c.paramPlaces(sc, n)
+	case *syntax.Assign:
+		if n.Index != nil {
+			c.use(sc, arithDeps(n.Index), []string{source(sc, n)})
+		}
+	case *syntax.ArrayElem:
+		if n.Index != nil {
+			c.use(sc, arithDeps(n.Index), []string{source(sc, n)})
+		}
+	case *syntax.TestClause:
+		c.testPlaces(sc, n)
+	}
+}
+
+// paramPlaces: an indirection takes the value as a name, @P expands it as
+// a prompt, a subscript and a substring's offset and length are
+// arithmetic.
+func (c *checker) paramPlaces(sc *scope, p *syntax.ParamExp) {
+	if p.Param == nil {
+		return
+	}
+	shown := []string{source(sc, p)}
+	self := []dep{{name: p.Param.Value}}
+	if p.Excl && p.Names == 0 && !allElements(p.Index) {
+		c.use(sc, self, shown)
+	}
+	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && p.Exp.Word.Lit() == "P" {
+		c.use(sc, self, shown)
+	}
+	if p.Index != nil && !allElements(p.Index) {
+		c.use(sc, arithDeps(p.Index), shown)
+	}
+	if p.Slice != nil {
+		for _, x := range []syntax.ArithmExpr{p.Slice.Offset, p.Slice.Length} {
+			if x != nil {
+				c.use(sc, arithDeps(x), shown)
+			}
+		}
+	}
+}
+
+// allElements reports whether a subscript is @ or *: no arithmetic.
+func allElements(x syntax.ArithmExpr) bool {
+	w, ok := x.(*syntax.Word)
+	return ok && (w.Lit() == "@" || w.Lit() == "*")
+}
+
+// arithTests are the [[ ]] operators whose operands are arithmetic.
+var arithTests = map[syntax.BinTestOperator]bool{
+	syntax.TsEql: true, syntax.TsNeq: true, syntax.TsLeq: true, syntax.TsGeq: true, syntax.TsLss: true, syntax.TsGtr: true,
+}
+
+// testPlaces: [[ A -eq B ]] evaluates A and B, [[ -v A ]] takes A as a
+// name whose subscript is evaluated.
+func (c *checker) testPlaces(sc *scope, tc *syntax.TestClause) {
+	shown := []string{source(sc, tc)}
+	syntax.Walk(tc.X, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.BinaryTest:
+			if arithTests[n.Op] {
+				c.use(sc, append(arithDeps(n.X), arithDeps(n.Y)...), shown)
+			}
+		case *syntax.UnaryTest:
+			if w, ok := n.X.(*syntax.Word); ok && n.Op == syntax.TsVarSet {
+				c.use(sc, wordNameDeps(w), shown)
+			}
+		case *syntax.CmdSubst, *syntax.ProcSubst:
+			return false
 		}
 		return true
 	})

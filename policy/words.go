@@ -53,9 +53,7 @@ func static(s string) arg { return arg{text: s} }
 // and ~. ok is false when brace expansion would exceed maxFields. As in
 // bash, a field that is empty and was never quoted is no word at all.
 func expandWord(w *syntax.Word, home string) (fields []field, ok bool) {
-	wc := *w
-	syntax.SplitBraces(&wc) // works on the copy: the tree's own parts stay as parsed
-	alts, ok := expandParts(wc.Parts)
+	alts, ok := braceFields(w.Parts)
 	if !ok {
 		return nil, false
 	}
@@ -84,96 +82,31 @@ func merge(f field) field {
 	return out
 }
 
-// expandParts returns the cartesian product of the parts' alternatives.
-func expandParts(parts []syntax.WordPart) ([]field, bool) {
-	alts := []field{nil}
+// braceFields returns the fields of a word's brace expansion (braces.go).
+func braceFields(parts []syntax.WordPart) ([]field, bool) {
+	hasBrace := false
 	for _, p := range parts {
-		b, isBrace := p.(*syntax.BraceExp)
-		if !isBrace {
-			segs := partSegs(p)
-			for i := range alts {
-				alts[i] = append(alts[i], segs...)
-			}
-			continue
-		}
-		sub, ok := braceAlts(b)
-		if !ok || len(sub)*len(alts) > maxFields {
-			return nil, false
-		}
-		next := make([]field, 0, len(alts)*len(sub))
-		for _, a := range alts {
-			for _, s := range sub {
-				f := make(field, 0, len(a)+len(s))
-				next = append(next, append(append(f, a...), s...))
-			}
-		}
-		alts = next
-	}
-	return alts, true
-}
-
-// braceAlts returns the alternatives of one brace expansion.
-func braceAlts(b *syntax.BraceExp) ([]field, bool) {
-	if b.Sequence {
-		return braceSequence(b)
-	}
-	var out []field
-	for _, e := range b.Elems {
-		sub, ok := expandParts(e.Parts)
-		if !ok || len(out)+len(sub) > maxFields {
-			return nil, false
-		}
-		out = append(out, sub...)
-	}
-	return out, true
-}
-
-// braceSequence expands {x..y[..incr]}, which SplitBraces has checked to
-// be two numbers or two letters and a numeric increment.
-func braceSequence(b *syntax.BraceExp) ([]field, bool) {
-	from, to := b.Elems[0].Lit(), b.Elems[1].Lit()
-	step := int64(1)
-	if len(b.Elems) == 3 {
-		n, err := strconv.ParseInt(b.Elems[2].Lit(), 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		step = max(n, -n)
-		if step == 0 {
-			step = 1
+		if l, ok := p.(*syntax.Lit); ok && strings.Contains(l.Value, "{") {
+			hasBrace = true
+			break
 		}
 	}
-	var vals []string
-	if x, err := strconv.ParseInt(from, 10, 64); err == nil {
-		y, err := strconv.ParseInt(to, 10, 64)
-		if err != nil {
-			return nil, false
+	if !hasBrace {
+		var f field
+		for _, p := range parts {
+			f = append(f, partSegs(p)...)
 		}
-		width := 0
-		if zeroPadded(from) || zeroPadded(to) {
-			width = max(len(from), len(to))
-		}
-		vals = numberSequence(x, y, step, width)
-	} else if len(from) == 1 && len(to) == 1 {
-		vals = numberSequence(int64(from[0]), int64(to[0]), step, -1)
+		return []field{f}, true
 	}
-	if vals == nil {
+	words, ok := braceExpand(braceTokens(parts))
+	if !ok {
 		return nil, false
 	}
-	out := make([]field, len(vals))
-	for i, v := range vals {
-		out[i] = field{{kind: segUnquoted, text: v}}
-		if v == `\` { // {Z..a} makes a backslash, which quote removal takes away
-			out[i] = field{{kind: segQuoted}}
-		}
+	out := make([]field, len(words))
+	for i, w := range words {
+		out[i] = tokenField(w)
 	}
 	return out, true
-}
-
-// zeroPadded reports whether a sequence end asks bash to pad with zeros.
-func zeroPadded(s string) bool {
-	s = strings.TrimPrefix(s, "-")
-	return len(s) > 1 && s[0] == '0'
 }
 
 // numberSequence counts from x to y by step; width -1 makes characters,
@@ -421,8 +354,10 @@ func fieldArg(f field, src string, w *syntax.Word) arg {
 			pat.WriteString(pattern.QuoteMeta(s.text, 0))
 		}
 	}
-	if !dyn && pattern.HasMeta(pat.String(), 0) {
-		dyn, multi = true, true // a pattern bash would expand to any number of names
+	if pattern.HasMeta(pat.String(), 0) {
+		// A pattern bash would expand to any number of names, also
+		// beside a quoted expansion ("$X"/*).
+		dyn, multi = true, true
 	}
 	if dyn {
 		return arg{text: src, dyn: true, multi: multi, word: w}

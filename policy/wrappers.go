@@ -22,7 +22,7 @@ func init() {
 		"declare": declStep, "typeset": declStep, "local": declStep, "export": declStep,
 		"readonly": declStep, "nameref": declStep, "read": readStep, "mapfile": mapfileStep,
 		"readarray": mapfileStep, "printf": printfStep, "getopts": getoptsStep, "let": letStep,
-		"wait": waitStep,
+		"wait": waitStep, "test": testStep, "[": testStep, "unset": unsetStep,
 	}
 	programs = map[string]handler{
 		"timeout": wrapper(&timeoutOpts, true), "nohup": wrapper(&nohupOpts, true),
@@ -43,6 +43,7 @@ func init() {
 	for _, s := range otherShells {
 		programs[s] = otherShellStep
 	}
+	registerRunners()
 }
 
 // handlerFor returns what reads a command named name, or nil for an
@@ -477,6 +478,9 @@ func sudoStep(c *checker, _ *unit, args []arg) step {
 		}
 		st := joinedScript(c, rest, reasonDynamicScript)
 		st.assigns, st.shell = names, aliasShell // the user's shell
+		if o.has("i", "login") && st.opaque == "" {
+			st.opaque = reasonLogin // a login shell reads the target user's profile
+		}
 		return st
 	case len(rest) == 0 || o.has("e", "edit", "l", "list", "v", "validate", "V", "version", "h", "help"):
 		return step{assigns: names}
@@ -517,11 +521,13 @@ func doasStep(_ *checker, _ *unit, args []arg) step {
 // the user's shell; without it su starts that shell.
 func suStep(c *checker, _ *unit, args []arg) step {
 	o := opts{}
+	login := false
 	for i := 1; i < len(args); {
 		a := args[i]
 		if a.dyn {
 			return step{opaque: reasonDynamicName}
 		}
+		login = login || a.text == "-"
 		if a.text == "-" || a.text == "--" || len(a.text) < 2 || a.text[0] != '-' {
 			i++
 			continue
@@ -538,7 +544,11 @@ func suStep(c *checker, _ *unit, args []arg) step {
 	if sh, ok := o.get("s", "shell"); ok && (sh.dyn || !isBashLike(base(sh.text))) {
 		return step{opaque: reasonOtherShell}
 	}
-	return scriptOrShell(c, o, "c", "command", "session-command")
+	st := scriptOrShell(c, o, "c", "command", "session-command")
+	if (login || o.has("l", "login")) && st.opaque == "" {
+		st.opaque = reasonLogin // a login shell reads the user's profile
+	}
+	return st
 }
 
 // scriptOrShell is the step of a wrapper (su, script) that runs the
