@@ -300,6 +300,12 @@ func TestMatchers(t *testing.T) {
 		{"Bash", "Bash(git push *)", "true", false},
 		{"Bash", "Bash(git push *)", "echo x && git push origin main", true},
 		{"Bash", "Bash(git push *)", "$CMD", true}, // cannot be checked: the hook runs
+		// The `if` reads the parts the policy reads (issue 25): through
+		// git's global options and bash's own brace expansion.
+		{"Bash", "Bash(git push *)", "git -C . push origin HEAD:main", true},
+		{"Bash", "Bash(git push *)", "git --no-pager -c x=y push", true},
+		{"Bash", "Bash(git push *)", `find {x},.,-name,v,-exec,git,push,{},\;}`, true},
+		{"Bash", "Bash(git push *)", "git -C . status", false},
 	} {
 		st := f.stack(t, config.File{Hooks: block(tc.matcher, tc.ifRule)})
 		res := bash(t, st, f.session(t), map[string]any{"command": tc.command})

@@ -247,6 +247,11 @@ func unhex(s string) string {
 func parity(p *Policy, cmd string, evs []event) error {
 	tr := &trace{}
 	r := p.check(cmd, tr)
+	return judge(r, tr, evs)
+}
+
+// judge is parity's verdict on what the policy decided and saw.
+func judge(r Result, tr *trace, evs []event) error {
 	for _, pt := range r.Parts {
 		if pt.Opaque != "" {
 			return nil
@@ -415,4 +420,38 @@ func checkParity(t *testing.T, j *jailer, cmds []string) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestParityCatchesAMissedPart is the harness's own test: the policy's
+// view of each command is mutated to drop the part that runs rm, as a bug
+// of the policy would; the harness must report the rm bash ran anyway,
+// and nothing without the mutation.
+func TestParityCatchesAMissedPart(t *testing.T) {
+	j := newJailer(t)
+	p := parityPolicy(t)
+	for _, cmd := range []string{
+		"ls; rm -f v", "bash -c 'rm -f v'", `find . -name v -exec rm -f {} \;`, "echo $(rm -f v)",
+		"f() { rm -f v; }; f", "timeout 5 env rm -f v", "cat <<EOF\n$(rm -f v)\nEOF",
+	} {
+		evs, err := j.run(t.Context(), cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &trace{}
+		r := p.check(cmd, tr)
+		if err := judge(r, tr, evs); err != nil {
+			t.Errorf("%q without a mutation: %v", cmd, err)
+		}
+		kept := tr.levels[:0]
+		for _, lv := range tr.levels {
+			if lv.args[0].text != "rm" {
+				kept = append(kept, lv)
+			}
+		}
+		tr.levels = kept
+		r.Parts = slices.DeleteFunc(r.Parts, func(pt Part) bool { return len(pt.Words) > 0 && pt.Words[0] == "rm" })
+		if err := judge(r, tr, evs); err == nil || !strings.Contains(err.Error(), `["rm" "-f"`) {
+			t.Errorf("%q: the harness missed the dropped rm: %v", cmd, err)
+		}
+	}
 }
