@@ -25,6 +25,10 @@ func (c *checker) quotedCode(sc *scope, text string) {
 		c.opaquePart(inner, []string{text}, reasonDepth)
 		return
 	}
+	if why := tooBig(text); why != "" {
+		c.opaquePart(inner, []string{text}, why)
+		return
+	}
 	if doc {
 		w, err := newParser().Document(strings.NewReader(inner.src))
 		c.quotedParsed(inner, text, w, err, true)

@@ -29,7 +29,8 @@ const (
 	reasonFind          = "dynamic word in find's expression"
 	reasonEnvString     = "env -S string with $ or a backslash"
 	reasonUnsupported   = "unsupported shell construct"
-	statePrefix         = "state change: "
+
+	statePrefix = "state change: "
 )
 
 // scope is where the walker is: which source, how deep, and whether in
@@ -79,6 +80,10 @@ func newParser() *syntax.Parser { return syntax.NewParser(syntax.Variant(syntax.
 // script parses and walks one script; what does not parse is one opaque
 // part holding the whole text.
 func (c *checker) script(sc *scope, text string) {
+	if why := tooBig(text); why != "" {
+		c.opaquePart(sc, []string{text}, why)
+		return
+	}
 	sc.src = hideCR(text)
 	f, err := newParser().Parse(strings.NewReader(sc.src), "")
 	if err != nil {
@@ -656,9 +661,11 @@ func (c *checker) redirCode(sc *scope, rs []*syntax.Redirect) {
 			}
 			return true
 		})
-		if !c.skipRedir[r] {
-			c.quotedCode(sc, heredocText(r))
-		}
+		// The body itself is read once, and only where bash runs it: its
+		// expansions, just walked, and the script of a shell reading it
+		// (stdinScript). A body that goes to a program is data; where it
+		// reaches bash again it does so as a value (read, $(cat)), which
+		// values.go follows.
 	}
 }
 

@@ -82,6 +82,9 @@ func merge(f field) field {
 	return out
 }
 
+// maxBraceWord bounds the length of a word brace expansion reads.
+const maxBraceWord = 4096
+
 // braceFields returns the fields of a word's brace expansion (braces.go).
 func braceFields(parts []syntax.WordPart) ([]field, bool) {
 	hasBrace := false
@@ -97,6 +100,17 @@ func braceFields(parts []syntax.WordPart) ([]field, bool) {
 			f = append(f, partSegs(p)...)
 		}
 		return []field{f}, true
+	}
+	size := 0
+	for _, p := range parts {
+		if l, ok := p.(*syntax.Lit); ok {
+			size += len(l.Value)
+		} else {
+			size++
+		}
+	}
+	if size > maxBraceWord {
+		return nil, false // bash's expansion is quadratic in the braces of a word: dynamic
 	}
 	words, ok := braceExpand(braceTokens(parts))
 	if !ok {
