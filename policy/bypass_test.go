@@ -137,3 +137,27 @@ func TestBypassWrappers(t *testing.T) {
 		{`setarch x86_64`, Ask, opaque("setarch x86_64")},
 	})
 }
+
+// Global options are read by each tool's own syntax; an option a tool's
+// list does not have may take the next word or not, so a rule then may
+// match (docs/spec.md §9.3 "Global options").
+func TestGlobalOptions(t *testing.T) {
+	p := pol(t, Config{Default: Allow, Home: jailHome},
+		"ask:npm publish *", "deny:docker run *", "deny:kubectl delete *", "deny:git push *", "deny:cargo publish *")
+	run(t, p, []tcase{
+		{`npm --registry x publish`, Ask, askRule("npm --registry x publish", "npm publish *")},
+		{`npm -g --dry-run publish`, Ask, askRule("npm -g --dry-run publish", "npm publish *")},
+		{`npm --unknown x publish`, Ask, mayAsk("npm --unknown x publish", "npm publish *")},
+		{`npm --registry=x publish`, Ask, askRule("npm --registry=x publish", "npm publish *")},
+		{`docker -H unix:///x --debug run img`, Deny, denied("docker -H unix:///x --debug run img", "docker run *")},
+		{`docker --context=ci run img`, Deny, denied("docker --context=ci run img", "docker run *")},
+		{`kubectl -n prod --context c delete pod x`, Deny, denied("kubectl -n prod --context c delete pod x", "kubectl delete *")},
+		{`cargo +nightly -v publish`, Deny, denied("cargo +nightly -v publish", "cargo publish *")},
+		{`git $OPTS push`, Ask, mayDeny("git $OPTS push", "git push *")},
+		{`git -c alias.p='!rm -f v' p`, Ask, opaque("git -c alias.p=!rm -f v p")},
+		{`git --config-env=alias.x=E x`, Ask, opaque("git --config-env=alias.x=E x")},
+		{`git --bogus push`, Allow, ""}, // git refuses the option: nothing runs
+		{`git -C push status`, Allow, ""},
+		{`npm test`, Allow, ""},
+	})
+}

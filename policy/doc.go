@@ -34,9 +34,21 @@
 // through; sudo, xargs and the like need an allow rule of their own); a
 // shell's -c script, eval's arguments, trap and alias strings are parsed
 // and checked the same way, up to 8 levels deep. Static text that bash may
-// run later (an array subscript, `$((x))`) is read for the code it holds.
-// Each part is decided by the rules (deny, then ask, then allow) and the
-// built-in read-only list; then the whole command (docs/spec.md §9.4).
+// run later (an array subscript, `$((x))`) is read for the code it holds,
+// and a place where bash evaluates a value as code (arithmetic, `${!x}`,
+// `${x@P}`, `[[ -v ]]`) is opaque unless every assignment the command makes
+// to what it reads is a decimal literal or an arithmetic result
+// (values.go, decided once the whole command is read). Brace expansion
+// follows bash's own algorithm (braces.go); deny and ask rules also see
+// git, docker, kubectl, npm and cargo without their global options
+// (globals.go). Each part is decided by the rules (deny, then ask, then
+// allow) and the built-in read-only list; then the whole command
+// (docs/spec.md §9.4).
+//
+// What the package claims is tested against bash itself: every case of
+// its tables and a fuzzer's compositions run under real bash in a
+// bubblewrap jail with every execve recorded, and each program bash
+// executes must be one the policy saw (parity_test.go).
 //
 // # Decisions
 //
@@ -127,7 +139,9 @@
 //
 // Quoted code is read as bash reads it where it runs: as a here-document
 // body, so `$(…)` and backquotes are found even inside single quotes of the
-// text, and as a script when it holds `<(` or `>(`. Text that ends inside
+// text, and as a script when it holds `<(` or `>(`. A here-document's own
+// body is not quoted code: it is read where bash runs it (its expansions,
+// a shell's script on stdin) and is data otherwise. Text that ends inside
 // such a construct is ignored (bash cannot run it either); text that fails
 // to parse otherwise is opaque. Parts found there are listed only when they
 // ask or are opaque, a deny rule's match included, as "may match".
@@ -171,6 +185,25 @@
 //     program runs, a name that cannot be quoted).
 //   - Check contains a panic of its own: the command is one opaque part,
 //     "analysis failed".
-//   - A word whose brace expansion exceeds 256 words, and the words of a
-//     command past the 4096th, are dynamic.
+//   - A word whose brace expansion exceeds 256 words, a word longer than
+//     4 KiB that has braces, and the words of a command past the 4096th,
+//     are dynamic.
+//
+// Values, globals, runners and bounds (issue 25):
+//   - The variables bash sets from what commands do ($_, REPLY, OPTARG,
+//     BASH_REMATCH, PWD, the positional parameters, $0, $-, …) may hold
+//     anything; $#, $?, $$ and $! are integers; a variable the command does
+//     not assign is read as the environment gives it. An assignment anywhere
+//     in the command counts, in a subshell or a nested shell too, before or
+//     after the place: the cautious reading of loops and functions.
+//   - A nameref's values are names it may point to and values of those
+//     names alike; one nobody can know makes it opaque.
+//   - `${x:=v}` in a command's words takes the command's allow rules away,
+//     as read's assignment does.
+//   - A global option a tool does not list makes two readings (it takes the
+//     next word, or not); a rule matching one of them may match.
+//   - Runners whose options the package does not list are opaque with any
+//     option; bwrap with any option at all.
+//   - Bounds (bounds.go): over 1 MiB, brackets nested deeper than 256, more
+//     than 20000 words and operators: one opaque part, nothing parsed.
 package policy
