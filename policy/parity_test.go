@@ -94,6 +94,23 @@ func newJailer(t testing.TB) *jailer {
 // executed after bash itself. strace writes to a pipe the command cannot
 // reach: sh closes the descriptor before it runs bash.
 func (j *jailer) run(ctx context.Context, cmd string) ([]event, error) {
+	// A loaded machine may not even start bash within the timeout: then
+	// the run is tried again with twice the time, not judged.
+	var err error
+	for timeout := jailTimeout; timeout <= 16*jailTimeout; timeout *= 2 {
+		var evs []event
+		if evs, err = j.runFor(ctx, cmd, timeout); !errors.Is(err, errNoBash) {
+			return evs, err
+		}
+	}
+	return nil, err
+}
+
+// errNoBash: the trace does not show bash starting.
+var errNoBash = errors.New("the trace does not show bash starting")
+
+// runFor is run with a timeout.
+func (j *jailer) runFor(ctx context.Context, cmd string, timeout time.Duration) ([]event, error) {
 	dir, err := os.MkdirTemp("", "dsh-parity-")
 	if err != nil {
 		return nil, err
@@ -104,7 +121,7 @@ func (j *jailer) run(ctx context.Context, cmd string) ([]event, error) {
 			return nil, err
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, jailTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -147,7 +164,7 @@ func afterBash(evs []event, cmd string) ([]event, error) {
 			return evs[i+1:], nil
 		}
 	}
-	return nil, errors.New("the trace does not show bash starting")
+	return nil, errNoBash
 }
 
 // The lines of strace's trace (-xx: every string in hex, so no quote or
