@@ -104,6 +104,11 @@ func TestBypassBraces(t *testing.T) {
 		{`find {x},.,-name,v,-exec,rm,-f,{},\;}`, Deny, denied("rm -f {}", "rm *")},
 		{`sort {-t},-o/tmp/sortout} f.txt`, Ask, noRule("sort -t} -o/tmp/sortout f.txt")},
 		{`echo {a,b}{}`, Allow, ""},
+		// dash, Debian's sh, expands no braces: under sh a word braces
+		// would change may be either (found by FuzzExecParity).
+		{`sh -c 'rm -f v {1..3}'`, Deny, denied("rm -f v {1..3}", "rm *")},
+		{`bash -c 'rm -f v {1..3}'`, Deny, denied("rm -f v 1 2 3", "rm *")},
+		{`sh -c 'echo {a,b}'`, Allow, ""},
 	})
 }
 

@@ -18,7 +18,7 @@ type unit struct {
 	stdin    *stdinText // the script on stdin, for a shell given no other
 	login    bool       // set by exec -l for the level it runs
 	asLogin  bool       // this level is run by exec -l: a shell here is a login shell
-	aliases  bool       // the shell running the unit expands aliases (scope.aliases)
+	notBash  bool       // the shell running the unit may be another than bash (scope.notBash)
 }
 
 // level is one command of a unit.
@@ -51,9 +51,9 @@ const (
 	aliasShell                  // sh, dash, zsh, $SHELL…: aliases expand
 )
 
-// expandsAliases reports whether the scripts of a step expand aliases,
-// when run from a shell that does (in) or not.
-func (k shellKind) expandsAliases(in bool) bool {
+// notBash reports whether the scripts of a step may be run by another
+// shell than bash, when run from a shell that may (in) or not.
+func (k shellKind) notBash(in bool) bool {
 	return k == aliasShell || (k == sameShell && in)
 }
 
@@ -120,7 +120,7 @@ func (c *checker) scripts(sc *scope, u *unit, st step) {
 		if c.trace != nil {
 			c.trace.scripts = append(c.trace.scripts, s)
 		}
-		c.nested(sc, s, u.writes, st.shell.expandsAliases(sc.aliases))
+		c.nested(sc, s, u.writes, st.shell.notBash(sc.notBash))
 	}
 }
 

@@ -185,6 +185,8 @@
 //     program runs, a name that cannot be quoted).
 //   - Check contains a panic of its own: the command is one opaque part,
 //     "analysis failed".
+//   - In a script sh, dash, zsh or $SHELL may run, a word that brace
+//     expansion would change is dynamic: dash expands no braces.
 //   - A word whose brace expansion exceeds 256 words, a word longer than
 //     4 KiB that has braces, and the words of a command past the 4096th,
 //     are dynamic.

@@ -249,7 +249,7 @@ func aliasStep(c *checker, u *unit, args []arg) step {
 		}
 		if _, val, ok := strings.Cut(a.text, "="); ok {
 			c.skipWord(a)
-			if u.aliases {
+			if u.notBash {
 				return step{opaque: reasonAliasDefined}
 			}
 			scripts = append(scripts, val)

@@ -42,9 +42,11 @@ type scope struct {
 	// writes: a redirection of the command running the script writes a
 	// file; it applies to every command of the script (`bash -c ls > f`).
 	writes bool
-	// aliases: the shell running the script expands aliases (sh, dash, …;
-	// not bash -c): an alias defined there is opaque.
-	aliases bool
+	// notBash: the shell running the script may be another than bash (sh,
+	// dash, zsh, $SHELL; not bash -c): it expands aliases in scripts, so
+	// an alias defined there is opaque, and dash expands no braces, so a
+	// word that brace expansion would change is dynamic.
+	notBash bool
 }
 
 // checker walks one command and collects its parts.
@@ -116,14 +118,14 @@ func showCR(s string) string {
 }
 
 // nested walks a script a shell, eval or wrapper runs; writes says whether
-// that command's redirections write a file, aliases whether what runs the
-// script expands aliases.
-func (c *checker) nested(sc *scope, text string, writes, aliases bool) {
+// that command's redirections write a file, notBash whether what runs the
+// script may be another shell than bash.
+func (c *checker) nested(sc *scope, text string, writes, notBash bool) {
 	if sc.depth >= maxDepth {
 		c.opaquePart(sc, []string{text}, reasonDepth)
 		return
 	}
-	c.script(&scope{src: text, depth: sc.depth + 1, quoted: sc.quoted, writes: writes, aliases: aliases}, text)
+	c.script(&scope{src: text, depth: sc.depth + 1, quoted: sc.quoted, writes: writes, notBash: notBash}, text)
 }
 
 func (c *checker) stmts(sc *scope, ss []*syntax.Stmt, writes bool) {
@@ -296,7 +298,7 @@ func (c *checker) call(sc *scope, ce *syntax.CallExpr, redirs []*syntax.Redirect
 		}
 		c.internalPart(sc, words, nil, names, writes)
 	} else {
-		u := &unit{assigned: names, prefix: words, writes: writes, stdin: c.stdinScript(redirs), aliases: sc.aliases}
+		u := &unit{assigned: names, prefix: words, writes: writes, stdin: c.stdinScript(redirs), notBash: sc.notBash}
 		c.unwrap(sc, u, args)
 	}
 	if !plain {
@@ -338,7 +340,7 @@ func (c *checker) wordArgs(sc *scope, w *syntax.Word) []arg {
 		return []arg{{text: showCR(t), word: w}}
 	}
 	fields, ok := expandWord(w, c.p.cfg.Home)
-	if !ok {
+	if !ok || (sc.notBash && bracesChange(w)) {
 		return []arg{{text: source(sc, w), dyn: true, multi: true, word: w}}
 	}
 	out := make([]arg, len(fields))

@@ -82,6 +82,28 @@ func merge(f field) field {
 	return out
 }
 
+// bracesChange reports whether brace expansion changes a word (dash, for
+// one, leaves it as it is).
+func bracesChange(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.Contains(l.Value, "{") {
+			toks := braceTokens(w.Parts)
+			words, ok := braceExpand(toks)
+			return !ok || len(words) != 1 || len(words[0]) != len(toks)
+		}
+	}
+	return false
+}
+
+// noBraces is the one field of a word's parts without brace expansion.
+func noBraces(parts []syntax.WordPart) ([]field, bool) {
+	var f field
+	for _, p := range parts {
+		f = append(f, partSegs(p)...)
+	}
+	return []field{f}, true
+}
+
 // maxBraceWord bounds the length of a word brace expansion reads.
 const maxBraceWord = 4096
 
@@ -95,11 +117,7 @@ func braceFields(parts []syntax.WordPart) ([]field, bool) {
 		}
 	}
 	if !hasBrace {
-		var f field
-		for _, p := range parts {
-			f = append(f, partSegs(p)...)
-		}
-		return []field{f}, true
+		return noBraces(parts)
 	}
 	size := 0
 	for _, p := range parts {
