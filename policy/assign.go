@@ -36,12 +36,12 @@ var loaderNames = map[string]bool{
 // GIT_SSH_COMMAND, GIT_CONFIG_*, …), the dynamic loader's, less's
 // (LESSOPEN, LESSCLOSE, LESS, …), npm's and cargo's configuration, and
 // BASH_FUNC_ (functions given to a child bash).
-var loaderPrefixes = []string{"GIT_", "LD_", "DYLD_", "LESS", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_", "CARGO_"}
+var loaderPrefixes = []string{"GIT_", "LD_", "DYLD_", "LESS", "BASH_FUNC_", "CARGO_"}
 
 // isLoader reports whether assigning name may change what later commands
-// run.
+// run. npm reads its configuration from any case of npm_config_.
 func isLoader(name string) bool {
-	if loaderNames[name] {
+	if loaderNames[name] || strings.HasPrefix(strings.ToLower(name), "npm_config_") {
 		return true
 	}
 	for _, p := range loaderPrefixes {

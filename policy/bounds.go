@@ -56,17 +56,20 @@ func nesting(text string) int {
 	return deepest
 }
 
-// nodeChars each start a node of the tree, or a chain one deeper.
-const nodeChars = ";|&()!<>=+-*/%^,?:[]{}$`\n"
+// nodeChars each start a node of the tree, or a chain one deeper (`~`,
+// `!`, `-` are unary operators, which nest).
+const nodeChars = ";|&()!<>=+-*/%^~,?:[]{}$`\n"
 
 // nodes estimates how many nodes the parser would make of text: words,
-// operators and separators, but inside quotes and here-document bodies
-// only the expansions ($, backquotes), since the rest is one node.
+// operators and separators, but inside double quotes and here-document
+// bodies only those of their expansions, since the rest is one node, and
+// none inside single quotes.
 // It is a lexer's guess, not a parse: a wrong guess costs memory or an
 // ask, never a missed part.
 func nodes(text string) int {
 	n := 0
 	var pending []string // delimiters of here-documents whose bodies come after this line
+	expanded := false    // one of them expands its body
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		switch {
@@ -77,19 +80,52 @@ func nodes(text string) int {
 			n++
 		case c == '"':
 			end := closing(text, i+1, '"')
-			n += 1 + strings.Count(text[i+1:end], "$") + strings.Count(text[i+1:end], "`")
+			n += 1 + expansionNodes(text[i+1:end])
 			i = end
 		case c == '<' && strings.HasPrefix(text[i:], "<<") && !strings.HasPrefix(text[i:], "<<<"):
-			delim, end := heredocDelim(text, i+2)
+			delim, quoted, end := heredocDelim(text, i+2)
 			pending = append(pending, delim)
+			expanded = expanded || !quoted
 			n, i = n+2, end-1
 		case c == '\n' && len(pending) > 0:
 			end := skipBodies(text, i+1, pending)
-			n += 1 + strings.Count(text[i:end], "$") + strings.Count(text[i:end], "`")
-			i, pending = end-1, nil
+			if n++; expanded {
+				n += expansionNodes(text[i:end])
+			}
+			i, pending, expanded = end-1, nil, false
 		case strings.IndexByte(nodeChars, c) >= 0:
 			n++
 		case (c == ' ' || c == '\t') && i+1 < len(text) && text[i+1] != ' ' && text[i+1] != '\t':
+			n++
+		}
+	}
+	return n
+}
+
+// expansionNodes counts the nodes of the expansions in quoted text or a
+// here-document body: inside `$(…)`, `${…}`, `$((…))` and backquotes as
+// nodes does; the text around them is one node.
+func expansionNodes(s string) int {
+	n, depth, backquoted := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\':
+			i++
+		case c == '$' && i+1 < len(s) && (s[i+1] == '(' || s[i+1] == '{'):
+			depth++
+			n, i = n+1, i+1
+		case c == '`':
+			backquoted = !backquoted
+			n++
+		case depth == 0 && !backquoted:
+		case c == ')' || c == '}':
+			depth = max(depth-1, 0)
+			n++
+		case c == '(' || c == '{':
+			depth++
+			n++
+		case strings.IndexByte(nodeChars, c) >= 0 || c == ' ':
 			n++
 		}
 	}
@@ -111,8 +147,8 @@ func closing(text string, i int, q byte) int {
 }
 
 // heredocDelim reads a here-document's delimiter word at i (after `<<`):
-// the word without quotes, and where it ends.
-func heredocDelim(text string, i int) (delim string, end int) {
+// the word without quotes, whether it had any, and where it ends.
+func heredocDelim(text string, i int) (delim string, quoted bool, end int) {
 	if i < len(text) && text[i] == '-' {
 		i++
 	}
@@ -123,9 +159,11 @@ func heredocDelim(text string, i int) (delim string, end int) {
 	for ; i < len(text) && strings.IndexByte(" \t\n;|&<>()", text[i]) < 0; i++ {
 		if strings.IndexByte(`'"\`, text[i]) < 0 {
 			b.WriteByte(text[i])
+		} else {
+			quoted = true
 		}
 	}
-	return b.String(), i
+	return b.String(), quoted, i
 }
 
 // skipBodies skips here-document bodies starting at i, each ending with

@@ -26,6 +26,11 @@ var hostile = []struct {
 	{"test chain", "[[ " + strings.Repeat("a && ", 200000) + "a ]]", reasonTooLarge},
 	{"quoted code", "echo " + strings.Repeat("'$(ls)'", 140000), reasonTooLarge},
 	{"nested shells", "bash -c " + sq(strings.Repeat("ls;", 30000)), reasonTooLarge},
+	// A chain of unary operators nests without brackets; one of 1 MiB
+	// overflowed the walk's stack, which no recover catches (issue 25 review).
+	{"unary chain", "echo $((" + strings.Repeat("~", 1<<20-20) + "1))", reasonTooLarge},
+	{"quoted unary chain", `echo "$((` + strings.Repeat("~", 1<<19) + `1))"`, reasonTooLarge},
+	{"here-document unary chain", "cat <<EOF\n$((" + strings.Repeat("- ", 1<<18) + "1))\nEOF", reasonTooLarge},
 }
 
 // A command the parser cannot read, nested past the limits or over 1 MiB
@@ -48,9 +53,11 @@ func TestBadInput(t *testing.T) {
 	// Large commands people do write are read: a here-document's body is
 	// not counted, a quoted string is one word.
 	prose := strings.Repeat("The quick brown fox, then (again) the lazy dog: $HOME & more.\n", 6000)
+	code := strings.Repeat("Run `make test` or $(go env GOPATH)/bin/tool, and ${HOME} is set.\n", 4000)
 	for _, cmd := range []string{
 		"cat > notes.md <<EOF\n" + prose + "EOF\nls",
 		"cat > notes.md <<'EOF'\n" + prose + "EOF\nls",
+		"cat > notes.md <<'EOF'\n" + code + "EOF\nls",
 		"python3 -c " + sq(strings.Repeat("print(1 + 2, [x * 3 for x in range(4)]); ", 4000)),
 	} {
 		if r := p.Check(cmd); len(r.Parts) < 1 || r.Parts[0].Opaque != "" {

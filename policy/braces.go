@@ -22,6 +22,7 @@ type btok struct {
 	esc  bool            // escaped by a backslash: never special, quoted in the result
 	part syntax.WordPart // a quoted string or an expansion (c is unused)
 	null bool            // the empty quoted word a `\` of a letter sequence leaves
+	lone bool            // a backslash that ended its text, written alone
 }
 
 // braceTokens splits a word into tokens.
@@ -40,7 +41,7 @@ func braceTokens(parts []syntax.WordPart) []btok {
 				continue
 			}
 			if i+1 == len(s) {
-				out = append(out, btok{c: '\\', esc: true})
+				out = append(out, btok{c: '\\', esc: true, lone: true})
 				break
 			}
 			i++
@@ -337,4 +338,230 @@ func tokenField(t []btok) field {
 	}
 	flush()
 	return f
+}
+
+// The token algorithm above passes over quoted strings and expansions as
+// units. bash's brace_gobbler instead reads the word as written and keeps
+// track of quotes itself, and it gets them wrong where a double-quoted
+// backquote substitution or ${…} holds a quote of its own, or $'…' an
+// escaped one: in "`find "{-exec,x}" …`" bash expands the braces inside
+// the substitution and runs find once for each. rawBraces follows
+// brace_gobbler on the text as written; where it and the tokens disagree,
+// the word is opaque (braceMisread).
+
+// reasonBraces: bash's brace expansion reads quotes in the word otherwise
+// than bash's parser.
+const reasonBraces = "brace expansion bash reads across quotes"
+
+// braceMisread reports whether bash's own brace expansion of the word as
+// written (src) differs from the tokens' (words).
+func braceMisread(sc *scope, parts []syntax.WordPart, src string, words [][]btok) bool {
+	raw, ok := rawBraces(src)
+	if !ok || len(raw) != len(words) {
+		return true
+	}
+	for i, w := range words {
+		if renderTokens(sc, w) != raw[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// renderTokens writes tokens as they were written.
+func renderTokens(sc *scope, t []btok) string {
+	var b strings.Builder
+	for _, k := range t {
+		switch {
+		case k.part != nil:
+			b.WriteString(source(sc, k.part))
+		case k.null:
+			b.WriteByte('\\')
+		case k.esc && !k.lone:
+			b.WriteByte('\\')
+			b.WriteByte(k.c)
+		default:
+			b.WriteByte(k.c)
+		}
+	}
+	return b.String()
+}
+
+// rawBraces is bash's brace_expand on a word as written.
+func rawBraces(text string) ([]string, bool) {
+	i := 0
+	found := false
+	for {
+		j, ok := rawGobble(text, i, '{')
+		if !ok {
+			break
+		}
+		if _, ok := rawGobble(text, j+1, '}'); ok {
+			i, found = j, true
+			break
+		}
+		i = j + 1
+	}
+	if !found {
+		return []string{text}, true
+	}
+	start := i + 1
+	end, ok := rawGobble(text, start, '}')
+	if !ok {
+		return []string{text}, true
+	}
+	amble := text[start:end]
+	var tack []string
+	if rawHasComma(amble) {
+		if tack, ok = rawAmble(amble); !ok {
+			return nil, false
+		}
+	} else if vals, isSeq := sequence(amble); isSeq && vals == nil {
+		return nil, false
+	} else if tack = vals; tack == nil {
+		if end+1 == len(text) {
+			return []string{text}, true
+		}
+		tack = []string{text[start-1 : end+1]}
+	}
+	result := make([]string, len(tack))
+	for k, s := range tack {
+		result[k] = text[:i] + s
+	}
+	if end+1 < len(text) {
+		post, ok := rawBraces(text[end+1:])
+		if !ok || len(result)*len(post) > maxFields {
+			return nil, false
+		}
+		joined := make([]string, 0, len(result)*len(post))
+		for _, r := range result {
+			for _, p := range post {
+				joined = append(joined, r+p)
+			}
+		}
+		result = joined
+	}
+	return result, len(result) <= maxFields
+}
+
+// rawHasComma is the amble's comma search: backslash escapes skipped.
+func rawHasComma(amble string) bool {
+	for j := 0; j < len(amble); j++ {
+		switch amble[j] {
+		case '\\':
+			j++
+		case ',':
+			return true
+		}
+	}
+	return false
+}
+
+// rawAmble is expand_amble on text as written.
+func rawAmble(amble string) ([]string, bool) {
+	var out []string
+	for start := 0; ; {
+		j, more := rawGobble(amble, start, ',')
+		sub, ok := rawBraces(amble[start:j])
+		if !ok || len(out)+len(sub) > maxFields {
+			return nil, false
+		}
+		out = append(out, sub...)
+		if !more {
+			return out, true
+		}
+		start = j + 1
+	}
+}
+
+// rawGobble is brace_gobbler on text as written, quotes as bash 5.2
+// tracks them there.
+func rawGobble(t string, i int, satisfy byte) (int, bool) {
+	level, commas := 0, 1
+	if satisfy == '}' {
+		commas = 0
+	}
+	var quoted byte
+	at := func(k int) byte {
+		if k < len(t) {
+			return t[k]
+		}
+		return 0
+	}
+	for ; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c == '\\' && (quoted == 0 || quoted == '"' || quoted == '`'):
+			i++ // the next character is passed, but bash still skips "\$(…)"
+			if quoted == '"' && at(i) == '$' && at(i+1) == '(' {
+				i = skipComsub(t, i+2)
+			}
+			continue
+		case c == '$' && at(i+1) == '{' && quoted != '\'':
+			if quoted == 0 {
+				level++
+			}
+			i++
+			continue
+		case quoted != 0 && c == '$' && at(i+1) == '(' && quoted == '"':
+			i = skipComsub(t, i+2)
+			continue
+		case quoted != 0:
+			if c == quoted {
+				quoted = 0
+			}
+			continue
+		case c == '"' || c == '\'' || c == '`':
+			quoted = c
+			continue
+		case (c == '$' || c == '<' || c == '>') && at(i+1) == '(':
+			i = skipComsub(t, i+2)
+			continue
+		}
+		if c == satisfy && level == 0 && commas > 0 {
+			blankBefore := i == 0 || strings.IndexByte(" \t\n", t[i-1]) >= 0
+			blankAfter := i+1 >= len(t) || strings.IndexByte(" \t\n}", t[i+1]) >= 0
+			if c == '{' && blankBefore && blankAfter {
+				continue
+			}
+			return i, true
+		}
+		switch {
+		case c == '{':
+			level++
+		case c == '}' && level > 0:
+			level--
+		case satisfy == '}' && level == 0 && c == ',':
+			commas++
+		case satisfy == '}' && level == 0 && c == '.' && at(i+1) == '.' && at(i+2) != satisfy:
+			commas++
+		}
+	}
+	return len(t), false
+}
+
+// skipComsub returns the index of the `)` closing a command substitution
+// whose text starts at i, quotes and nested parentheses minded; the end of
+// t when there is none.
+func skipComsub(t string, i int) int {
+	depth := 1
+	for ; i < len(t); i++ {
+		switch t[i] {
+		case '\\':
+			i++
+		case '\'':
+			i = closing(t, i+1, '\'')
+		case '"':
+			i = closing(t, i+1, '"')
+		case '`':
+			i = closing(t, i+1, '`')
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return i
+			}
+		}
+	}
+	return len(t)
 }

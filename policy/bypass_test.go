@@ -109,6 +109,11 @@ func TestBypassBraces(t *testing.T) {
 		{`sh -c 'rm -f v {1..3}'`, Deny, denied("rm -f v {1..3}", "rm *")},
 		{`bash -c 'rm -f v {1..3}'`, Deny, denied("rm -f v 1 2 3", "rm *")},
 		{`sh -c 'echo {a,b}'`, Allow, ""},
+		// bash's brace expansion tracks quotes itself, and a quote in a
+		// double-quoted backquote or ${…} ends the outer quotes for it.
+		{": \"`find . -name v \"{-exec,x}\" rm -f v \";\"`\"", Ask, opaque("\"`find . -name v \"{-exec,x}\" rm -f v \";\"`\"")},
+		{`find . -name v "${x:-"{-exec,rm,-f,{},;}"}"`, Ask, opaque(`"${x:-"{-exec,rm,-f,{},;}"}"`)},
+		{`echo "$(echo {a,b})" "${HOME}"{x,y}`, Allow, ""},
 	})
 }
 
@@ -125,6 +130,9 @@ func TestBypassWrappers(t *testing.T) {
 		{`git --git-dir .git --work-tree=. push`, Deny, denied("git --git-dir .git --work-tree=. push", "git push *")},
 		{`time -- rm -f v`, Deny, denied("rm -f v", "rm *")},
 		{`time -p -- rm -f v`, Deny, denied("rm -f v", "rm *")},
+		{`time -- ! rm -f v`, Deny, denied("rm -f v", "rm *")},
+		{`q='a[$'; q+='(rm -f v)]'; time -- [[ $q -eq 0 ]]`, Ask, opaque("[[ $q -eq 0 ]]")},
+		{`exec -a sh bash -c $'alias e=eval\ne "rm -f v"'`, Ask, opaque("alias e=eval")},
 		{`jobs -x rm -f v`, Deny, denied("rm -f v", "rm *")},
 		{`compgen -C "rm -f v" x`, Deny, denied(`rm -f v "$1" "$2" "$3"`, "rm *")},
 		{`setarch x86_64 rm -f v`, Deny, denied("rm -f v", "rm *")},
@@ -161,8 +169,56 @@ func TestGlobalOptions(t *testing.T) {
 		{`git $OPTS push`, Ask, mayDeny("git $OPTS push", "git push *")},
 		{`git -c alias.p='!rm -f v' p`, Ask, opaque("git -c alias.p=!rm -f v p")},
 		{`git --config-env=alias.x=E x`, Ask, opaque("git --config-env=alias.x=E x")},
-		{`git --bogus push`, Allow, ""}, // git refuses the option: nothing runs
+		{`git --bogus push`, Ask, mayDeny("git --bogus push", "git push *")}, // an option git may take
+		{`git --no-literal-pathspecs push origin HEAD:main`, Deny, denied("git --no-literal-pathspecs push origin HEAD:main", "git push *")},
+		{`/usr/lib/git-core/git-push origin HEAD:main`, Deny, denied("/usr/lib/git-core/git-push origin HEAD:main", "git push *")},
+		{`docker-run img`, Deny, denied("docker-run img", "docker run *")},
 		{`git -C push status`, Allow, ""},
 		{`npm test`, Allow, ""},
+	})
+}
+
+// Here-documents bash ends elsewhere than the parser: what follows the
+// body is commands to bash (issue 25 review).
+func TestBypassHeredocEnds(t *testing.T) {
+	run(t, parityPolicy(t), []tcase{
+		{"cat <<EOF\nx\nEO\\\nF\nrm -f v\nEOF", Ask, opaque("<<EOF")},
+		{"cat <<-EOF\nx\n\tEO\\\nF\nrm -f v\nEOF", Ask, opaque("<<-EOF")},
+		{"echo $(cat <<EOF\nx\nEOF)\nrm -f v <<':'\nEOF\n)\n:", Ask, opaque("<<EOF")},
+		{"cat <<$'E\\x4fF'\nx\nEOF\nrm -f v\nE\\x4fF", Ask, opaque("<<$'E\\x4fF'")},
+		{"cat <<'EOF'\nEO\\\nF\nEOF", Allow, ""}, // a quoted delimiter joins no lines
+		{"cat <<EOF\nline one \\\nline two\nEOF", Allow, ""},
+	})
+}
+
+// The review of this round's fixes (issue 25) got these through too.
+func TestBypassReview(t *testing.T) {
+	run(t, parityPolicy(t), []tcase{
+		// An integer declaration later, or never run, keeps a string.
+		{`x='a[$'; x+='(rm -f v)]'; echo $(( x )); false && declare -i x`, Ask, opaque("$(( x ))")},
+		{`x='\044(rm -f v)'; echo ${x@P}; false && declare -i x`, Ask, opaque("${x@P}")},
+		// for x; loops over the positional parameters.
+		{`bash -c 'for x; do echo ${x@P}; done' _ '\044(rm -f v)'`, Ask, opaque("${x@P}")},
+		// An indirection through an integer names a positional parameter.
+		{`bash -c 'x=0; echo ${!x@P}' '\044(rm -f v)'`, Ask, opaque("${!x@P}")},
+		{`x=1; echo $(( ${!x} ))`, Ask, opaque("$(( ${!x} ))")},
+		// npm reads npm_config_ in any case.
+		{`export Npm_config_node_options=--require=./x.js; npm test`, Ask, opaque("export Npm_config_node_options=--require=./x.js")},
+		// strace -o |CMD runs CMD; -E sets the traced program's environment.
+		{`strace -o '|rm -f v' npm test`, Ask, opaque("strace -o |rm -f v npm test")},
+		{`strace -E NODE_OPTIONS=--require=./x.js npm test`, Ask, opaque("strace -E NODE_OPTIONS=--require=./x.js npm test")},
+		// Programs that run another.
+		{`choom -n 0 -- rm -f v`, Deny, denied("rm -f v", "rm *")},
+		{`/lib64/ld-linux-x86-64.so.2 /bin/rm -f v`, Deny, denied("/bin/rm -f v", "rm *")},
+		{`ld.so --preload x.so /bin/ls`, Ask, opaque("ld.so --preload x.so /bin/ls")},
+		{`valgrind -q --leak-check=full rm -f v`, Deny, denied("rm -f v", "rm *")},
+		{`gdb -batch -ex run --args rm -f v`, Ask, opaque("gdb -batch -ex run --args rm -f v")},
+		{`perf stat -o /dev/null rm -f v`, Ask, opaque("perf stat -o /dev/null rm -f v")},
+		{`tmux -C new-session -d "rm -f v"`, Ask, opaque("tmux -C new-session -d rm -f v")},
+		{`firejail --quiet rm -f v`, Ask, opaque("firejail --quiet rm -f v")},
+		// Stdin by another name.
+		{"bash /dev/./stdin <<'EOF'\nrm -f v\nEOF", Ask, opaque("bash /dev/./stdin")},
+		{"source //dev/stdin <<'EOF'\nrm -f v\nEOF", Ask, opaque("source //dev/stdin")},
+		{"cd /dev && bash stdin <<'EOF'\nrm -f v\nEOF", Ask, opaque("bash stdin")},
 	})
 }

@@ -18,6 +18,8 @@ type unit struct {
 	stdin    *stdinText // the script on stdin, for a shell given no other
 	login    bool       // set by exec -l for the level it runs
 	asLogin  bool       // this level is run by exec -l: a shell here is a login shell
+	asSh     bool       // set by exec -a sh for the level it runs: bash named sh runs in POSIX mode
+	runAsSh  bool       // this level is run by exec -a sh
 	notBash  bool       // the shell running the unit may be another than bash (scope.notBash)
 }
 
@@ -73,6 +75,7 @@ func (c *checker) unwrap(sc *scope, u *unit, cur []arg) {
 		}
 		var st step
 		u.asLogin, u.login = u.login, false
+		u.runAsSh, u.asSh = u.asSh, false
 		if h := handlerFor(cur[0].text); h != nil {
 			st = h(c, u, cur)
 		}

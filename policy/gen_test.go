@@ -59,7 +59,7 @@ func (c *choices) stmt() string {
 	case 4:
 		return c.decl()
 	case 5:
-		return c.one("bash -c ", "sh -c ", "eval ") + sq(c.script())
+		return c.one("bash -c ", "sh -c ", "eval ", "bash /dev/./stdin <<< ") + sq(c.script())
 	case 6:
 		return c.wrapper() + " " + c.simple()
 	case 7:
@@ -92,7 +92,8 @@ func (c *choices) simple() string {
 // wrapper is a program that runs the command after it.
 func (c *choices) wrapper() string {
 	return c.one("timeout 5", "nice -n 1", "env", "nohup", "stdbuf -oL", "setsid", "command", "exec", "time",
-		"builtin", "setarch x86_64", "prlimit", "ionice", "taskset 1", "flock /tmp/l", "xargs -0", "sudo")
+		"builtin", "setarch x86_64", "prlimit", "ionice", "taskset 1", "flock /tmp/l", "xargs -0", "sudo",
+		"time --", "exec -a sh", "strace -f -o /dev/null", "choom -n 0 --", "/lib64/ld-linux-x86-64.so.2", "jobs -x")
 }
 
 // assign is an assignment in one of bash's ways.
@@ -189,7 +190,8 @@ func (c *choices) word() string {
 	case 6:
 		return "$(" + c.simple() + ")"
 	case 7:
-		return c.one("{rm,-f,v}", "{x},.,-name,v,-exec,rm,-f,{},\\;}", "{a,b}", "{1..3}", "{-t},-o/tmp/o}")
+		return c.one("{rm,-f,v}", "{x},.,-name,v,-exec,rm,-f,{},\\;}", "{a,b}", "{1..3}", "{-t},-o/tmp/o}",
+			"\"`echo \"{rm,x}\" -f v`\"", `"${x:-"{-exec,rm,-f,{},;}"}"`, `$'\'{a,b}'`)
 	case 8:
 		return "${" + c.name() + c.one(":=", "=", ":-", "@P", "") + c.one("v", "/bin/rm", "1", "") + "}"
 	case 9:

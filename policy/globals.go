@@ -7,7 +7,9 @@ import "strings"
 // and ask rules are therefore matched also against the words with those
 // options taken out (docs/spec.md §9.3 "Global options"). Allow rules are
 // not: a global option may change what the subcommand does (`git -c
-// core.pager=…`), so `git status` does not allow `git -c … status`.
+// core.pager=…`), so `git status` does not allow `git -c … status`. A
+// subcommand's own program (git-push, docker-compose) is read as the tool
+// and its subcommand too.
 
 // globalSpec is a tool's global options. Options not listed may take the
 // next word or not: both readings are tried, and a rule that matches only
@@ -15,7 +17,6 @@ import "strings"
 type globalSpec struct {
 	flags   map[string]bool // take no value
 	values  map[string]bool // take the next word, or =VALUE when long
-	exact   bool            // every option is listed: an unlisted one is an error of the tool
 	plusArg bool            // a first word +NAME is no subcommand (rustup's `cargo +nightly`)
 }
 
@@ -36,11 +37,12 @@ func set(words string) map[string]bool {
 // globalSpecs are the tools whose global options are read (docs/spec.md
 // §9.3). go has none: its -C follows the subcommand.
 var globalSpecs = map[string]*globalSpec{
-	"git": {exact: true,
+	"git": {
 		flags: set(`-p --paginate -P --no-pager --no-replace-objects --no-lazy-fetch --no-optional-locks
-			--no-advice --bare --literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs
-			--html-path --man-path --info-path --exec-path`),
-		values: set(`-C -c --git-dir --work-tree --namespace --super-prefix --config-env --attr-source`)},
+			--no-advice --bare --literal-pathspecs --no-literal-pathspecs --glob-pathspecs --noglob-pathspecs
+			--icase-pathspecs --html-path --man-path --info-path --exec-path -v --version -h --help`),
+		values: set(`-C -c --git-dir --work-tree --namespace --super-prefix --config-env --attr-source
+			--shallow-file --list-cmds`)},
 	"docker": {flags: set(`-D --debug --tls --tlsverify`),
 		values: set(`--config -c --context -H --host -l --log-level --tlscacert --tlscert --tlskey`)},
 	"podman": {flags: set(`-D --debug --remote -r --syslog --trace --noout`),
@@ -56,7 +58,7 @@ var globalSpecs = map[string]*globalSpec{
 			--json --dry-run --force -f --offline --prefer-offline --prefer-online --ignore-scripts`),
 		values: set(`--prefix -C --registry --cache --userconfig --globalconfig --loglevel --tag --otp
 			-w --workspace --script-shell --node-options --scope`)},
-	"cargo": {plusArg: true, exact: true,
+	"cargo": {plusArg: true,
 		flags:  set(`-v -vv --verbose -q --quiet --locked --offline --frozen --list -V --version -h --help`),
 		values: set(`--color -C --config -Z --explain`)},
 }
@@ -64,14 +66,25 @@ var globalSpecs = map[string]*globalSpec{
 // maxAlts bounds the readings of one command's global options.
 const maxAlts = 16
 
+// subcommandPrograms are the programs that are a tool's subcommand: git
+// runs `git push` as git-push, which may also be run by its path.
+var subcommandPrograms = map[string]string{"git-": "git", "docker-": "docker"}
+
 // globalAlts returns the readings of a command's words with its global
 // options taken out, nil when it has none or is not such a tool.
 func globalAlts(args []arg) []alt {
-	if len(args) < 2 || args[0].dyn {
+	if len(args) < 1 || args[0].dyn {
 		return nil
 	}
-	sp := globalSpecs[base(args[0].text)]
-	if sp == nil {
+	name := base(args[0].text)
+	for prefix, tool := range subcommandPrograms {
+		if sub, ok := strings.CutPrefix(name, prefix); ok && sub != "" {
+			words := append([]arg{static(tool), static(sub)}, args[1:]...)
+			return append([]alt{{args: words}}, globalAlts(words)...)
+		}
+	}
+	sp := globalSpecs[name]
+	if sp == nil || len(args) < 2 {
 		return nil
 	}
 	var out []alt
@@ -110,8 +123,6 @@ func (sp *globalSpec) readings(args []arg, i int, ambiguous bool, out *[]alt) {
 		case sp.flags[name] || hasValue:
 		case sp.values[name]:
 			i++
-		case sp.exact:
-			return // the tool refuses the option: nothing runs
 		default:
 			sp.readings(args, i+2, true, out) // it took the next word
 			ambiguous = true                  // or it did not

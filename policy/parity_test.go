@@ -276,18 +276,25 @@ func judge(r Result, tr *trace, evs []event) error {
 	}
 	var missed []string
 	a := ancestry{forks: map[int][2]int{}}
+	last := map[int][]string{} // each process's last program's arguments
 	for i, e := range evs {
 		switch {
 		case e.exec == nil:
 			a.forks[e.child] = [2]int{e.pid, i}
 		case a.exempt(e.pid, i):
 			a.set(e.pid, i, true)
+		case reexec(last[e.pid], e.exec.argv):
+			// A program running its real binary with the same arguments
+			// (valgrind's script runs valgrind.bin): as it was.
 		default:
 			seen, ordinary := tr.covers(*e.exec)
 			if !seen {
 				missed = append(missed, fmt.Sprintf("%q", e.exec.argv))
 			}
-			a.set(e.pid, i, ordinary && !runners[base(e.exec.path)])
+			a.set(e.pid, i, ordinary && !isRunner(e.exec.path))
+		}
+		if e.exec != nil {
+			last[e.pid] = e.exec.argv
 		}
 	}
 	if len(missed) == 0 {
@@ -295,6 +302,12 @@ func judge(r Result, tr *trace, evs []event) error {
 	}
 	return fmt.Errorf("bash ran %s, which the policy did not see (decision %s)\n%s",
 		strings.Join(missed, ", "), r.Decision, dump(r))
+}
+
+// reexec reports whether argv repeats the arguments of the process's
+// previous program.
+func reexec(prev, argv []string) bool {
+	return len(prev) > 1 && len(argv) == len(prev) && slices.Equal(prev[1:], argv[1:])
 }
 
 // runners are programs whose documented job is to run another: what they
@@ -305,9 +318,17 @@ func init() {
 	for _, n := range strings.Fields(`time timeout nice nohup stdbuf env setsid ionice taskset chrt flock
 		sudo doas su runuser chroot unshare nsenter script watch xargs find busybox toybox
 		setarch linux32 linux64 i386 x86_64 uname26 prlimit unbuffer sg newgrp systemd-run
-		parallel sem setpriv capsh`) {
+		parallel sem setpriv capsh strace ltrace choom ld.so valgrind gdb lldb perf tmux screen firejail
+		bwrap eatmydata catchsegv nocache xvfb-run dbus-run-session ssh-agent trickle torsocks
+		proxychains proxychains4 softlimit cgexec numactl fakeroot pkexec sshpass setuidgid envdir`) {
 		runners[n] = true
 	}
+}
+
+// isRunner reports whether the program at path runs another for a job.
+func isRunner(path string) bool {
+	b := base(path)
+	return runners[b] || (strings.HasPrefix(b, "ld-") && strings.Contains(b, ".so"))
 }
 
 // ancestry knows, at each event, whether a process runs a program whose

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/dsh-go/dsh/internal/lazyre"
@@ -37,12 +38,26 @@ func registerRunners() {
 	programs["capsh"] = capshStep
 	programs["fakeroot"] = shellWrapper(&fakerootOpts)
 	programs["pkexec"] = shellWrapper(&pkexecOpts)
-	programs["firejail"] = firejailStep
 	programs["envdir"] = envdirStep
 	programs["git"] = gitStep
-	programs["strace"] = writerStep(&straceOpts, "o", "output")
+	programs["strace"] = straceStep
 	programs["ltrace"] = writerStep(&ltraceOpts, "o", "output")
+	programs["choom"] = noCommandWith(&choomOpts, "p", "pid")
+	programs["ld.so"] = ldsoStep
+	programs["valgrind"] = longOptionsStep
+	programs["perf"] = perfStep
+	for _, n := range opaqueRunners {
+		programs[n] = func(*checker, *unit, []arg) step { return step{opaque: reasonRunsItsOwn} }
+	}
 }
+
+// opaqueRunners run commands their own way, from options, files or a
+// language of their own (firejail's profiles, gdb's -ex, tmux's and
+// screen's commands): opaque.
+var opaqueRunners = []string{"firejail", "gdb", "lldb", "tmux", "screen"}
+
+// reasonRunsItsOwn: a program that runs commands its own way.
+const reasonRunsItsOwn = "runs commands of its own language"
 
 // runnerSpec is a runner read like timeout: options, operands, command.
 type runnerSpec struct {
@@ -131,6 +146,10 @@ var (
 		"output": reqArg, "trace": reqArg, "signal": reqArg, "status": reqArg, "summary-only": noArg,
 		"follow-forks": noArg, "output-separately": noArg, "string-limit": reqArg, "env": reqArg,
 		"user": reqArg, "attach": reqArg, "seccomp-bpf": noArg, "quiet": optArg, "help": noArg, "version": noArg}}
+	choomOpts = optSpec{flags: "hV", args: "pn", long: map[string]int{"pid": reqArg, "adjust": reqArg, "help": noArg, "version": noArg}}
+	ldsoOpts  = optSpec{long: map[string]int{"list": noArg, "verify": noArg, "library-path": reqArg, "inhibit-rpath": reqArg,
+		"audit": reqArg, "preload": reqArg, "argv0": reqArg, "glibc-hwcaps-prefix": reqArg, "glibc-hwcaps-mask": reqArg,
+		"inhibit-cache": noArg, "list-tunables": noArg, "list-diagnostics": noArg, "help": noArg, "version": noArg}}
 	ltraceOpts = optSpec{flags: "bcCfhiLrStTV", args: "aADeFlnopsuwx", long: map[string]int{
 		"output": reqArg, "help": noArg, "version": noArg, "demangle": noArg, "library": reqArg, "indent": reqArg}}
 )
@@ -148,28 +167,94 @@ func writerStep(sp *optSpec, keys ...string) handler {
 	}
 }
 
-// firejailStep reads firejail [--option[=value]]… [COMMAND…]: every
-// option is one word; with no command firejail starts a shell.
-func firejailStep(_ *checker, _ *unit, args []arg) step {
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a.dyn:
-			return step{opaque: reasonDynamicName}
-		case a.text == "--":
-			i++
-			fallthrough
-		case !strings.HasPrefix(a.text, "--"):
-			if i >= len(args) {
-				break
-			}
-			return step{inners: [][]arg{args[i:]}, transparent: true}
-		case a.text == "--help" || a.text == "--version" || strings.HasPrefix(a.text, "--list"):
-			return step{}
+// straceStep reads strace: -o |CMD (or !CMD) pipes the trace into a
+// shell command, -E NAME=VALUE sets the traced command's environment, -o
+// FILE writes FILE.
+func straceStep(c *checker, u *unit, args []arg) step {
+	o, _, bad := scan(args, &straceOpts, 1)
+	if bad != "" {
+		return step{opaque: bad}
+	}
+	if f, ok := o.get("o", "output"); ok && (f.dyn || strings.HasPrefix(f.text, "|") || strings.HasPrefix(f.text, "!")) {
+		return step{opaque: reasonDynamicScript}
+	}
+	st := writerStep(&straceOpts, "o", "output")(c, u, args)
+	for i, a := range args {
+		if i > 0 && !args[i-1].dyn && (args[i-1].text == "-E" || args[i-1].text == "--env") {
+			st.assigns = append(st.assigns, envName(a))
+		} else if v, ok := strings.CutPrefix(a.text, "-E"); ok && v != "" && !a.dyn {
+			st.assigns = append(st.assigns, envName(static(v)))
+		} else if v, ok := strings.CutPrefix(a.text, "--env="); ok && !a.dyn {
+			st.assigns = append(st.assigns, envName(static(v)))
 		}
 	}
-	return step{opaque: reasonNoScript}
+	return st
 }
+
+// envName is the name NAME=VALUE (or NAME, unset) sets.
+func envName(a arg) string {
+	if a.dyn {
+		return dynName
+	}
+	name, _, _ := strings.Cut(a.text, "=")
+	return name
+}
+
+// ldsoStep reads the dynamic loader run as a program (ld.so, ld-linux…):
+// [options] PROGRAM ARGS; --preload, --audit and --library-path load code
+// into it.
+func ldsoStep(_ *checker, _ *unit, args []arg) step {
+	o, i, bad := scan(args, &ldsoOpts, 1)
+	switch {
+	case bad != "":
+		return step{opaque: bad}
+	case o.has("preload", "audit", "library-path"):
+		return step{opaque: reasonOption}
+	case i >= len(args):
+		return step{}
+	}
+	return step{inners: [][]arg{args[i:]}}
+}
+
+// longOptionsStep reads a runner whose options are all one word (--name,
+// --name=value, valgrind's -q and -v): the command follows them.
+func longOptionsStep(_ *checker, _ *unit, args []arg) step {
+	i := 1
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a.dyn {
+			return step{opaque: reasonDynamicName}
+		}
+		if a.text == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(a.text, "-") {
+			break
+		}
+		if !strings.HasPrefix(a.text, "--") && a.text != "-q" && a.text != "-v" && a.text != "-h" {
+			return step{opaque: reasonOption}
+		}
+	}
+	if i >= len(args) {
+		return step{}
+	}
+	return step{inners: [][]arg{args[i:]}, transparent: true}
+}
+
+// perfStep: perf stat, record, trace and their kin run a command after
+// options perf's manual lists per subcommand, not read here: opaque;
+// perf's other subcommands read data.
+func perfStep(_ *checker, _ *unit, args []arg) step {
+	if len(args) > 1 && (args[1].dyn || slices.Contains(perfRunners, args[1].text)) {
+		return step{opaque: reasonRunsItsOwn}
+	}
+	return step{}
+}
+
+// perfRunners are perf's subcommands that run a command or a script.
+var perfRunners = []string{"stat", "record", "trace", "ftrace", "mem", "c2c", "lock", "sched", "kvm",
+	"timechart", "script", "top", "kwork", "daemon", "test", "bench", "probe"}
 
 // jobsStep: jobs -x COMMAND ARGS runs COMMAND, its job specs replaced.
 func jobsStep(_ *checker, _ *unit, args []arg) step {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"path"
 	"slices"
 	"strings"
 
@@ -39,7 +40,7 @@ var shellLong = map[string]bool{
 func shellStep(c *checker, u *unit, args []arg) step {
 	st := shellRun(c, u, args)
 	st.shell = aliasShell
-	if name := base(args[0].text); name == "bash" || name == "rbash" {
+	if name := base(args[0].text); (name == "bash" || name == "rbash") && !u.runAsSh {
 		st.shell = bashShell
 	}
 	return st
@@ -124,9 +125,18 @@ loop:
 // procFD matches /proc/PID/fd/N, another name for a descriptor.
 var procFD = lazyre.New(`^/proc/[^/]+/fd/`)
 
-// stdinPath reports whether a file operand is stdin or a descriptor.
+// relFD matches a relative name that is a descriptor from /dev or /proc
+// (`cd /dev && bash stdin`).
+var relFD = lazyre.New(`^(stdin|fd/[0-9]+|self/fd/[0-9]+|[0-9]+/fd/[0-9]+)$`)
+
+// stdinPath reports whether a file operand is stdin or a descriptor, its
+// name cleaned first (`/dev/./stdin`, `//dev/stdin`).
 func stdinPath(p string) bool {
-	return p == "-" || p == "/dev/stdin" || strings.HasPrefix(p, "/dev/fd/") || procFD().MatchString(p)
+	if p == "-" {
+		return true
+	}
+	p = path.Clean(p)
+	return p == "/dev/stdin" || strings.HasPrefix(p, "/dev/fd/") || procFD().MatchString(p) || relFD().MatchString(p)
 }
 
 // scriptFile is the step of a shell given a script file: an ordinary
@@ -215,6 +225,7 @@ func execStep(_ *checker, u *unit, args []arg) step {
 	}
 	a, named := o.get("a")
 	u.login = o.has("l") || (named && (a.dyn || strings.HasPrefix(a.text, "-")))
+	u.asSh = named && (a.dyn || base(a.text) == "sh") // bash named sh expands aliases
 	return step{inners: [][]arg{args[i:]}, transparent: true}
 }
 

@@ -152,7 +152,25 @@ func intPart(p syntax.WordPart, first bool) bool {
 // arithDeps are the variables an arithmetic expression (or a word bash
 // evaluates as one) reads: every name in it, and what its expansions
 // expand. A command substitution's output is unknown.
-func arithDeps(n syntax.Node) []dep {
+func arithDeps(n syntax.Node) []dep { return exprDeps(n, func(s string) []dep { return appendNames(nil, s) }) }
+
+// nameDeps are what a value read as a variable name reads: the
+// variables its expansions expand (their values become the name), and
+// those of a subscript in its static text.
+func nameDeps(a arg) []dep {
+	switch {
+	case a.word == nil && a.dyn:
+		return []dep{{unknown: true}}
+	case !a.dyn:
+		return subscriptNames(a.text)
+	}
+	return exprDeps(a.word, subscriptNames)
+}
+
+// exprDeps walks the expansions in n: the names they read, unknown for a
+// command's output or an indirection (`${!x}` is any variable's value);
+// static text gives the names lit finds in it.
+func exprDeps(n syntax.Node, lit func(string) []dep) []dep {
 	var out []dep
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -162,52 +180,27 @@ func arithDeps(n syntax.Node) []dep {
 		case *syntax.ArithmExp:
 			return false // an integer here; its own expression is a place of its own
 		case *syntax.ParamExp:
-			if n.Param != nil {
+			switch {
+			case indirect(n):
+				out = append(out, dep{unknown: true})
+			case n.Param != nil:
 				out = append(out, dep{name: n.Param.Value})
 			}
 		case *syntax.Lit:
-			out = appendNames(out, n.Value)
+			out = append(out, lit(n.Value)...)
 		case *syntax.SglQuoted:
-			out = appendNames(out, n.Value)
+			out = append(out, lit(n.Value)...)
 		}
 		return true
 	})
 	return out
 }
 
-// nameDeps are what a value read as a variable name reads: the
-// variables its expansions expand (their values become the name), and
-// those of a subscript in its static text.
-func nameDeps(a arg) []dep {
-	if a.word == nil {
-		if a.dyn {
-			return []dep{{unknown: true}}
-		}
-		return subscriptNames(a.text)
-	}
-	if !a.dyn {
-		return subscriptNames(a.text)
-	}
-	var out []dep
-	syntax.Walk(a.word, func(n syntax.Node) bool {
-		switch n := n.(type) {
-		case *syntax.CmdSubst, *syntax.ProcSubst:
-			out = append(out, dep{unknown: true})
-			return false
-		case *syntax.ArithmExp:
-			return false
-		case *syntax.ParamExp:
-			if n.Param != nil {
-				out = append(out, dep{name: n.Param.Value})
-			}
-		case *syntax.Lit:
-			out = append(out, subscriptNames(n.Value)...)
-		case *syntax.SglQuoted:
-			out = append(out, subscriptNames(n.Value)...)
-		}
-		return true
-	})
-	return out
+// indirect reports whether a parameter expansion is an indirection,
+// `${!x}`: its value is that of the variable x names, a positional
+// parameter for an integer x.
+func indirect(p *syntax.ParamExp) bool {
+	return p.Excl && p.Names == 0 && (p.Index == nil || !allElements(p.Index))
 }
 
 // wordNameDeps is nameDeps of a word.
@@ -279,12 +272,15 @@ func (c *checker) finish() {
 	unsafe := map[string]bool{}
 	for _, a := range f.assigns {
 		if f.ints[a.name] {
+			// Evaluated if the name is an integer by then; kept as it is
+			// if the declaration comes later, or never runs.
 			deps := []dep{{unknown: true}}
 			if a.value != nil {
 				deps = arithDeps(a.value)
 			}
-			c.use(a.sc, deps, a.words) // the value is evaluated; the result is an integer
-		} else if !a.isInt {
+			c.use(a.sc, deps, a.words)
+		}
+		if !a.isInt {
 			unsafe[a.name] = true
 		}
 	}

@@ -177,9 +177,7 @@ func (c *checker) stmt(sc *scope, s *syntax.Stmt, writes bool) {
 		c.internalPart(sc, words, nil, c.exprAssigns(sc, cmd, words), writes)
 		c.code(sc, cmd)
 	case *syntax.TimeClause:
-		if cmd.Stmt != nil {
-			c.stmt(sc, timed(cmd.Stmt), writes)
-		}
+		c.timeClause(sc, cmd, writes)
 	case *syntax.CoprocClause:
 		c.coprocName(sc, cmd, writes)
 		c.stmt(sc, cmd.Stmt, writes)
@@ -208,26 +206,33 @@ func (c *checker) redirAssigns(sc *scope, s *syntax.Stmt, writes bool) {
 	}
 }
 
-// timed is the statement the time keyword runs. bash's time skips one
+// timeClause walks what the time keyword times. bash's time skips one
 // `--` after it (and after -p), which the parser takes for the command's
-// name: `time -- rm x` runs rm.
-func timed(s *syntax.Stmt) *syntax.Stmt {
-	ce, ok := s.Cmd.(*syntax.CallExpr)
+// name: `time -- rm x` runs rm, `time -- ! rm x` a negated rm. What
+// follows the `--` is read again as the statement it is to bash.
+func (c *checker) timeClause(sc *scope, tc *syntax.TimeClause, writes bool) {
+	if tc.Stmt == nil {
+		return
+	}
+	ce, ok := tc.Stmt.Cmd.(*syntax.CallExpr)
 	if !ok || len(ce.Assigns) > 0 || len(ce.Args) == 0 {
-		return s
+		c.stmt(sc, tc.Stmt, writes)
+		return
 	}
 	if t, ok := plainWord(ce.Args[0]); !ok || t != "--" {
-		return s
+		c.stmt(sc, tc.Stmt, writes)
+		return
 	}
-	inner := *s
 	if len(ce.Args) == 1 {
-		inner.Cmd = nil // `time --`: nothing runs
-		return &inner
+		return // `time --`: nothing runs
 	}
-	rest := *ce
-	rest.Args = ce.Args[1:]
-	inner.Cmd = &rest
-	return &inner
+	start, end := int(ce.Args[1].Pos().Offset()), int(tc.Stmt.End().Offset())
+	if start < 0 || start > end || end > len(sc.src) {
+		c.opaquePart(sc, []string{source(sc, tc)}, reasonUnsupported)
+		return
+	}
+	text := showCR(sc.src[start:end])
+	c.script(&scope{depth: sc.depth, quoted: sc.quoted, writes: writes, notBash: sc.notBash}, text)
 }
 
 func (c *checker) ifClause(sc *scope, ic *syntax.IfClause, writes bool) {
@@ -249,6 +254,9 @@ func (c *checker) forClause(sc *scope, fc *syntax.ForClause, writes bool) {
 			break
 		}
 		shown := []string{source(sc, fc)}
+		if !l.InPos.IsValid() { // `for x; do`: over the positional parameters
+			c.assignUnknown(sc, []string{l.Name.Value}, shown)
+		}
 		for _, a := range c.args(sc, l.Items) {
 			c.assignArg(sc, l.Name.Value, a, shown)
 		}
@@ -339,6 +347,9 @@ func (c *checker) wordArgs(sc *scope, w *syntax.Word) []arg {
 	if t, ok := plainWord(w); ok {
 		return []arg{{text: showCR(t), word: w}}
 	}
+	if c.braceMisread(sc, w) {
+		return []arg{{text: source(sc, w), dyn: true, multi: true, word: w}}
+	}
 	fields, ok := expandWord(w, c.p.cfg.Home)
 	if !ok || (sc.notBash && bracesChange(w)) {
 		return []arg{{text: source(sc, w), dyn: true, multi: true, word: w}}
@@ -348,6 +359,38 @@ func (c *checker) wordArgs(sc *scope, w *syntax.Word) []arg {
 		out[i] = fieldArg(f, source(sc, w), w)
 	}
 	return out
+}
+
+// braceMisread reports whether bash's brace expansion reads the quotes of
+// a word otherwise than its parser (braces.go), recording an opaque part
+// when it does. Only a word with braces and a backquote substitution or a
+// ${…} with words of its own can be.
+func (c *checker) braceMisread(sc *scope, w *syntax.Word) bool {
+	risky := false
+	syntax.Walk(w, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			risky = risky || n.Backquotes
+			return false
+		case *syntax.ParamExp:
+			risky = risky || n.Exp != nil || n.Repl != nil || n.Slice != nil || n.Index != nil
+			return false
+		}
+		return true
+	})
+	if !risky {
+		return false
+	}
+	src := source(sc, w)
+	if !strings.Contains(src, "{") {
+		return false
+	}
+	words, ok := braceExpand(braceTokens(w.Parts))
+	if ok && !braceMisread(sc, w.Parts, src, words) {
+		return false
+	}
+	c.opaquePart(sc, []string{src}, reasonBraces)
+	return true
 }
 
 // plainWord returns the text of a word that needs no expansion: bare
@@ -593,8 +636,9 @@ func (c *checker) paramPlaces(sc *scope, p *syntax.ParamExp) {
 	}
 	shown := []string{source(sc, p)}
 	self := []dep{{name: p.Param.Value}}
-	if p.Excl && p.Names == 0 && !allElements(p.Index) {
+	if indirect(p) {
 		c.use(sc, self, shown)
+		self = []dep{{unknown: true}} // what @P expands is another variable's value
 	}
 	if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && p.Exp.Word.Lit() == "P" {
 		c.use(sc, self, shown)
@@ -646,6 +690,9 @@ func (c *checker) testPlaces(sc *scope, tc *syntax.TestClause) {
 // redirCode walks the code in redirection targets and heredoc bodies.
 func (c *checker) redirCode(sc *scope, rs []*syntax.Redirect) {
 	for _, r := range rs {
+		if why := heredocMisread(sc, r); why != "" {
+			c.opaquePart(sc, []string{r.Op.String() + source(sc, r.Word)}, why)
+		}
 		if r.Word != nil {
 			c.code(sc, r.Word)
 		}

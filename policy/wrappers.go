@@ -54,7 +54,11 @@ func handlerFor(name string) handler {
 			return h
 		}
 	}
-	return programs[base(name)]
+	b := base(name)
+	if strings.HasPrefix(b, "ld-") && strings.Contains(b, ".so") { // ld-linux-x86-64.so.2
+		return ldsoStep
+	}
+	return programs[b]
 }
 
 // Option arities.
