@@ -152,7 +152,9 @@ func intPart(p syntax.WordPart, first bool) bool {
 // arithDeps are the variables an arithmetic expression (or a word bash
 // evaluates as one) reads: every name in it, and what its expansions
 // expand. A command substitution's output is unknown.
-func arithDeps(n syntax.Node) []dep { return exprDeps(n, func(s string) []dep { return appendNames(nil, s) }) }
+func arithDeps(n syntax.Node) []dep {
+	return exprDeps(n, func(s string) []dep { return appendNames(nil, s) })
+}
 
 // nameDeps are what a value read as a variable name reads: the
 // variables its expansions expand (their values become the name), and
