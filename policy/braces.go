@@ -389,29 +389,15 @@ func renderTokens(sc *scope, t []btok) string {
 
 // rawBraces is bash's brace_expand on a word as written.
 func rawBraces(text string) ([]string, bool) {
-	i := 0
-	found := false
-	for {
-		j, ok := rawGobble(text, i, '{')
-		if !ok {
-			break
-		}
-		if _, ok := rawGobble(text, j+1, '}'); ok {
-			i, found = j, true
-			break
-		}
-		i = j + 1
-	}
+	i, found := rawOpen(text)
 	if !found {
 		return []string{text}, true
 	}
 	start := i + 1
-	end, ok := rawGobble(text, start, '}')
-	if !ok {
-		return []string{text}, true
-	}
+	end, _ := rawGobble(text, start, '}')
 	amble := text[start:end]
 	var tack []string
+	ok := true
 	if rawHasComma(amble) {
 		if tack, ok = rawAmble(amble); !ok {
 			return nil, false
@@ -428,20 +414,35 @@ func rawBraces(text string) ([]string, bool) {
 	for k, s := range tack {
 		result[k] = text[:i] + s
 	}
-	if end+1 < len(text) {
-		post, ok := rawBraces(text[end+1:])
-		if !ok || len(result)*len(post) > maxFields {
-			return nil, false
-		}
-		joined := make([]string, 0, len(result)*len(post))
-		for _, r := range result {
-			for _, p := range post {
-				joined = append(joined, r+p)
-			}
-		}
-		result = joined
+	if end+1 == len(text) {
+		return result, len(result) <= maxFields
 	}
-	return result, len(result) <= maxFields
+	post, ok := rawBraces(text[end+1:])
+	if !ok || len(result)*len(post) > maxFields {
+		return nil, false
+	}
+	joined := make([]string, 0, len(result)*len(post))
+	for _, r := range result {
+		for _, p := range post {
+			joined = append(joined, r+p)
+		}
+	}
+	return joined, true
+}
+
+// rawOpen finds the `{` that starts the word's first brace expansion:
+// the first one a `}` closes.
+func rawOpen(text string) (int, bool) {
+	for i := 0; ; i++ {
+		j, ok := rawGobble(text, i, '{')
+		if !ok {
+			return 0, false
+		}
+		if _, ok := rawGobble(text, j+1, '}'); ok {
+			return j, true
+		}
+		i = j
+	}
 }
 
 // rawHasComma is the amble's comma search: backslash escapes skipped.
@@ -482,42 +483,12 @@ func rawGobble(t string, i int, satisfy byte) (int, bool) {
 		commas = 0
 	}
 	var quoted byte
-	at := func(k int) byte {
-		if k < len(t) {
-			return t[k]
-		}
-		return 0
-	}
 	for ; i < len(t); i++ {
-		c := t[i]
-		switch {
-		case c == '\\' && (quoted == 0 || quoted == '"' || quoted == '`'):
-			i++ // the next character is passed, but bash still skips "\$(…)"
-			if quoted == '"' && at(i) == '$' && at(i+1) == '(' {
-				i = skipComsub(t, i+2)
-			}
-			continue
-		case c == '$' && at(i+1) == '{' && quoted != '\'':
-			if quoted == 0 {
-				level++
-			}
-			i++
-			continue
-		case quoted != 0 && c == '$' && at(i+1) == '(' && quoted == '"':
-			i = skipComsub(t, i+2)
-			continue
-		case quoted != 0:
-			if c == quoted {
-				quoted = 0
-			}
-			continue
-		case c == '"' || c == '\'' || c == '`':
-			quoted = c
-			continue
-		case (c == '$' || c == '<' || c == '>') && at(i+1) == '(':
-			i = skipComsub(t, i+2)
+		if skip, next := rawQuotes(t, i, &quoted, &level); skip {
+			i = next
 			continue
 		}
+		c := t[i]
 		if c == satisfy && level == 0 && commas > 0 {
 			blankBefore := i == 0 || strings.IndexByte(" \t\n", t[i-1]) >= 0
 			blankAfter := i+1 >= len(t) || strings.IndexByte(" \t\n}", t[i+1]) >= 0
@@ -533,11 +504,49 @@ func rawGobble(t string, i int, satisfy byte) (int, bool) {
 			level--
 		case satisfy == '}' && level == 0 && c == ',':
 			commas++
-		case satisfy == '}' && level == 0 && c == '.' && at(i+1) == '.' && at(i+2) != satisfy:
+		case satisfy == '}' && level == 0 && strings.HasPrefix(t[i:], "..") && (i+2 >= len(t) || t[i+2] != satisfy):
 			commas++
 		}
 	}
 	return len(t), false
+}
+
+// rawQuotes is brace_gobbler's reading of quotes, escapes and
+// substitutions at t[i]: whether the character is passed over, and the
+// index of the last one passed.
+func rawQuotes(t string, i int, quoted *byte, level *int) (bool, int) {
+	c := t[i]
+	next := func(k int) byte {
+		if k < len(t) {
+			return t[k]
+		}
+		return 0
+	}
+	switch q := *quoted; {
+	case c == '\\' && (q == 0 || q == '"' || q == '`'):
+		if q == '"' && next(i+1) == '$' && next(i+2) == '(' { // bash still skips "\$(…)"
+			return true, skipComsub(t, i+3)
+		}
+		return true, i + 1
+	case c == '$' && next(i+1) == '{' && q != '\'':
+		if q == 0 {
+			*level++
+		}
+		return true, i + 1
+	case q == '"' && c == '$' && next(i+1) == '(':
+		return true, skipComsub(t, i+2)
+	case q != 0:
+		if c == q {
+			*quoted = 0
+		}
+		return true, i
+	case c == '"' || c == '\'' || c == '`':
+		*quoted = c
+		return true, i
+	case (c == '$' || c == '<' || c == '>') && next(i+1) == '(':
+		return true, skipComsub(t, i+2)
+	}
+	return false, i
 }
 
 // skipComsub returns the index of the `)` closing a command substitution

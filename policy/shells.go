@@ -48,60 +48,13 @@ func shellStep(c *checker, u *unit, args []arg) step {
 
 // shellRun is shellStep but for the aliases of the scripts.
 func shellRun(c *checker, u *unit, args []arg) step {
-	login, cflag, stdin, info := u.asLogin, false, false, false
-	i := 1
-loop:
-	for ; i < len(args); i++ {
-		a := args[i]
-		if a.dyn {
-			return step{opaque: reasonDynamicScript}
-		}
-		t := a.text
-		switch {
-		case t == "--" || t == "-":
-			i++
-			break loop
-		case strings.HasPrefix(t, "--"):
-			takesArg, ok := shellLong[t]
-			if !ok {
-				return step{opaque: reasonOption}
-			}
-			login = login || t == "--login"
-			if t == "--posix" {
-				return step{opaque: reasonAliases}
-			}
-			info = info || slices.Contains(shellInfo, t)
-			if takesArg {
-				i++
-			}
-		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
-			for _, ch := range t[1:] {
-				switch {
-				case !strings.ContainsRune(shellOptions, ch):
-					return step{opaque: reasonOption}
-				case ch == 'c':
-					cflag = true
-				case ch == 'i' || ch == 'l':
-					login = true
-				case ch == 's':
-					stdin = true
-				case ch == 'k' && t[0] == '-':
-					return step{opaque: reasonKeyword}
-				case ch == 'o' || ch == 'O':
-					i++
-					if i < len(args) {
-						if r := stateOption(t[0], byte(ch), args[i]); r != "" {
-							return step{opaque: r}
-						}
-					}
-				}
-			}
-		default:
-			break loop
-		}
+	o, i, st := readShellOptions(args)
+	if st.opaque != "" {
+		return st
 	}
+	login := o.login || u.asLogin
 	switch {
-	case login && cflag:
+	case login && o.c:
 		st := scriptArg(c, args, i, true)
 		if st.opaque == "" {
 			st.opaque = reasonLogin
@@ -109,17 +62,90 @@ loop:
 		return st
 	case login:
 		return step{opaque: reasonLogin}
-	case cflag:
+	case o.c:
 		return scriptArg(c, args, i, true)
-	case info && i >= len(args):
+	case o.info && i >= len(args):
 		return step{}
-	case (stdin || i >= len(args)) && u.stdin != nil:
+	case (o.s || i >= len(args)) && u.stdin != nil:
 		c.skipHeredoc(u.stdin.redir)
 		return step{scripts: []string{u.stdin.text}, transparent: true}
-	case stdin || i >= len(args):
+	case o.s || i >= len(args):
 		return step{opaque: reasonNoScript}
 	}
 	return scriptFile(args[i])
+}
+
+// shellFlags are the options of a shell's invocation that matter here.
+type shellFlags struct {
+	login, c, s, info bool
+}
+
+// readShellOptions reads a shell's options up to its first operand: the
+// flags, the index of the operand, and an opaque step for an option that
+// makes the shell impossible to check.
+func readShellOptions(args []arg) (shellFlags, int, step) {
+	var o shellFlags
+	i := 1
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a.dyn {
+			return o, i, step{opaque: reasonDynamicScript}
+		}
+		t := a.text
+		switch {
+		case t == "--" || t == "-":
+			return o, i + 1, step{}
+		case strings.HasPrefix(t, "--"):
+			takesArg, ok := shellLong[t]
+			switch {
+			case !ok:
+				return o, i, step{opaque: reasonOption}
+			case t == "--posix":
+				return o, i, step{opaque: reasonAliases}
+			}
+			o.login = o.login || t == "--login"
+			o.info = o.info || slices.Contains(shellInfo, t)
+			if takesArg {
+				i++
+			}
+		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
+			var r string
+			if i, r = o.cluster(args, i); r != "" {
+				return o, i, step{opaque: r}
+			}
+		default:
+			return o, i, step{}
+		}
+	}
+	return o, i, step{}
+}
+
+// cluster reads a cluster of short options at args[i] (-lc, +o NAME),
+// returning the index of its last word and why it cannot be checked.
+func (o *shellFlags) cluster(args []arg, i int) (int, string) {
+	t := args[i].text
+	for _, ch := range t[1:] {
+		switch {
+		case !strings.ContainsRune(shellOptions, ch):
+			return i, reasonOption
+		case ch == 'c':
+			o.c = true
+		case ch == 'i' || ch == 'l':
+			o.login = true
+		case ch == 's':
+			o.s = true
+		case ch == 'k' && t[0] == '-':
+			return i, reasonKeyword
+		case ch == 'o' || ch == 'O':
+			i++
+			if i < len(args) {
+				if r := stateOption(t[0], byte(ch), args[i]); r != "" {
+					return i, r
+				}
+			}
+		}
+	}
+	return i, ""
 }
 
 // procFD matches /proc/PID/fd/N, another name for a descriptor.

@@ -333,10 +333,6 @@ func (c *checker) args(sc *scope, words []*syntax.Word) []arg {
 		if len(out) >= maxArgs {
 			return append(out, arg{text: source(sc, w), dyn: true, multi: true, word: w})
 		}
-		if t, ok := plainWord(w); ok {
-			out = append(out, arg{text: showCR(t), word: w})
-			continue
-		}
 		out = append(out, c.wordArgs(sc, w)...)
 	}
 	return out
@@ -436,7 +432,7 @@ func (c *checker) decl(sc *scope, d *syntax.DeclClause, writes bool) {
 			c.declared(a.Name.Value, flags)
 		case a.Name != nil:
 			names = append(names, a.Name.Value)
-			v := assignValue(sc, c, a)
+			v := c.assignValue(sc, a)
 			if flags.ref {
 				names = append(names, refTarget(v))
 			}
@@ -478,12 +474,13 @@ func (c *checker) declOptions(sc *scope, d *syntax.DeclClause) []arg {
 
 func readDeclFlags(opts []arg, variant string) declFlags {
 	f := declFlags{ref: variant == "nameref"}
+	attrs := variant != "export" && variant != "readonly" // -n and -i are declare's, typeset's and local's
 	for _, o := range opts {
 		if o.text[0] != '-' {
 			continue
 		}
-		f.ref = f.ref || (variant != "export" && variant != "readonly" && isOptionWith(o, 'n'))
-		f.int = f.int || (variant != "export" && variant != "readonly" && isOptionWith(o, 'i'))
+		f.ref = f.ref || (attrs && isOptionWith(o, 'n'))
+		f.int = f.int || (attrs && isOptionWith(o, 'i'))
 		f.print = f.print || isOptionWith(o, 'p') || isOptionWith(o, 'f') || isOptionWith(o, 'F')
 	}
 	return f
@@ -546,7 +543,7 @@ func (c *checker) let(sc *scope, l *syntax.LetClause, writes bool) {
 }
 
 // assignValue evaluates an assignment's value as one argument.
-func assignValue(sc *scope, c *checker, a *syntax.Assign) arg {
+func (c *checker) assignValue(sc *scope, a *syntax.Assign) arg {
 	if a.Array != nil {
 		return arg{text: source(sc, a.Array), dyn: true}
 	}
