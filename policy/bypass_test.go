@@ -109,6 +109,11 @@ func TestBypassBraces(t *testing.T) {
 		{`sh -c 'rm -f v {1..3}'`, Deny, denied("rm -f v {1..3}", "rm *")},
 		{`bash -c 'rm -f v {1..3}'`, Deny, denied("rm -f v 1 2 3", "rm *")},
 		{`sh -c 'echo {a,b}'`, Allow, ""},
+		// Other things dash reads otherwise (found by FuzzExecParity):
+		// $'…' is $ and a quoted string, (( )) a subshell, time a program.
+		{`sh -c "rm -f v \$'\\x41'"`, Deny, denied(`rm -f v $'\x41'`, "rm *")},
+		{`sh -c '((ls))'`, Ask, opaque("((ls))")},
+		{`sh -c 'time -p rm -f v'`, Deny, denied("rm -f v", "rm *")},
 		// bash's brace expansion tracks quotes itself, and a quote in a
 		// double-quoted backquote or ${…} ends the outer quotes for it.
 		{": \"`find . -name v \"{-exec,x}\" rm -f v \";\"`\"", Ask, opaque("\"`find . -name v \"{-exec,x}\" rm -f v \";\"`\"")},

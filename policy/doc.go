@@ -185,8 +185,10 @@
 //     program runs, a name that cannot be quoted).
 //   - Check contains a panic of its own: the command is one opaque part,
 //     "analysis failed".
-//   - In a script sh, dash, zsh or $SHELL may run, a word that brace
-//     expansion would change is dynamic: dash expands no braces.
+//   - In a script sh, dash, zsh or $SHELL may run, what dash reads
+//     otherwise is read both ways: a word braces would change, or with
+//     $'…' or $"…", is dynamic; (( )) is opaque (dash's nested subshell);
+//     time is the program.
 //   - A word whose brace expansion exceeds 256 words, a word longer than
 //     4 KiB that has braces, and the words of a command past the 4096th,
 //     are dynamic.

@@ -29,6 +29,7 @@ const (
 	reasonFind          = "dynamic word in find's expression"
 	reasonEnvString     = "env -S string with $ or a backslash"
 	reasonUnsupported   = "unsupported shell construct"
+	reasonShArith       = "(( )) is a nested subshell to sh"
 
 	statePrefix = "state change: "
 )
@@ -174,6 +175,9 @@ func (c *checker) stmt(sc *scope, s *syntax.Stmt, writes bool) {
 		c.let(sc, cmd, writes)
 	case *syntax.ArithmCmd, *syntax.TestClause:
 		words := []string{source(sc, cmd)}
+		if _, arith := cmd.(*syntax.ArithmCmd); arith && sc.notBash {
+			c.opaquePart(sc, words, reasonShArith) // to dash, ((ls)) is a subshell in a subshell
+		}
 		c.internalPart(sc, words, nil, c.exprAssigns(sc, cmd, words), writes)
 		c.code(sc, cmd)
 	case *syntax.TimeClause:
@@ -212,6 +216,12 @@ func (c *checker) redirAssigns(sc *scope, s *syntax.Stmt, writes bool) {
 // follows the `--` is read again as the statement it is to bash.
 func (c *checker) timeClause(sc *scope, tc *syntax.TimeClause, writes bool) {
 	if tc.Stmt == nil {
+		return
+	}
+	if sc.notBash {
+		// dash has no time keyword: it runs the time program.
+		text := "command " + source(sc, tc)
+		c.script(&scope{depth: sc.depth, quoted: sc.quoted, writes: writes, notBash: true}, text)
 		return
 	}
 	ce, ok := tc.Stmt.Cmd.(*syntax.CallExpr)
@@ -346,6 +356,10 @@ func (c *checker) wordArgs(sc *scope, w *syntax.Word) []arg {
 	if c.braceMisread(sc, w) {
 		return []arg{{text: source(sc, w), dyn: true, multi: true, word: w}}
 	}
+	if sc.notBash && localeOrANSI(w) {
+		// dash reads $'…' as $ and a quoted string: either value may run.
+		return []arg{{text: source(sc, w), dyn: true, word: w}}
+	}
 	fields, ok := expandWord(w, c.p.cfg.Home)
 	if !ok || (sc.notBash && bracesChange(w)) {
 		return []arg{{text: source(sc, w), dyn: true, multi: true, word: w}}
@@ -355,6 +369,23 @@ func (c *checker) wordArgs(sc *scope, w *syntax.Word) []arg {
 		out[i] = fieldArg(f, source(sc, w), w)
 	}
 	return out
+}
+
+// localeOrANSI reports whether a word has a $'…' or $"…" string.
+func localeOrANSI(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return true
+			}
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // braceMisread reports whether bash's brace expansion reads the quotes of
