@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -318,7 +320,7 @@ func (c *checker) unknownDeps(deps []dep, unsafe map[string]bool) bool {
 // assigned to the nameref may be the value of every name it points to.
 func (c *checker) namerefs(unsafe map[string]bool) {
 	f := &c.facts
-	for r := range f.refs {
+	for _, r := range slices.Sorted(maps.Keys(f.refs)) { // in one order: the parts are shown in it
 		var targets []string
 		dirty := false
 		for _, a := range f.assigns {
