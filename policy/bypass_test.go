@@ -136,6 +136,8 @@ func TestBypassWrappers(t *testing.T) {
 		{`time -- rm -f v`, Deny, denied("rm -f v", "rm *")},
 		{`time -p -- rm -f v`, Deny, denied("rm -f v", "rm *")},
 		{`time -- ! rm -f v`, Deny, denied("rm -f v", "rm *")},
+		{`time -- rm -f v | cat`, Deny, denied("rm -f v", "rm *")},
+		{`time --`, Allow, ""},
 		{`q='a[$'; q+='(rm -f v)]'; time -- [[ $q -eq 0 ]]`, Ask, opaque("[[ $q -eq 0 ]]")},
 		{`exec -a sh bash -c $'alias e=eval\ne "rm -f v"'`, Ask, opaque("alias e=eval")},
 		{`jobs -x rm -f v`, Deny, denied("rm -f v", "rm *")},

@@ -224,7 +224,15 @@ func (c *checker) timeClause(sc *scope, tc *syntax.TimeClause, writes bool) {
 		c.script(&scope{depth: sc.depth, quoted: sc.quoted, writes: writes, notBash: true}, text)
 		return
 	}
-	ce, ok := tc.Stmt.Cmd.(*syntax.CallExpr)
+	first := tc.Stmt // time times a pipeline: the `--` is its first command's
+	for {
+		b, ok := first.Cmd.(*syntax.BinaryCmd)
+		if !ok || (b.Op != syntax.Pipe && b.Op != syntax.PipeAll) {
+			break
+		}
+		first = b.X
+	}
+	ce, ok := first.Cmd.(*syntax.CallExpr)
 	if !ok || len(ce.Assigns) > 0 || len(ce.Args) == 0 {
 		c.stmt(sc, tc.Stmt, writes)
 		return
@@ -233,10 +241,7 @@ func (c *checker) timeClause(sc *scope, tc *syntax.TimeClause, writes bool) {
 		c.stmt(sc, tc.Stmt, writes)
 		return
 	}
-	if len(ce.Args) == 1 {
-		return // `time --`: nothing runs
-	}
-	start, end := int(ce.Args[1].Pos().Offset()), int(tc.Stmt.End().Offset())
+	start, end := int(ce.Args[0].End().Offset()), int(tc.Stmt.End().Offset())
 	if start < 0 || start > end || end > len(sc.src) {
 		c.opaquePart(sc, []string{source(sc, tc)}, reasonUnsupported)
 		return
