@@ -147,7 +147,10 @@ func (c *checker) stmt(sc *scope, s *syntax.Stmt, writes bool) {
 		c.call(sc, cmd, s.Redirs, writes)
 	case *syntax.BinaryCmd:
 		c.stmt(sc, cmd.X, writes)
-		c.stmt(sc, cmd.Y, writes)
+		piped := cmd.Op == syntax.Pipe || cmd.Op == syntax.PipeAll
+		if !piped || !c.timeProgram(sc, cmd.Y, writes) {
+			c.stmt(sc, cmd.Y, writes)
+		}
 	case *syntax.Subshell:
 		c.stmts(sc, cmd.Stmts, writes)
 	case *syntax.Block:
@@ -184,7 +187,9 @@ func (c *checker) stmt(sc *scope, s *syntax.Stmt, writes bool) {
 		c.timeClause(sc, cmd, writes)
 	case *syntax.CoprocClause:
 		c.coprocName(sc, cmd, writes)
-		c.stmt(sc, cmd.Stmt, writes)
+		if !c.timeProgram(sc, cmd.Stmt, writes) {
+			c.stmt(sc, cmd.Stmt, writes)
+		}
 	default:
 		c.opaquePart(sc, []string{source(sc, cmd)}, reasonUnsupported)
 	}
@@ -218,10 +223,8 @@ func (c *checker) timeClause(sc *scope, tc *syntax.TimeClause, writes bool) {
 	if tc.Stmt == nil {
 		return
 	}
-	if sc.notBash {
-		// dash has no time keyword: it runs the time program.
-		text := "command " + source(sc, tc)
-		c.script(&scope{depth: sc.depth, quoted: sc.quoted, writes: writes, notBash: true}, text)
+	if sc.notBash { // dash has no time keyword: it runs the time program
+		c.script(&scope{depth: sc.depth, quoted: sc.quoted, writes: writes, notBash: true}, "command "+source(sc, tc))
 		return
 	}
 	first := tc.Stmt // time times a pipeline: the `--` is its first command's
@@ -248,6 +251,18 @@ func (c *checker) timeClause(sc *scope, tc *syntax.TimeClause, writes bool) {
 	}
 	text := showCR(sc.src[start:end])
 	c.script(&scope{depth: sc.depth, quoted: sc.quoted, writes: writes, notBash: sc.notBash}, text)
+}
+
+// timeProgram walks s as the time program when s is a time clause in a
+// place where bash does not read time as its keyword: after a pipe and
+// after coproc (parse.y, time_command_acceptable), `a | time -- rm x`
+// runs /usr/bin/time. It reports whether it did.
+func (c *checker) timeProgram(sc *scope, s *syntax.Stmt, writes bool) bool {
+	if _, ok := s.Cmd.(*syntax.TimeClause); !ok || s.Negated {
+		return false
+	}
+	c.script(&scope{depth: sc.depth, quoted: sc.quoted, writes: writes, notBash: sc.notBash}, "command "+source(sc, s))
+	return true
 }
 
 func (c *checker) ifClause(sc *scope, ic *syntax.IfClause, writes bool) {
