@@ -128,9 +128,11 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.IdleTimeout,
 		MaxRequestBodyBytes: maxBody,
-		Logger:              s.log,
+		Logger:              slog.New(sdkLog{s.log.Handler(), s.sessionName}),
 	})
-	limited := s.refuseWhileDraining(s.sessionLimit(opts.MaxSessions, (&httpWatches{maxBody: maxBody}).guard(streamable)))
+	ids := &httpIDs{s: s, bySession: make(map[string]*requestIDs)}
+	watched := (&httpWatches{maxBody: maxBody}).guard(streamable)
+	limited := s.refuseWhileDraining(s.sessionLimit(opts.MaxSessions, ids.guard(maxBody, watched)))
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		authenticated(w, r, g)
 		limited.ServeHTTP(w, r)

@@ -53,6 +53,10 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -102,6 +106,7 @@ type Server struct {
 	watchers sync.WaitGroup
 	nextID   uint64
 	stateKey []byte                                      // signs the request states of suspended calls
+	nameKey  []byte                                      // of sessionName
 	nonces   map[*mcp.ServerSession]map[string]time.Time // of suspended calls, under mu
 	calls    calls                                       // in flight, for draining
 }
@@ -112,7 +117,7 @@ func New(opts Options) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session), stateKey: newStateKey(),
+	s := &Server{opts: opts, log: log, owners: make(map[*mcp.ServerSession]*session.Session), stateKey: newStateKey(), nameKey: newStateKey(),
 		nonces: make(map[*mcp.ServerSession]map[string]time.Time)}
 	instructions := ""
 	if opts.Prompt != nil {
@@ -120,7 +125,8 @@ func New(opts Options) *Server {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "dsh", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       slog.New(sdkLog{log.Handler()}),
+		Logger:       slog.New(sdkLog{log.Handler(), s.sessionName}),
+		GetSessionID: rand.Text, // 130 random bits
 	})
 	all := opts.Tools.List()
 	for _, t := range all {
@@ -156,18 +162,51 @@ func (s *Server) observeUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // sdkLog is the SDK's logger: dsh's, except that a run ended by its
-// context (dsh mcp on SIGINT/SIGTERM, a normal shutdown) is not an error.
-type sdkLog struct{ slog.Handler }
+// context (dsh mcp on SIGINT/SIGTERM, a normal shutdown) is not an error,
+// and a session's id is logged by its name (sessionName).
+type sdkLog struct {
+	slog.Handler
+	name func(id string) string
+}
 
 func (h sdkLog) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level == slog.LevelError && r.Message == "server run cancelled" {
 		r.Level = slog.LevelInfo
 	}
-	return h.Handler.Handle(ctx, r)
+	named := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		named.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.Handler.Handle(ctx, named)
 }
 
-func (h sdkLog) WithAttrs(attrs []slog.Attr) slog.Handler { return sdkLog{h.Handler.WithAttrs(attrs)} }
-func (h sdkLog) WithGroup(name string) slog.Handler       { return sdkLog{h.Handler.WithGroup(name)} }
+func (h sdkLog) attr(a slog.Attr) slog.Attr {
+	if a.Key == "session_id" {
+		return slog.String(a.Key, h.name(a.Value.String()))
+	}
+	return a
+}
+
+func (h sdkLog) WithAttrs(attrs []slog.Attr) slog.Handler {
+	named := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		named[i] = h.attr(a)
+	}
+	return sdkLog{h.Handler.WithAttrs(named), h.name}
+}
+
+func (h sdkLog) WithGroup(name string) slog.Handler { return sdkLog{h.Handler.WithGroup(name), h.name} }
+
+// sessionName is what dsh calls an MCP session in its audit log, its
+// logs, its tasks and hooks' input: a keyed hash of the session's id,
+// stable while this server runs. The id itself, with the token, lets one
+// post in the session, so it is written nowhere a command can read it.
+func (s *Server) sessionName(id string) string {
+	mac := hmac.New(sha256.New, s.nameKey)
+	mac.Write([]byte(id))
+	return "s-" + hex.EncodeToString(mac.Sum(nil)[:8])
+}
 
 // MCP returns the SDK server, for transports this package does not wrap.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
@@ -350,9 +389,9 @@ func (s *Server) owner(ctx context.Context, ss *mcp.ServerSession, params *mcp.C
 		return owner, nil // a concurrent first call won, or the server closed
 	}
 	s.nextID++
-	id := ss.ID()
-	if id == "" {
-		id = "mcp-" + itoa(s.nextID)
+	id := "mcp-" + itoa(s.nextID) // stdio
+	if ss.ID() != "" {
+		id = s.sessionName(ss.ID())
 	}
 	owner = session.New(id, cwd, session.WithLogger(s.log))
 	s.owners[ss] = owner

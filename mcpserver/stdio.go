@@ -22,7 +22,8 @@ const maxLine = mcp.DefaultMaxLineLength
 // and one that is JSON but not a single JSON-RPC 2.0 message the SDK
 // takes gets an invalid request error (-32600) echoing its id as written,
 // or null ([checkMessage]). A call the client cancelled gets no response
-// (cancel.go).
+// (cancel.go). dsh's own requests go out with ids of their own, and an
+// answer to none of them is dropped (ids.go).
 //
 // stop ends the copying once the session is over. filterLines may be
 // blocked reading in, which only in can end: a reader with read deadlines
@@ -31,7 +32,7 @@ const maxLine = mcp.DefaultMaxLineLength
 // ends the copy at its next return (for os.Stdin that is the process's
 // exit).
 func lineTransport(in io.Reader, out io.Writer) (t mcp.Transport, stop func()) {
-	w := &lockedWriter{w: out, watch: newStdioWatch()}
+	w := &lockedWriter{w: out, watch: newStdioWatch(), ids: newRequestIDs()}
 	pr, pw := io.Pipe()
 	copied, quit := make(chan struct{}), make(chan struct{})
 	go func() { defer close(copied); filterLines(in, pw, w, quit) }()
@@ -67,7 +68,7 @@ func filterLines(in io.Reader, pw *io.PipeWriter, w *lockedWriter, quit <-chan s
 			}
 			if bad != nil {
 				_, _ = w.Write(bad.reply())
-			} else {
+			} else if line, ok := w.ids.incoming(line); ok {
 				w.watch.incoming(line)
 				w.watch.clientAnswer(line)
 				if _, werr := pw.Write(append(line, '\n')); werr != nil {
@@ -107,24 +108,33 @@ func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
 
 // lockedWriter serializes the SDK's writes and the parse errors, so a
 // message is never interleaved with another. It sends nothing of a call
-// the client cancelled (cancel.go); the SDK writes one message a Write.
+// the client cancelled (cancel.go), and dsh's requests with their own ids
+// (ids.go); the SDK writes one message a Write.
 type lockedWriter struct {
 	mu    sync.Mutex
 	w     io.Writer
 	watch *watch
+	ids   *requestIDs
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	if l.watch != nil && !l.watch.outgoing(p) {
 		return len(p), nil
 	}
+	msg := p
+	if l.ids != nil {
+		msg = l.ids.outgoing(p)
+	}
 	l.mu.Lock()
-	n, err := l.w.Write(p)
+	_, err := l.w.Write(msg)
 	l.mu.Unlock()
 	if l.watch != nil {
 		l.watch.changed()
 	}
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func (l *lockedWriter) Close() error { return nil }

@@ -18,7 +18,7 @@ import (
 
 // TestAuditConcurrentSessions: 1000 calls at once over two HTTP sessions
 // (the Go SDK's client) give 1000 call lines, each one whole JSON object,
-// each session's 500 under its own id. Each client opens at most 120
+// each session's 500 under its own name, which is not its id. Each client opens at most 120
 // connections (the others' calls wait for one): a burst of 1000 new
 // connections would pass dsh's bound on connections not yet authenticated
 // (256), which closes the oldest, as it should.
@@ -77,8 +77,13 @@ func TestAuditConcurrentSessions(t *testing.T) {
 		perID[line.Session]++
 		commands[line.Command] = true
 	}
-	if n != 2*perSession || perID[ids[0]] != perSession || perID[ids[1]] != perSession || len(commands) != 2*perSession {
-		t.Errorf("%d lines, %d distinct commands, per session %v; want %d each of %q", n, len(commands), perID, perSession, ids)
+	for name, count := range perID {
+		if count != perSession || name == ids[0] || name == ids[1] {
+			t.Errorf("session %q: %d lines; want %d, and a name that is not an id of %q", name, count, perSession, ids)
+		}
+	}
+	if n != 2*perSession || len(perID) != 2 || len(commands) != 2*perSession {
+		t.Errorf("%d lines, %d distinct commands, per session %v; want %d each of 2", n, len(commands), perID, perSession)
 	}
 }
 

@@ -47,6 +47,12 @@ func newDoctorCmd(s streams) *cobra.Command {
 	})
 }
 
+// notIsolated is said by dsh serve at start and by dsh doctor where
+// commands run unsandboxed as dsh's user: nothing but the sandbox (its
+// pid namespace and hidden paths) or separate uids keeps one session's
+// command from another's files, or from signalling dsh.
+const notIsolated = "sessions are not isolated from each other: an unsandboxed command can signal dsh and read other sessions' files"
+
 // sandboxText is doctor's sandbox section: "sandbox: off", or one
 // indented line per fact.
 func sandboxText(e *local.Executor) string {
@@ -77,6 +83,9 @@ func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) error {
 	path, _ := exec.LookPath(shell) // setup checked it
 	fmt.Fprintf(out, "shell: %s\ncontainment: %s\nlimits: %s\n", path, e.Containment(), e.Limits())
 	fmt.Fprint(out, sandboxText(e))
+	if !cfg.Sandbox.On() {
+		fmt.Fprintf(out, "sessions: %s\n", notIsolated)
+	}
 	fmt.Fprintf(out, "self: %s\n", selfText(cfg))
 	return nil
 }

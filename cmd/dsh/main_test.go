@@ -129,14 +129,15 @@ func TestDoctor(t *testing.T) {
 	if os.Geteuid() == 0 {
 		self = "self: " + rootExposed
 	}
-	if got.code != 0 || len(lines) != 9 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
+	if got.code != 0 || len(lines) != 10 || !strings.HasPrefix(lines[0], "version: dsh ") || !strings.HasPrefix(lines[1], "shell: /") ||
 		lines[2] != "containment: marker: the DSH_RUN_ID variable and the parent chain (chosen by the config)" ||
 		!strings.HasPrefix(lines[3], "limits: pids 4096 per command not in force (containment is the marker)") ||
-		lines[4] != "sandbox: off" || !strings.HasPrefix(lines[5], self) || lines[6] != "permissions: none (no permissions section: every command runs)" || lines[7] != "hooks: none" {
+		lines[4] != "sandbox: off" || lines[5] != "sessions: "+notIsolated || !strings.HasPrefix(lines[6], self) ||
+		lines[7] != "permissions: none (no permissions section: every command runs)" || lines[8] != "hooks: none" {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
 	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: group}\n"))
-	if lines = strings.Split(got.stdout, "\n"); got.code != 0 || len(lines) != 9 ||
+	if lines = strings.Split(got.stdout, "\n"); got.code != 0 || len(lines) != 10 ||
 		lines[2] != "containment: group: the process group and its descendants by the parent chain (chosen by the config)" ||
 		!strings.HasPrefix(lines[3], "limits: pids 4096 per command not in force (containment is the group)") {
 		t.Errorf("doctor with the group: %+v", got)

@@ -173,6 +173,9 @@ func serve(f serveFlags, s streams) error {
 	} else {
 		log.Info("dsh serving MCP", "url", url, "auth", token != "")
 	}
+	if fe.cfg.Executor != config.ExecutorSSH && !fe.cfg.Local.Sandbox.On() {
+		log.Warn(notIsolated)
+	}
 	var ms *http.Server
 	if metricsAddr.tcp != "" {
 		mln, err := net.Listen("tcp", metricsAddr.tcp)
