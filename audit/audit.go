@@ -8,10 +8,18 @@
 // it changes nothing about a call. The file is opened with O_APPEND (every
 // line is one write, so lines of concurrent calls never tear, and nothing
 // is ever truncated) and created with mode 0600 (the commands may hold
-// secrets the redaction does not know). A write that fails, or a file that
-// cannot be opened, never fails a call: the error is logged (the first at
-// once, then at most one a minute with the count of lines lost) and the
-// file is tried again at the next line, at most once a second.
+// secrets the redaction does not know). It is opened once, before any
+// command runs, and never again by its path: a command that replaced the
+// file, or made its missing directory, gets no line. A write that fails,
+// or a file that cannot be opened, never fails a call: the error is
+// logged (the first at once, then at most one a minute with the count of
+// lines lost); a later line tries the same descriptor again.
+//
+// [Syslog] sends each line to the local syslog daemon instead, as an RFC
+// 5424 message over its socket: a command of dsh's user can edit a file
+// dsh's user owns, but not what the daemon has received. A daemon that
+// restarts is connected to again, at most once a second (its socket is
+// root's: no command can put another in its place).
 //
 // Decisions where docs/spec.md is silent:
 //   - A field that does not apply is left out, not null: a false
@@ -50,25 +58,29 @@ import (
 // Stderr is the path that sends the lines to dsh's standard error.
 const Stderr = "-"
 
+// Syslog is the path that sends the lines to the local syslog daemon.
+const Syslog = "syslog"
+
 // TimeFormat is the format of `time` (RFC 3339 with milliseconds, UTC).
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 // Intervals of the failure handling.
 const (
-	retryEvery  = time.Second // reopening a file that failed
+	retryEvery  = time.Second // connecting again to a syslog daemon
 	reportEvery = time.Minute // logging failures after the first
 )
 
 // Log appends audit lines to a file. It is safe for concurrent use.
 type Log struct {
 	path   string
+	socket string // Options.SyslogSocket
 	red    *redact.Redactor
 	log    *slog.Logger
 	stderr io.Writer
 
 	mu       sync.Mutex
-	w        io.Writer // the open file or stderr; nil while it fails
-	f        *os.File  // the open file, to close
+	w        io.Writer // the open file, stderr or syslog; nil while it fails
+	c        io.Closer // the open file or syslog connection, to close
 	closed   bool
 	lastOpen time.Time // the last attempt to open
 	failing  bool
@@ -85,13 +97,16 @@ type Options struct {
 	Logger *slog.Logger
 	// Stderr is where the path "-" writes; nil is os.Stderr.
 	Stderr io.Writer
+	// SyslogSocket is the syslog daemon's socket; "" tries /dev/log,
+	// /var/run/syslog and /var/run/log.
+	SyslogSocket string
 }
 
 // Open returns the log appending to path ("-": standard error). A file
 // that cannot be opened is not an error: it is logged, and tried again
 // with the lines to come.
 func Open(path string, opts Options) *Log {
-	l := &Log{path: path, red: opts.Redactor, log: opts.Logger, stderr: opts.Stderr}
+	l := &Log{path: path, red: opts.Redactor, log: opts.Logger, stderr: opts.Stderr, socket: opts.SyslogSocket}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -110,19 +125,29 @@ func (l *Log) Close() error {
 	defer l.mu.Unlock()
 	l.closed = true
 	l.w = nil
-	if l.f == nil {
+	if l.c == nil {
 		return nil
 	}
-	err := l.f.Close()
-	l.f = nil
+	err := l.c.Close()
+	l.c = nil
 	return err
 }
 
-// openLocked opens the file (or takes stderr), logging a failure.
+// openLocked opens the file (or takes stderr, or connects to syslog),
+// logging a failure.
 func (l *Log) openLocked(now time.Time) {
 	l.lastOpen = now
-	if l.path == Stderr {
+	switch l.path {
+	case Stderr:
 		l.w = l.stderr
+		return
+	case Syslog:
+		w, err := dialSyslog(l.socket)
+		if err != nil {
+			l.failedLocked(now, fmt.Errorf("connecting to syslog: %w", err))
+			return
+		}
+		l.c, l.w = w, w
 		return
 	}
 	// O_NONBLOCK: a FIFO no one reads (a log shipper that is down) fails
@@ -138,7 +163,7 @@ func (l *Log) openLocked(now time.Time) {
 		// The user's file: left as it is, but they should know.
 		l.log.Warn("audit: the audit log is open to group or others", "path", l.path, "mode", fmt.Sprintf("%04o", fi.Mode().Perm()))
 	}
-	l.f, l.w = f, f
+	l.c, l.w = f, f
 }
 
 // write appends one line (v as JSON and a newline) in one write.
@@ -155,7 +180,7 @@ func (l *Log) write(v any) {
 		return
 	}
 	now := time.Now()
-	if l.w == nil && now.Sub(l.lastOpen) >= retryEvery {
+	if l.w == nil && l.path == Syslog && now.Sub(l.lastOpen) >= retryEvery {
 		l.openLocked(now)
 	}
 	if l.w == nil {
@@ -164,10 +189,10 @@ func (l *Log) write(v any) {
 	}
 	if _, err := l.w.Write(line); err != nil {
 		l.failedLocked(now, fmt.Errorf("writing the audit log: %w", pathErr(err)))
-		if l.f != nil {
-			// Reopened at a later line: the file may have been replaced.
-			_ = l.f.Close()
-			l.f, l.w = nil, nil
+		if l.path == Syslog {
+			// Connected again at a later line: the daemon may have restarted.
+			_ = l.c.Close()
+			l.c, l.w = nil, nil
 		}
 		return
 	}

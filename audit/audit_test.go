@@ -319,3 +319,30 @@ func TestFIFOWithReader(t *testing.T) {
 		t.Errorf("the reader got %d bytes, not the whole line", len(line))
 	}
 }
+
+// TestNeverReopenedByPath is the attack of a command on an audit file dsh
+// could not open at start (its directory was missing): the command makes
+// the directory and a file of its own there. dsh opens by path only once,
+// before commands run, so no line reaches the command's file (the old
+// retry, once a second, wrote every later line to it).
+func TestNeverReopenedByPath(t *testing.T) {
+	log, logged := newLogger()
+	dir := filepath.Join(t.TempDir(), "audit")
+	path := filepath.Join(dir, "audit.jsonl")
+	l := audit.Open(path, audit.Options{Logger: log})
+	defer l.Close()
+	if err := os.Mkdir(dir, 0o700); err != nil { // the command's
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // past the old retry interval
+	l.TaskEnd(tasks.Snapshot{ID: "bash-1", Status: tasks.Completed})
+	if data, _ := os.ReadFile(path); len(data) != 0 {
+		t.Errorf("a line reached the file the command put at the path: %s", data)
+	}
+	if !strings.Contains(logged.String(), "level=ERROR") {
+		t.Errorf("the failure to open was not logged:\n%s", logged.String())
+	}
+}

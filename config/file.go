@@ -59,13 +59,23 @@ type File struct {
 // Audit is the audit log's section.
 type Audit struct {
 	// Path is the file the JSON lines are appended to (created with mode
-	// 0600), or AuditStderr for dsh's standard error; "" means no audit
-	// log. A relative path is relative to dsh's working directory.
+	// 0600), AuditStderr for dsh's standard error or AuditSyslog for the
+	// local syslog daemon; "" means no audit log. A relative path is
+	// relative to dsh's working directory.
 	Path string `yaml:"path,omitempty"`
 }
 
 // AuditStderr is the audit path that means standard error.
 const AuditStderr = "-"
+
+// AuditSyslog is the audit path that means the local syslog daemon.
+const AuditSyslog = "syslog"
+
+// IsFile reports whether the audit log is a file (not off, standard
+// error or syslog): sandboxed commands must not see it.
+func (a Audit) IsFile() bool {
+	return a.Path != "" && a.Path != AuditStderr && a.Path != AuditSyslog
+}
 
 // Bash is the bash tool's section.
 type Bash struct {

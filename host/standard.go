@@ -76,6 +76,9 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Audit.IsFile() {
+		o.hide = append(o.hide, cfg.Audit.Path) // sandboxed commands neither read nor edit it
+	}
 	cfg = cfg.WithDefaults()
 	s := &Stack{
 		Tools:  tool.NewRegistry(tool.WithLogger(o.log)),

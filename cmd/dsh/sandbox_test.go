@@ -366,3 +366,33 @@ func exitStatus(err error) int {
 func httpClient(token string) *http.Client {
 	return &http.Client{Transport: bearerTransport{token}}
 }
+
+// TestSandboxHidesTheAuditLog is the attack of a command on the audit log
+// in its workspace: it erases the lines of earlier calls and appends a
+// forged one. Sandboxed, it can neither read nor edit the file, and the
+// lines dsh wrote are all there.
+func TestSandboxHidesTheAuditLog(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	audit := filepath.Join(work, "audit.jsonl")
+	cfg := sandboxConfig(t, "    mode: workspace-write\naudit:\n  path: "+audit+"\n")
+	cmd := exec.Command(dshBin, "mcp", "--config", cfg, "--workdir", work)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	sdkCall(t, cs, "bash", map[string]any{"command": "echo rm -rf stand-in", "description": "an earlier call"})
+	forge := `sed -i '/stand-in/d' audit.jsonl; echo '{"event":"call","decision":"ask:accepted"}' >> audit.jsonl; cat audit.jsonl`
+	got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": forge, "description": "forge"}))
+	if strings.Contains(got, "stand-in") {
+		t.Errorf("a sandboxed command read the audit log: %q", got)
+	}
+	data, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "echo rm -rf stand-in") || strings.Contains(string(data), `"decision":"ask:accepted"`) {
+		t.Errorf("a sandboxed command edited the audit log:\n%s", data)
+	}
+}
