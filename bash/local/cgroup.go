@@ -93,8 +93,10 @@ type cgroupBase struct {
 	dir     string
 	hasKill bool // cgroup.kill (Linux 5.14)
 	// ns: a command can be started in a cgroup namespace of its own
-	// (this process may unshare one: CAP_SYS_ADMIN).
-	ns bool
+	// (this process may unshare one: CAP_SYS_ADMIN), or, with userns, in
+	// one inside a user namespace of its own (any user where the kernel
+	// allows unprivileged user namespaces).
+	ns, userns bool
 }
 
 // makeCgroupBase makes this executor's cgroup under parent and checks that
@@ -130,10 +132,14 @@ func makeCgroupBase(parent string) (cgroupBase, error) {
 			return fail(fmt.Errorf("no shell to probe the cgroup with: %w", err))
 		}
 	}
-	if err := probeSpawn(sh, fd, false); err != nil {
+	if err := probeSpawn(sh, fd, false, false); err != nil {
 		return fail(fmt.Errorf("cannot start a process in a cgroup of %s: %w", cb.dir, err))
 	}
-	cb.ns = probeSpawn(sh, fd, true) == nil
+	cb.ns = probeSpawn(sh, fd, true, false) == nil
+	if !cb.ns && os.Geteuid() != 0 {
+		cb.ns = probeSpawn(sh, fd, true, true) == nil
+		cb.userns = cb.ns
+	}
 	if err := os.Remove(probe); err != nil {
 		return fail(err)
 	}
@@ -141,11 +147,17 @@ func makeCgroupBase(parent string) (cgroupBase, error) {
 }
 
 // probeSpawn runs `sh -c 'exit 0'` in the cgroup fd, in a cgroup
-// namespace of its own with ns.
-func probeSpawn(sh string, fd int, ns bool) error {
+// namespace of its own with ns (in a user namespace of its own with user).
+func probeSpawn(sh string, fd int, ns, user bool) error {
 	cmd := exec.Command(sh, "-c", "exit 0")
 	cmd.SysProcAttr = procAttr(fd)
-	if ns {
+	switch {
+	case ns && user:
+		var ok bool
+		if cmd.Path, cmd.Args, ok = userNSCommand(cmd.Path, cmd.Args); !ok {
+			return errors.New("no unshare program")
+		}
+	case ns:
 		newCgroupNS(cmd.SysProcAttr)
 	}
 	return cmd.Run()

@@ -9,8 +9,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -45,9 +47,12 @@ type containment struct {
 	// nsdelegate, or no namespace), so the kill sequence also looks for
 	// its processes outside it.
 	cgroupNS  bool
+	userNS    bool // the cgroup namespace needs a user namespace (not root)
 	escapable bool
 	prefix    string // run ids: "<pidns>-<pid>-<start>-<executor>-"
 	seq       atomic.Uint64
+	liveMu    sync.Mutex
+	liveCg    map[string]bool // cgroups of the commands not released yet
 }
 
 // newContainment sets up containment as cfg asks ("auto" when empty). A
@@ -83,11 +88,36 @@ func newContainment(want string) (*containment, error) {
 		return c, nil
 	}
 	c.mode = config.ContainCgroup
-	c.base, c.hasKill, c.cgroupNS = cb.dir, cb.hasKill, cb.ns
+	c.base, c.hasKill, c.cgroupNS, c.userNS = cb.dir, cb.hasKill, cb.ns, cb.userns
 	// With nsdelegate the kernel refuses a move out of the namespace;
 	// without rights to move, there is none to make.
 	c.escapable = !(c.cgroupNS && nsDelegate()) && canLeave(c.base)
 	return c, nil
+}
+
+// strays lists the processes in the executor's cgroup itself and in any
+// cgroup below it that is no live command's: only a command that moved
+// there puts one in it, so each is a command's escapee, whichever.
+func (c *containment) strays() []int {
+	pids, _ := cgroupProcs(c.base)
+	entries, _ := os.ReadDir(c.base)
+	c.liveMu.Lock()
+	live := maps.Clone(c.liveCg)
+	c.liveMu.Unlock()
+	for _, e := range entries {
+		if dir := filepath.Join(c.base, e.Name()); e.IsDir() && !live[dir] {
+			more, _ := cgroupTreeProcs(dir)
+			pids = append(pids, more...)
+		}
+	}
+	return pids
+}
+
+// released forgets the cgroup of a command that is gone.
+func (c *containment) released(dir string) {
+	c.liveMu.Lock()
+	delete(c.liveCg, dir)
+	c.liveMu.Unlock()
 }
 
 // describe says what containment is in use, for dsh doctor.
@@ -96,14 +126,18 @@ func (c *containment) describe() string {
 	case config.ContainCgroup:
 		d := "cgroup v2, one cgroup per command"
 		switch {
+		case !c.escapable && c.userNS:
+			d += " (in a user and cgroup namespace; no process of this user can leave its cgroup)"
 		case !c.escapable && c.cgroupNS:
 			d += " (in a cgroup namespace; no process of this user can leave its cgroup)"
 		case !c.escapable:
 			d += " (no process of this user can leave its cgroup)"
+		case c.userNS:
+			d += " (in a user and cgroup namespace; who leaves the cgroup is found by its user namespace)"
 		case c.cgroupNS:
 			d += " (in a cgroup namespace; who leaves the cgroup is found by namespace and run id)"
 		default:
-			d += " (who leaves the cgroup is found by run id)"
+			d += " (who leaves the cgroup is found by run id or in a cgroup of dsh's; one that also clears its environment, leaves the parent chain and moves elsewhere is not)"
 		}
 		return d + " under " + filepath.Dir(c.base)
 	case config.ContainGroup:
@@ -126,6 +160,7 @@ func (c *containment) command() (*commandContainer, error) {
 		runID:  c.prefix + n,
 		cgFD:   -1,
 		nsFD:   -1,
+		unsFD:  -1,
 		marker: c.mode == config.ContainMarker,
 		chain:  c.mode == config.ContainMarker || c.mode == config.ContainGroup,
 		freeze: c.mode == config.ContainGroup,
@@ -139,7 +174,14 @@ func (c *containment) command() (*commandContainer, error) {
 			return nil, err
 		}
 		cc.cg, cc.cgFD, cc.hasKill = dir, fd, c.hasKill
-		cc.cgroupNS, cc.escapable = c.cgroupNS, c.escapable
+		cc.cgroupNS, cc.userNS, cc.escapable = c.cgroupNS, c.userNS, c.escapable
+		c.liveMu.Lock()
+		if c.liveCg == nil {
+			c.liveCg = make(map[string]bool)
+		}
+		c.liveCg[dir] = true
+		c.liveMu.Unlock()
+		cc.owner = c
 	}
 	if cc.chain || cc.escapable {
 		cc.mark = procfs.NewMark() // before the fork: see procfs.TableAfter
@@ -197,9 +239,15 @@ type commandContainer struct {
 	// held by nsFD so that no other namespace gets it; 0 when unknown.
 	// escapable: members may have moved out of the cgroup, so they are
 	// also looked for by the marker and the namespace.
+	// userNS: it starts in a user namespace of its own too (uns, held
+	// by unsFD): a process of the command is in it or in one below it.
+	owner     *containment // of a command's cgroup: its strays are looked for too
 	cgroupNS  bool
 	ns        uint64
 	nsFD      int
+	userNS    bool
+	uns       uint64
+	unsFD     int
 	escapable bool
 	// reaped is when the shell was reaped (clock ticks since boot, +1),
 	// 0 before: its pid, and so its pgid, may then be reused, so the
@@ -225,26 +273,44 @@ func (cc *commandContainer) leaderStarted(pid int) {
 	if cc.chain || cc.escapable {
 		cc.since = procfs.Start(pid)
 	}
-	if cc.cgroupNS {
-		cc.holdNamespace(pid)
+	switch {
+	case cc.cgroupNS && cc.userNS:
+		cc.awaitNamespaces(pid)
+	case cc.cgroupNS:
+		cc.ns, cc.nsFD = holdNamespace(pid, "cgroup")
 	}
 }
 
-// holdNamespace opens the shell's cgroup namespace, so that its inode
-// names it alone while the command's processes are looked for. A shell
-// already gone, or a namespace that is this process's own (it would make
-// every process a member), leaves it unknown.
-func (cc *commandContainer) holdNamespace(pid int) {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/cgroup", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// awaitNamespaces holds the shell's user and cgroup namespaces once
+// unshare made them (at once, a moment after the spawn: userNSCommand),
+// or gives up when the shell is gone or after a second.
+func (cc *commandContainer) awaitNamespaces(pid int) {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+		if cc.uns, cc.unsFD = holdNamespace(pid, "user"); cc.uns != 0 {
+			cc.ns, cc.nsFD = holdNamespace(pid, "cgroup")
+			return
+		}
+		if st, ok := procfs.ReadStat(pid); !ok || st.Dead() {
+			return
+		}
+	}
+}
+
+// holdNamespace opens the shell's namespace of the kind (cgroup, user),
+// so that its inode names it alone while the command's processes are
+// looked for. A shell already gone, or a namespace that is this process's
+// own (it would make every process a member), leaves it unknown (0, -1).
+func holdNamespace(pid int, kind string) (ino uint64, fd int) {
+	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/"+kind, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return
+		return 0, -1
 	}
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Ino == cgroupNamespace(os.Getpid()) {
+	var st, own unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || unix.Stat("/proc/self/ns/"+kind, &own) != nil || st.Ino == own.Ino {
 		_ = unix.Close(fd)
-		return
+		return 0, -1
 	}
-	cc.ns, cc.nsFD = st.Ino, fd
+	return st.Ino, fd
 }
 
 // leaderReaped records that the shell was reaped.
@@ -414,8 +480,15 @@ func (cc *commandContainer) release() {
 		_ = unix.Close(cc.nsFD)
 		cc.nsFD, cc.ns = -1, 0
 	}
+	if cc.uns != 0 {
+		_ = unix.Close(cc.unsFD)
+		cc.unsFD, cc.uns = -1, 0
+	}
 	if cc.cg != "" {
 		removeTree(cc.cg)
+		if cc.owner != nil {
+			cc.owner.released(cc.cg)
+		}
 	}
 }
 
@@ -449,13 +522,22 @@ func (cc *commandContainer) members() ([]int, error) {
 	}
 	cc.knownMu.Lock()
 	defer cc.knownMu.Unlock()
-	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.chain, cc.runID, cc.known, 0, window{cc.leader, cc.mark})
+	return scanMembers(cc.leader, cc.since, cc.reaped.Load(), cc.marker, cc.chain, cc.runID, cc.known, namespaces{}, window{cc.leader, cc.mark})
 }
 
 // escapees lists the command's processes wherever their cgroup: those in
-// its cgroup namespace, those carrying its run id, and their descendants
-// (docs/spec.md §8). A process that moved out of the cgroup is among
-// them.
+// its cgroup or user namespace, those carrying its run id, and their
+// descendants (docs/spec.md §8); and the strays of its executor's cgroup.
+// A process that moved out of the cgroup is among them.
 func (cc *commandContainer) escapees() ([]int, error) {
-	return scanMembers(0, cc.since, cc.reaped.Load(), true, true, cc.runID, nil, cc.ns, window{cc.leader, cc.mark})
+	out, err := scanMembers(0, cc.since, cc.reaped.Load(), true, true, cc.runID, nil, namespaces{cc.ns, cc.uns}, window{cc.leader, cc.mark})
+	if err != nil || cc.owner == nil {
+		return out, err
+	}
+	for _, pid := range cc.owner.strays() {
+		if st, ok := procfs.ReadStat(pid); ok && !st.Dead() && !slices.Contains(out, pid) {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
 }

@@ -715,7 +715,7 @@ func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *
 	// A cgroup namespace of its own for an unsandboxed command; the
 	// sandbox keeps its commands from the cgroup tree already.
 	cc.cgroupNS = cc.cgroupNS && !ls.sandboxed
-	ls.cgroupNS = cc.cgroupNS
+	ls.cgroupNS, ls.userNS = cc.cgroupNS, cc.cgroupNS && cc.userNS
 	started := time.Now()
 	l, err := e.launcher.launch(ls)
 	closeAll(p.child) // the child has its copies, or there is no child

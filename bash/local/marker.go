@@ -29,7 +29,7 @@ import (
 // process of the command that dropped its environment is found by its
 // namespace, or not at all. Only the processes after w are read
 // (procfs.TableAfter): none forked before the leader can be a member.
-func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string, known map[int]uint64, ns uint64, w window) ([]int, error) {
+func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID string, known map[int]uint64, ns namespaces, w window) ([]int, error) {
 	all, err := procfs.TableAfter(w.first, w.mark)
 	if err != nil {
 		return nil, err
@@ -54,10 +54,10 @@ func scanMembers(leader int, since, reaped uint64, marker, chain bool, runID str
 			in[pid] = true
 		case known != nil && known[pid] == st.Start && st.Start != 0:
 			in[pid] = true
-		case marker && ns != 0 && cgroupNamespace(pid) == ns:
+		case marker && ns.holds(pid):
 			in[pid] = true
 		case marker:
-			if markByEnv(pid, runID, in) && ns == 0 {
+			if markByEnv(pid, runID, in) && ns == (namespaces{}) {
 				pending = append(pending, pid)
 			}
 		}

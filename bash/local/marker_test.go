@@ -58,10 +58,10 @@ func TestReapedLeaderGroup(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	pid := cmd.Process.Pid // stands for a reused pgid
-	if got, _ := scanMembers(pid, 0, 0, false, false, "", nil, 0, window{}); !slices.Contains(got, pid) {
+	if got, _ := scanMembers(pid, 0, 0, false, false, "", nil, namespaces{}, window{}); !slices.Contains(got, pid) {
 		t.Fatalf("before the reap: members %v lack %d", got, pid)
 	}
-	if got, _ := scanMembers(pid, 0, 1, false, false, "", nil, 0, window{}); slices.Contains(got, pid) {
+	if got, _ := scanMembers(pid, 0, 1, false, false, "", nil, namespaces{}, window{}); slices.Contains(got, pid) {
 		t.Fatalf("reaped at tick 1: %d, started later, counted as a member", pid)
 	}
 }

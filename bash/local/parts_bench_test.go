@@ -79,7 +79,7 @@ func BenchmarkRunParts(b *testing.B) {
 	b.Run("scan/window", func(b *testing.B) {
 		m := procfs.NewMark()
 		for b.Loop() {
-			_, _ = scanMembers(0, 0, 0, true, true, "x", nil, 0, window{first: os.Getpid(), mark: m})
+			_, _ = scanMembers(0, 0, 0, true, true, "x", nil, namespaces{}, window{first: os.Getpid(), mark: m})
 		}
 	})
 	b.Run("scan/narrow", func(b *testing.B) {
@@ -91,12 +91,12 @@ func BenchmarkRunParts(b *testing.B) {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			_, _ = scanMembers(0, 0, 0, true, true, "x", nil, 0, window{first: child.Process.Pid, mark: m})
+			_, _ = scanMembers(0, 0, 0, true, true, "x", nil, namespaces{}, window{first: child.Process.Pid, mark: m})
 		}
 	})
 	b.Run("scan/whole", func(b *testing.B) {
 		for b.Loop() {
-			_, _ = scanMembers(0, 0, 0, true, true, "x", nil, 0, window{})
+			_, _ = scanMembers(0, 0, 0, true, true, "x", nil, namespaces{}, window{})
 		}
 	})
 }

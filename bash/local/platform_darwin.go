@@ -39,3 +39,6 @@ var errNoCgroups = errors.New("macOS has no cgroups, and does not show another p
 
 // newCgroupNS does nothing: macOS has no cgroups.
 func newCgroupNS(*syscall.SysProcAttr) {}
+
+// userNSCommand is never: macOS has no namespaces.
+func userNSCommand(path string, argv []string) (string, []string, bool) { return path, argv, false }

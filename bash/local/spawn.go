@@ -46,6 +46,7 @@ type launchSpec struct {
 	// with cgroupNS, in a cgroup namespace whose root is that cgroup.
 	cgroupFD int
 	cgroupNS bool
+	userNS   bool // and a user namespace, for the right to make it
 	// prefix goes before the command in the shell's script: the limits
 	// the shell sets itself (limits.shellPrefix).
 	prefix string
@@ -113,7 +114,10 @@ func (shellLauncher) launch(l launchSpec) (*launched, error) {
 	if l.stdin != nil {
 		cmd.Stdin = l.stdin
 	}
-	if l.cgroupNS {
+	switch {
+	case l.cgroupNS && l.userNS:
+		cmd.Path, cmd.Args, _ = userNSCommand(cmd.Path, cmd.Args) // unshared inside its cgroup already
+	case l.cgroupNS:
 		newCgroupNS(cmd.SysProcAttr) // unshared by the child, inside its cgroup already
 	}
 	if err := cmd.Start(); err != nil {
