@@ -36,6 +36,11 @@
 //   - Characters are escaped after the controls are removed, since removing
 //     one can join the bytes around it into a character to escape. Text that
 //     is not valid UTF-8 is scanned byte by byte past each invalid one.
+//   - Text is StripControls, then ShowInvisible. Redaction (package redact)
+//     goes between the two: after the first, so that an escape sequence
+//     inside a token cannot hide it; before the second, as an escape ends
+//     in a hex digit, which would make a token right after it part of a
+//     longer word, not redacted.
 //   - An escape takes at most three times the bytes of its character (six
 //     for the two of U+061C), as U+FFFD does for an invalid byte: output
 //     limits count the command's bytes, and the text the model reads of n
@@ -55,19 +60,26 @@ const (
 
 // Text returns s without escape sequences and control characters other
 // than "\n" and "\t", with bidi controls, zero-width characters and tags
-// shown as escapes.
+// shown as escapes: ShowInvisible(StripControls(s)).
 func Text(s string) string {
+	return ShowInvisible(StripControls(s))
+}
+
+// StripControls returns s without escape sequences and control characters
+// other than "\n" and "\t".
+func StripControls(s string) string {
 	// In text that is not valid UTF-8, removing a control can join the
 	// bytes around it into a new C1 character: go again until none is
 	// left. Each pass removes a byte at least.
 	for firstControl(s) >= 0 {
 		s = strip(s)
 	}
-	return showInvisible(s)
+	return s
 }
 
-// showInvisible returns s with each invisible character as its escape.
-func showInvisible(s string) string {
+// ShowInvisible returns s with each bidi control, zero-width character and
+// tag as its escape.
+func ShowInvisible(s string) string {
 	i, r, n := firstInvisible(s)
 	if i < 0 {
 		return s

@@ -72,6 +72,18 @@ func TestEscape(t *testing.T) {
 	}
 }
 
+// TestSteps: each of Text's two steps does its part only, so that
+// redaction can go between them.
+func TestSteps(t *testing.T) {
+	const in = "\x1b[1ma\u202eb\r\n"
+	if got, want := StripControls(in), "a\u202eb\n"; got != want {
+		t.Errorf("StripControls(%q) = %q, want %q", in, got, want)
+	}
+	if got, want := ShowInvisible(in), "\x1b[1ma"+`\u202e`+"b\r\n"; got != want {
+		t.Errorf("ShowInvisible(%q) = %q, want %q", in, got, want)
+	}
+}
+
 // TestTextDoesNotCopyCleanText: text without controls is returned as is.
 func TestTextDoesNotCopyCleanText(t *testing.T) {
 	s := strings.Repeat("clean line\n", 1000)
@@ -97,6 +109,10 @@ func FuzzText(f *testing.F) {
 		}
 		if Text(out) != out {
 			t.Fatalf("Text is not idempotent on %q", s)
+		}
+		// Redaction goes between the two steps: each holds on any text.
+		if shown := ShowInvisible(s); strings.ContainsFunc(shown, invisible) {
+			t.Fatalf("ShowInvisible(%q) = %q keeps an invisible character", s, shown)
 		}
 	})
 }
