@@ -43,8 +43,8 @@
 //     longer word, not redacted.
 //   - An escape takes at most three times the bytes of its character (six
 //     for the two of U+061C), as U+FFFD does for an invalid byte: output
-//     limits count the command's bytes, and the text the model reads of n
-//     of them is at most 3n bytes.
+//     limits count the command's bytes, and Text makes at most 3n bytes
+//     of n.
 //   - Text without any of these is returned as it is, without copying.
 package sanitize
 
