@@ -120,6 +120,7 @@ func TestOutcomes(t *testing.T) {
 		{name: "legacy block", script: `echo '{"decision":"block","reason":"legacy says no"}'`, text: "Error: blocked by hook: legacy says no"},
 		{name: "continue false", script: `echo '{"continue":false,"stopReason":"stop here"}'`, text: "Error: blocked by hook: stop here"},
 		{name: "leading blanks", script: `printf '  \n{"decision":"block","reason":"r"}'`, text: "Error: blocked by hook: r"},
+		{name: "bidi reason", script: `printf 'ok\342\200\256 evil' >&2; exit 2`, text: `Error: blocked by hook: ok\u202e evil`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hook := command(tc.script)

@@ -14,7 +14,8 @@ import (
 // "Error: " for the errors.
 
 // A hook's words reach the model as command output does: without escape
-// sequences and control characters (docs/spec.md §3.4).
+// sequences and control characters, with bidi controls and zero-width
+// characters shown as escapes (docs/spec.md §3.4).
 func textBlocked(reason string) string { return "blocked by hook: " + sanitize.Text(reason) }
 
 func textInvalidInput(err error) string { return "a hook returned invalid input: " + err.Error() }

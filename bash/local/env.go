@@ -19,14 +19,17 @@ package local
 //     character that is not an ASCII letter or digit, and each word is
 //     upper-cased. It is a credential when a word equals KEY, KEYS, APIKEY,
 //     SECRET, SECRETS, TOKEN, TOKENS, PASSWORD, PASSWORDS, PASSWD, PASSPHRASE,
-//     CREDENTIAL or CREDENTIALS, or ends in APIKEY, SECRET, TOKEN, PASSWORD,
-//     SECRETKEY, PRIVATEKEY or ACCESSKEY, or contains WEBHOOK; or when the
-//     name has several words and the last is PWD, AUTH or DSN, or the last
-//     two are AUTH HEADER (MYSQL_PWD, NPM_CONFIG__AUTH, SENTRY_DSN,
-//     X_AUTH_HEADER). camelCase is not split: apiKey is the one word
-//     APIKEY, which matches; MONKEY, KEYBOARD_LAYOUT, PWD, OLDPWD and
-//     SSH_AUTH_SOCK (a socket path, which gives commands the user's SSH
-//     agent) do not.
+//     CREDENTIAL, CREDENTIALS, CREDS or JWT, or ends in APIKEY, SECRET,
+//     TOKEN, PASSWORD, SECRETKEY, PRIVATEKEY or ACCESSKEY, or contains
+//     WEBHOOK; or when the name has several words and the last is PWD,
+//     AUTH, DSN, PASS, PAT, PW, COOKIE or COOKIES, or the last two are AUTH
+//     HEADER, AUTH CONFIG or CONNECTION STRING (MYSQL_PWD,
+//     NPM_CONFIG__AUTH, SENTRY_DSN, SMTP_PASS, GITHUB_PAT, DB_PW,
+//     SESSION_COOKIE, X_AUTH_HEADER, DOCKER_AUTH_CONFIG,
+//     AZURE_STORAGE_CONNECTION_STRING). camelCase is not split: apiKey is
+//     the one word APIKEY, which matches; MONKEY, KEYBOARD_LAYOUT, PWD,
+//     OLDPWD, PASSAGE, PATH, PATCH_LEVEL, PASS_THROUGH and SSH_AUTH_SOCK (a
+//     socket path, which gives commands the user's SSH agent) do not.
 //   - Values ([secretValue]): a PEM private key block anywhere in the value;
 //     a URL with a non-empty password in its userinfo anywhere
 //     (scheme://user:pass@host, also scheme://:pass@host; user@ and user:@
@@ -77,14 +80,25 @@ var (
 		"SECRET": true, "SECRETS": true,
 		"TOKEN": true, "TOKENS": true,
 		"PASSWORD": true, "PASSWORDS": true, "PASSWD": true, "PASSPHRASE": true,
-		"CREDENTIAL": true, "CREDENTIALS": true,
+		"CREDENTIAL": true, "CREDENTIALS": true, "CREDS": true,
+		"JWT": true, // CI_JOB_JWT, CI_JOB_JWT_V2
 	}
 	credentialSuffixes = []string{"APIKEY", "SECRET", "TOKEN", "PASSWORD", "SECRETKEY", "PRIVATEKEY", "ACCESSKEY"}
 	// credentialLastWords are credentials as the last word of a name of
 	// several words: MYSQL_PWD (but PWD itself is the working directory),
 	// NPM_CONFIG__AUTH (but SSH_AUTH_SOCK, a socket path, is kept),
-	// SENTRY_DSN.
-	credentialLastWords = map[string]bool{"PWD": true, "AUTH": true, "DSN": true}
+	// SENTRY_DSN, SMTP_PASS, GITHUB_PAT, DB_PW, SESSION_COOKIE. Only last:
+	// PASS_THROUGH and PAT_ID are not secrets.
+	credentialLastWords = map[string]bool{
+		"PWD": true, "AUTH": true, "DSN": true,
+		"PASS": true, "PAT": true, "PW": true, "COOKIE": true, "COOKIES": true,
+	}
+	// credentialLastPairs are credentials as the last two words of a
+	// name: PROXY_AUTH_HEADER, DOCKER_AUTH_CONFIG (registry logins),
+	// AZURE_STORAGE_CONNECTION_STRING (it holds the account key).
+	credentialLastPairs = map[[2]string]bool{
+		{"AUTH", "HEADER"}: true, {"AUTH", "CONFIG"}: true, {"CONNECTION", "STRING"}: true,
+	}
 )
 
 var (
@@ -125,17 +139,14 @@ func credentialName(name string) bool {
 }
 
 // credentialEnding reports whether the last words of a name make it a
-// credential: AUTH, PWD or DSN after another word, or AUTH HEADER.
+// credential: one of credentialLastWords after another word, or one of
+// credentialLastPairs (after another word or not).
 func credentialEnding(words []string) bool {
 	n := len(words)
-	switch {
-	case n < 2:
+	if n < 2 {
 		return false
-	case credentialLastWords[words[n-1]]:
-		return true
-	default:
-		return words[n-2] == "AUTH" && words[n-1] == "HEADER"
 	}
+	return credentialLastWords[words[n-1]] || credentialLastPairs[[2]string{words[n-2], words[n-1]}]
 }
 
 // secretValue reports whether a value looks like a secret (§2.4, second

@@ -265,6 +265,47 @@ func TestEnvironment(t *testing.T) {
 	}
 }
 
+// TestEnvironmentScrubsMoreNames: a command does not see credentials the
+// server holds under these names, in values no value rule would catch;
+// look-alike names pass.
+func TestEnvironmentScrubsMoreNames(t *testing.T) {
+	// t.Setenv: not parallel. The executor reads the environment once, in New.
+	const value = "opaque-credential-value"
+	gone := []string{
+		"SMTP_PASS", "GITHUB_PAT", "DB_PW", "DOCKER_AUTH_CONFIG",
+		"AZURE_STORAGE_CONNECTION_STRING", "CI_JOB_JWT", "CI_JOB_JWT_V2",
+		"SESSION_COOKIE", "CREDS", "GCP_CREDS",
+	}
+	for _, name := range gone {
+		t.Setenv(name, value)
+	}
+	kept := map[string]string{"PASSAGE": "a", "PATCH_LEVEL": "3", "PATH": os.Getenv("PATH")}
+	for name, v := range kept {
+		t.Setenv(name, v)
+	}
+	e := newExecutor(t, testConfig(t))
+	spec, _ := e.Resolve(bash.Request{Command: "env"})
+	r, err := e.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(r.Stdout.Text), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k] = v
+	}
+	for _, name := range gone {
+		if v, ok := got[name]; ok {
+			t.Errorf("%s=%s reached the command", name, v)
+		}
+	}
+	for name, v := range kept {
+		if got[name] != v {
+			t.Errorf("%s=%q, want %q", name, got[name], v)
+		}
+	}
+}
+
 func TestResolve(t *testing.T) {
 	t.Parallel()
 	cwd, _ := os.Getwd()

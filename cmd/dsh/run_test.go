@@ -448,6 +448,16 @@ func TestRunPrintsSanitizedText(t *testing.T) {
 	}
 }
 
+// TestRunShowsInvisibleCharacters: what dsh run prints shows bidi
+// controls and zero-width characters as escapes, as the model reads them.
+func TestRunShowsInvisibleCharacters(t *testing.T) {
+	t.Parallel()
+	got := dsh(t, nil, "run", "--", `printf 'admin\342\200\256 \342\201\246ok\342\200\213\n'`)
+	if want := `admin\u202e \u2066ok\u200b` + "\n"; got.code != 0 || got.stdout != want {
+		t.Errorf("status %d, stdout %q; want 0, %q", got.code, got.stdout, want)
+	}
+}
+
 // TestRunRedacts: a secret a command prints reaches the model (and dsh
 // run's stdout) redacted by default, as is with redact: off; redact: all
 // is refused at start.

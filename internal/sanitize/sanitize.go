@@ -8,7 +8,15 @@
 // lines (carriage return, backspace) or, through OSC 52, write the
 // clipboard.
 //
+// It shows as escapes the characters that hide or reorder text without
+// being seen: the bidi controls (U+202A–U+202E, U+2066–U+2069, and the
+// marks U+200E, U+200F, U+061C), the zero-width ones (U+200B–U+200D,
+// U+2060, U+FEFF) and the tags (U+E0000–U+E007F, which models read as
+// ASCII no reader sees): the model and a reviewer of the transcript read
+// the same text, in the order it has.
+//
 //	sanitize.Text("\x1b[31mFAIL\x1b[0m\r\n") // "FAIL\n"
+//	sanitize.Text("a\u202eb")                 // `a\u202eb`
 //
 // Decisions:
 //   - A sequence is removed whole: ESC [ parameters, intermediates and its
@@ -21,6 +29,22 @@
 //     output. A sequence cut by the end of the text is removed to its end.
 //   - A carriage return is removed like any other control: "\r\n" reads
 //     as "\n", and a progress bar's redraws run together on one line.
+//   - An escape is \u and four lower-case hex digits (`\u202e`, `\ufeff`),
+//     or \U and eight past U+FFFF (`\U000e0041`), as Go quotes them. Text
+//     that already reads `\u202e` is left as it is: what matters is that
+//     nothing is hidden, not that the escape can be told from such text.
+//   - Characters are escaped after the controls are removed, since removing
+//     one can join the bytes around it into a character to escape. Text that
+//     is not valid UTF-8 is scanned byte by byte past each invalid one.
+//   - Text is StripControls, then ShowInvisible. Redaction (package redact)
+//     goes between the two: after the first, so that an escape sequence
+//     inside a token cannot hide it; before the second, as an escape ends
+//     in a hex digit, which would make a token right after it part of a
+//     longer word, not redacted.
+//   - An escape takes at most three times the bytes of its character (six
+//     for the two of U+061C), as U+FFFD does for an invalid byte: output
+//     limits count the command's bytes, and Text makes at most 3n bytes
+//     of n.
 //   - Text without any of these is returned as it is, without copying.
 package sanitize
 
@@ -35,8 +59,15 @@ const (
 )
 
 // Text returns s without escape sequences and control characters other
-// than "\n" and "\t".
+// than "\n" and "\t", with bidi controls, zero-width characters and tags
+// shown as escapes: ShowInvisible(StripControls(s)).
 func Text(s string) string {
+	return ShowInvisible(StripControls(s))
+}
+
+// StripControls returns s without escape sequences and control characters
+// other than "\n" and "\t".
+func StripControls(s string) string {
 	// In text that is not valid UTF-8, removing a control can join the
 	// bytes around it into a new C1 character: go again until none is
 	// left. Each pass removes a byte at least.
@@ -44,6 +75,67 @@ func Text(s string) string {
 		s = strip(s)
 	}
 	return s
+}
+
+// ShowInvisible returns s with each bidi control, zero-width character and
+// tag as its escape.
+func ShowInvisible(s string) string {
+	i, r, n := firstInvisible(s)
+	if i < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s)+len(s)/2)
+	for i >= 0 {
+		b = appendEscape(append(b, s[:i]...), r)
+		s = s[i+n:]
+		i, r, n = firstInvisible(s)
+	}
+	return string(append(b, s...))
+}
+
+// firstInvisible returns the index, the character and the length in bytes
+// of the first invisible character of s, or -1. Only these lead bytes
+// start one: 0xd8 (U+061C), 0xe2 (U+2000–U+2FFF), 0xef (U+FEFF) and 0xf3
+// (the tags).
+func firstInvisible(s string) (int, rune, int) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != 0xd8 && c != 0xe2 && c != 0xef && c != 0xf3 {
+			continue
+		}
+		if r, n := utf8.DecodeRuneInString(s[i:]); invisible(r) {
+			return i, r, n
+		}
+	}
+	return -1, 0, 0
+}
+
+// invisible reports whether Text shows r as an escape.
+func invisible(r rune) bool {
+	switch {
+	case 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069: // bidi embeddings, overrides, isolates
+	case 0x200b <= r && r <= 0x200f, r == 0x2060, r == 0xfeff: // zero width, and the bidi marks LRM, RLM
+	case r == 0x061c: // the Arabic letter mark
+	case 0xe0000 <= r && r <= 0xe007f: // tags
+	default:
+		return false
+	}
+	return true
+}
+
+// appendEscape appends the escape of r (exact, docs/spec.md §3.4): \u and
+// four lower-case hex digits, or \U and eight past U+FFFF.
+func appendEscape(b []byte, r rune) []byte {
+	const hex = "0123456789abcdef"
+	digits := 4
+	b = append(b, '\\', 'u')
+	if r > 0xffff {
+		digits = 8
+		b[len(b)-1] = 'U'
+	}
+	for shift := 4 * (digits - 1); shift >= 0; shift -= 4 {
+		b = append(b, hex[r>>shift&0xf])
+	}
+	return b
 }
 
 // strip removes the controls of s, in one pass.

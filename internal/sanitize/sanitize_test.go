@@ -38,11 +38,49 @@ func TestText(t *testing.T) {
 		{"c1 other", "a\u0085b\u0080c", "abc"},
 		{"latin-1 kept", "café ©", "café ©"},
 		{"replacement char kept", "a\ufffdb", "a\ufffdb"},
-		{"bidi kept", "a\u202eb", "a\u202eb"},
+		{"rtl override", "a\u202eb", `a\u202eb`},
+		{"trojan source", "if admin\u202e \u2066// no\u2069 \u2066{", `if admin\u202e \u2066// no\u2069 \u2066{`},
+		{"bidi embeddings", "\u202a\u202b\u202c\u202d", `\u202a\u202b\u202c\u202d`},
+		{"bidi isolates", "\u2066\u2067\u2068\u2069", `\u2066\u2067\u2068\u2069`},
+		{"bidi marks", "\u200e\u200f\u061c", `\u200e\u200f\u061c`},
+		{"zero width", "p\u200ba\u200cs\u200ds\u2060", `p\u200ba\u200cs\u200ds\u2060`},
+		{"bom", "\ufefftext", `\ufefftext`},
+		{"tags", "hi\U000e0041\U000e007f", `hi\U000e0041\U000e007f`},
+		{"neighbours kept", "\u2029\u2061\u2070\u202f\u200a\ufe0f\U000e0080", "\u2029\u2061\u2070\u202f\u200a\ufe0f\U000e0080"},
+		{"literal escape kept", `a\u202eb`, `a\u202eb`},
+		{"joined by a removed control", "\xe2\x01\x80\x1b[m\xae", `\u202e`},
+		{"invalid utf-8 kept", "\xe2\x80 \xae", "\xe2\x80 \xae"},
+		{"control and bidi", "\x1b[31m\u202e\x1b[0m\r\n", `\u202e` + "\n"},
 	} {
 		if got := Text(tc.in); got != tc.want {
 			t.Errorf("%s: Text(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestEscape: the escape of each kind of character, byte for byte.
+func TestEscape(t *testing.T) {
+	for r, want := range map[rune]string{
+		0x202e:  `\u202e`,
+		0xfeff:  `\ufeff`,
+		0x061c:  `\u061c`,
+		0xe0041: `\U000e0041`,
+	} {
+		if got := string(appendEscape(nil, r)); got != want {
+			t.Errorf("escape of %U = %q, want %q", r, got, want)
+		}
+	}
+}
+
+// TestSteps: each of Text's two steps does its part only, so that
+// redaction can go between them.
+func TestSteps(t *testing.T) {
+	const in = "\x1b[1ma\u202eb\r\n"
+	if got, want := StripControls(in), "a\u202eb\n"; got != want {
+		t.Errorf("StripControls(%q) = %q, want %q", in, got, want)
+	}
+	if got, want := ShowInvisible(in), "\x1b[1ma"+`\u202e`+"b\r\n"; got != want {
+		t.Errorf("ShowInvisible(%q) = %q, want %q", in, got, want)
 	}
 }
 
@@ -55,7 +93,7 @@ func TestTextDoesNotCopyCleanText(t *testing.T) {
 }
 
 func FuzzText(f *testing.F) {
-	for _, s := range []string{"\x1b[31mx", "\x1b]0;t\x07", "a\rb", "\u009b1m", "\x1b"} {
+	for _, s := range []string{"\x1b[31mx", "\x1b]0;t\x07", "a\rb", "\u009b1m", "\x1b", "\u202e", "\xe2\x01\x80\xae", "\U000e0041"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -63,8 +101,18 @@ func FuzzText(f *testing.F) {
 		if i := firstControl(out); i >= 0 {
 			t.Fatalf("Text(%q) = %q keeps a control at %d", s, out, i)
 		}
+		if i, _, _ := firstInvisible(out); i >= 0 {
+			t.Fatalf("Text(%q) = %q keeps an invisible character at %d", s, out, i)
+		}
+		if len(out) > 3*len(s) {
+			t.Fatalf("Text(%q) = %q: %d bytes of %d, over three times", s, out, len(out), len(s))
+		}
 		if Text(out) != out {
 			t.Fatalf("Text is not idempotent on %q", s)
+		}
+		// Redaction goes between the two steps: each holds on any text.
+		if shown := ShowInvisible(s); strings.ContainsFunc(shown, invisible) {
+			t.Fatalf("ShowInvisible(%q) = %q keeps an invisible character", s, shown)
 		}
 	})
 }

@@ -472,10 +472,12 @@ func isClosed(ch <-chan struct{}) bool {
 // modelText is command output as the model may read it: without the
 // escape sequences and control characters a terminal would act on
 // (docs/spec.md §3.4), then with its secrets redacted (§14; after the
-// sanitizing, so that an escape sequence inside a token cannot hide it).
-// The spill files keep the raw bytes.
+// stripping, so that an escape sequence inside a token cannot hide it),
+// then with bidi controls and zero-width characters shown as escapes
+// (§3.4; after the redaction, since an escape's last hex digit would glue
+// to a token after it). The spill files keep the raw bytes.
 func (t *Tool) modelText(s string) string {
-	return t.redactor.Text(sanitize.Text(s))
+	return sanitize.ShowInvisible(t.redactor.Text(sanitize.StripControls(s)))
 }
 
 // modelOutput is o with its head and tail as the model may read them.

@@ -49,6 +49,18 @@ func TestRedactionHidesNoEscapedToken(t *testing.T) {
 	}
 }
 
+// TestRedactionHidesNoTokenAfterAnInvisibleCharacter: a zero-width
+// character before a token does not hide it: it is shown as an escape
+// after the redaction, since the escape's last hex digit would glue to
+// the token and make it part of a longer word.
+func TestRedactionHidesNoTokenAfterAnInvisibleCharacter(t *testing.T) {
+	f := newFixture(t, config.Bash{}, nil, nil)
+	res := f.call(t, nil, jsonArgs(map[string]any{"command": `printf '\342\200\213` + fakePAT + `\357\273\277` + fakePAT + `\n'`, "description": "print tokens after invisible characters"}))
+	if got, want := res.Text(), `\u200b[REDACTED:github-pat]\ufeff[REDACTED:github-pat]`+"\n"; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+}
+
 // TestRedactOff: with the Off redactor the model reads the output as is.
 func TestRedactOff(t *testing.T) {
 	off, err := redact.New(redact.Off)

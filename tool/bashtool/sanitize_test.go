@@ -3,6 +3,7 @@ package bashtool_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -95,4 +96,67 @@ func firstProgress(t *testing.T, command string) string {
 	w.Close()
 	<-done
 	return msg
+}
+
+// invisibles are the characters that reorder or hide text (bidi controls
+// and marks, zero-width characters, a tag), and what the model reads of
+// them.
+const (
+	invisibles      = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u200c\u200d\u2060\ufeff\U000e0041"
+	invisiblesShown = `\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u200c\u200d\u2060\ufeff\U000e0041`
+)
+
+// printfBytes is a printf command that writes s, its bytes in octal.
+func printfBytes(s string) string {
+	var b strings.Builder
+	b.WriteString("printf '")
+	for i := range len(s) {
+		fmt.Fprintf(&b, `\%03o`, s[i])
+	}
+	b.WriteString("'")
+	return b.String()
+}
+
+// TestInvisibleCharactersAreShown: a command that prints bidi controls
+// and zero-width characters shows them to the model as escapes, in the
+// foreground on both streams; text that already reads \u202e is kept.
+func TestInvisibleCharactersAreShown(t *testing.T) {
+	f := newFixture(t, config.Bash{}, nil, nil)
+	command := printfBytes("if admin"+invisibles+"{\n") + "; echo '\\u202e literal'; " + printfBytes("e\u202er\n") + " >&2"
+	res := f.call(t, nil, jsonArgs(map[string]any{"command": command, "description": "print invisible characters"}))
+	want := "if admin" + invisiblesShown + "{\n\\u202e literal\n[stderr]\ne\\u202er\n"
+	if got := res.Text(); got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+}
+
+// TestInvisibleCharactersKeepRawCounts: output limits and the omitted
+// count are the command's bytes; an escape lengthens only the text.
+func TestInvisibleCharactersKeepRawCounts(t *testing.T) {
+	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) { c.MaxOutputBytes = 30 })
+	res := f.call(t, nil, jsonArgs(map[string]any{"command": printfBytes(strings.Repeat("\u200b", 100)), "description": "print zero-width spaces"}))
+	// Head: 7 bytes, cut back to 2 characters; tail: 23 bytes, cut
+	// forward to 7; omitted: 300 − 6 − 21.
+	want := strings.Repeat(`\u200b`, 2) + "\n[… 273 bytes omitted …]\n" + strings.Repeat(`\u200b`, 7)
+	if got, _, _ := strings.Cut(res.Text(), "\n[output truncated"); got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+}
+
+// TestInvisibleCharactersInBackgroundReads: task_output shows them too.
+func TestInvisibleCharactersInBackgroundReads(t *testing.T) {
+	s := newStack(t, nil)
+	a := session.New("a", "")
+	defer a.End()
+	id := s.start(t, a, printfBytes("x"+invisibles+"y\n"))
+	if got, want := s.output(t, a, id), "x"+invisiblesShown+"y\n[status: completed, exit code: 0]"; got != want {
+		t.Errorf("task_output %q, want %q", got, want)
+	}
+}
+
+// TestInvisibleCharactersInProgress: the progress message shows them too.
+func TestInvisibleCharactersInProgress(t *testing.T) {
+	if got, want := firstProgress(t, printfBytes("build\u202eing\n")), `build\u202eing`; got != want {
+		t.Errorf("progress message %q, want %q", got, want)
+	}
 }
