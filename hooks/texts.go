@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/internal/sanitize"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
@@ -22,7 +23,7 @@ func textInvalidInput(err error) string { return "a hook returned invalid input:
 
 // note is one PostToolUse reason or additional context, a text block of
 // its own after the result.
-func note(text string) string { return "[hook] " + sanitize.Text(text) }
+func note(text string) string { return marker.HookOpen + sanitize.Text(text) }
 
 // logFailure logs a hook that failed: its command, why, the first line of
 // its stderr.

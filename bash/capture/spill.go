@@ -183,9 +183,15 @@ func ownDir(root *os.Root, path string) error {
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("spill directory %s is not this user's own (mode %v)", path, fi.Mode())
+		return NotOwnDirError(path, fi.Mode())
 	}
 	return samePath(path, st)
+}
+
+// NotOwnDirError is the error for a private spill directory that is not
+// this user's alone (a local one, or the SSH executor's remote one).
+func NotOwnDirError(path string, mode os.FileMode) error {
+	return fmt.Errorf("spill directory %s is not this user's own (mode %v)", path, mode)
 }
 
 // samePath checks that path names, without a symlink at its end, the
@@ -320,19 +326,38 @@ func checkChain(base, real string) error {
 		if err != nil {
 			return fmt.Errorf("spill directory base %s: %w", base, err)
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		switch {
-		case !fi.IsDir():
+		if !fi.IsDir() {
 			return fmt.Errorf("spill directory base %s: %s is not a directory", base, dir)
-		case ok && int(st.Uid) != os.Geteuid() && st.Uid != 0:
-			return &UnsafeBaseError{fmt.Sprintf("spill directory base %s: %s is owned by uid %d, neither this user nor root, who could move what dsh puts there", base, dir, st.Uid)}
-		case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0:
-			return &UnsafeBaseError{fmt.Sprintf("spill directory base %s: %s is writable by other users and has no sticky bit (mode %04o): make it 0700, or 1777 like /tmp", base, dir, fi.Mode().Perm())}
+		}
+		owner := os.Geteuid()
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			owner = int(st.Uid)
+		}
+		if err := CheckBaseDir(base, dir, fi.Mode(), owner, os.Geteuid()); err != nil {
+			return err
 		}
 		if dir == filepath.Dir(dir) {
 			return nil
 		}
 	}
+}
+
+// CheckBaseDir checks one directory of a spill directory base's chain
+// (the base, with its symlinks resolved, and every directory above it)
+// from its mode and owner, for a user whose uid is self: it returns an
+// [*UnsafeBaseError] when the directory belongs to a user other than self
+// or root, or when another user can write it and it has no sticky bit,
+// else nil. base is the base as configured, for the message. The SSH
+// executor checks the remote chain with it, from what the remote host
+// reports, so both refuse with the same words.
+func CheckBaseDir(base, dir string, mode os.FileMode, owner, self int) error {
+	switch {
+	case owner != self && owner != 0:
+		return &UnsafeBaseError{fmt.Sprintf("spill directory base %s: %s is owned by uid %d, neither this user nor root, who could move what dsh puts there", base, dir, owner)}
+	case mode.Perm()&0o022 != 0 && mode&os.ModeSticky == 0:
+		return &UnsafeBaseError{fmt.Sprintf("spill directory base %s: %s is writable by other users and has no sticky bit (mode %04o): make it 0700, or 1777 like /tmp", base, dir, mode.Perm())}
+	}
+	return nil
 }
 
 // makeBase checks base and makes it, mode 0700, when it does not exist,

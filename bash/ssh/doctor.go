@@ -19,13 +19,19 @@ type Report struct {
 	Key     string
 	HostKey string
 	// Programs maps each program the executor runs remotely (sh, bash,
-	// setsid; cat, mkdir and rm for spill files) to its path, "" when
-	// missing.
+	// setsid; cat, mkdir, rm, ls and id for spill files) to its path, ""
+	// when missing.
 	Programs map[string]string
 	// Missing lists the programs not found, in Programs' order.
 	Missing []string
 	// BashVersion is the remote bash's $BASH_VERSION.
 	BashVersion string
+	// SpillBase is the spill directory base (ssh.spillDir, else the
+	// remote $TMPDIR or /tmp) without symlinks, once checked as a spill
+	// checks it; SpillErr says why it is refused. Neither is set while a
+	// program is missing.
+	SpillBase string
+	SpillErr  error
 	// RoundTrip is the median round trip of a keep-alive; Call the median
 	// time of a `true` through the wrapper.
 	RoundTrip time.Duration
@@ -34,15 +40,15 @@ type Report struct {
 
 // programs are the remote programs the executor needs, in the order a
 // report lists them: the wrapper's, then the spill files'.
-var programs = []string{"sh", "bash", "setsid", "cat", "mkdir", "rm"}
+var programs = []string{"sh", "bash", "setsid", "cat", "mkdir", "rm", "ls", "id"}
 
 // probeScript prints where each program is and the remote bash's version.
 const probeScript = `for p in "$@"; do printf '%s=%s\n' "$p" "$(command -v "$p")"; done
 command -v bash >/dev/null && printf 'version=%s\n' "$(bash --noprofile --norc -c 'printf %s "$BASH_VERSION"')"`
 
 // Check connects (as a command would) and reports the host, the login,
-// the remote programs, and the round trip of a keep-alive and of a `true`
-// through the wrapper. An error means the host could not be reached or
+// the remote programs, the round trip of a keep-alive and of a `true`
+// through the wrapper, and whether the spill directory base is safe. An error means the host could not be reached or
 // logged in to.
 func (e *Executor) Check(ctx context.Context) (Report, error) {
 	rc, err := e.startRemote(ctx, true, probeScript, programs...)
@@ -78,6 +84,8 @@ func (e *Executor) Check(ctx context.Context) (Report, error) {
 	})
 	if len(r.Missing) == 0 {
 		r.Call = median(3, func() error { return e.runTrue(ctx) })
+		base, err := e.checkBase(ctx, true, e.spill.base)
+		r.SpillBase, r.SpillErr = base.real, err
 	}
 	return r, nil
 }

@@ -10,6 +10,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,10 +24,20 @@ import (
 // 0700 and the files 0600; the directory's name is new (mkdir fails on
 // one that exists), and `set -C` creates each file exclusively.
 const (
-	// mkdirScript makes the private directory "$2" under the base "$1"
-	// (the remote $TMPDIR, else /tmp, when "$1" is empty; made if missing)
-	// and prints its absolute path.
-	mkdirScript = `umask 077 && b=${1:-${TMPDIR:-/tmp}} && mkdir -p -- "$b" && mkdir -- "$b/$2" && cd -- "$b/$2" && pwd -P`
+	// baseScript reports on the base "$1" (the remote $TMPDIR, else /tmp,
+	// when "$1" is empty), making nothing: the base as used, the remote
+	// user's uid, the part of the base that does not exist yet ("" when
+	// it all does), its nearest existing directory with its symlinks
+	// resolved, then `ls -ldn` of that directory and of each one above
+	// it, up to /.
+	baseScript = `b=${1:-${TMPDIR:-/tmp}} && d=$b && r= && ` +
+		`while [ ! -e "$d" ] && [ ! -L "$d" ]; do case $d in */*) r=/${d##*/}$r; d=${d%/*} ;; *) r=/$d$r; d=. ;; esac; d=${d:-/}; done && ` +
+		`printf '%s\n' "$b" && id -u && printf '%s\n' "$r" && cd -- "$d" && d=$(pwd -P) && printf '%s\n' "$d" && ` +
+		`while :; do ls -ldn -- "$d" || exit; [ "$d" = / ] && exit; d=${d%/*}; d=${d:-/}; done`
+	// mkdirScript makes the base "$1" (a checked path without symlinks) if
+	// missing and the private directory "$2" in it, and prints the private
+	// directory's path, resolved, and `ls -ldn` of it.
+	mkdirScript = `umask 077 && mkdir -p -- "$1" && cd -- "$1" && mkdir -- "$2" && cd -- "$2" && pwd -P && ls -ldn .`
 	// writeScript writes its stdin to a new file "$1"; cat's exit status
 	// says whether every byte was written.
 	writeScript = `umask 077 && set -C && exec cat > "$1"`
@@ -75,7 +88,12 @@ func (s *remoteSpill) Create(stream string) (capture.File, error) {
 	return &remoteFile{rc: rc, path: path, e: s.e}, nil
 }
 
-// ensure makes the private directory once and returns its path.
+// ensure makes the private directory once and returns its path. The base
+// is checked first, as the local executor checks its own (docs/spec.md
+// §13): no other user may be able to move what dsh puts there, or they
+// could swap dsh's directory for one of theirs and write what the model
+// reads. Then the new directory must be the remote user's, mode 0700.
+// A base found unsafe is looked at again at the next spill.
 func (s *remoteSpill) ensure() (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,20 +103,159 @@ func (s *remoteSpill) ensure() (string, error) {
 	if s.dir != "" {
 		return s.dir, nil
 	}
-	rc, err := s.e.startRemote(context.Background(), false, mkdirScript, s.base, spillPrefix+randomHex(6))
+	base, err := s.e.checkBase(context.Background(), false, s.base)
+	if err == nil {
+		s.dir, err = s.e.makePrivate(base, spillPrefix+randomHex(6))
+	}
 	if err != nil {
 		return "", fmt.Errorf("spill directory on %s: %w", s.e.target.host, err)
+	}
+	return s.dir, nil
+}
+
+// checkedBase is a remote base that passed the checks: its path without
+// symlinks (made when missing), and the remote user's uid.
+type checkedBase struct {
+	real string
+	uid  int
+}
+
+// checkBase checks the remote base as capture.CheckBase checks a local
+// one: base, with its symlinks resolved, and every directory above it
+// must belong to the remote user or root, and be writable by no other
+// user unless it has the sticky bit. A base that does not exist yet is
+// checked by its nearest existing directory. wait: whether to wait for a
+// free channel (not while a collector holds output).
+func (e *Executor) checkBase(ctx context.Context, wait bool, base string) (checkedBase, error) {
+	rc, err := e.startRemote(ctx, wait, baseScript, base)
+	if err != nil {
+		return checkedBase{}, err
 	}
 	out, err := rc.wait()
 	if err != nil {
-		return "", fmt.Errorf("spill directory on %s: %w", s.e.target.host, err)
+		return checkedBase{}, err
 	}
-	dir := strings.TrimSpace(out)
-	if !strings.HasPrefix(dir, "/") || strings.Contains(dir, "\n") {
-		return "", fmt.Errorf("spill directory on %s: unexpected path %q", s.e.target.host, out)
+	r, err := parseBase(out)
+	if err != nil {
+		return checkedBase{}, err
 	}
-	s.dir = dir
-	return dir, nil
+	for _, d := range r.chain {
+		if err := capture.CheckBaseDir(r.given, d.path, d.mode, d.owner, r.uid); err != nil {
+			return checkedBase{}, err
+		}
+	}
+	return checkedBase{real: r.real, uid: r.uid}, nil
+}
+
+// makePrivate makes the private directory name in the checked base, and
+// checks that it is the remote user's, mode 0700 (a default ACL on the
+// base could have made it otherwise), and where it was asked for.
+func (e *Executor) makePrivate(base checkedBase, name string) (string, error) {
+	rc, err := e.startRemote(context.Background(), false, mkdirScript, base.real, name)
+	if err != nil {
+		return "", err
+	}
+	out, err := rc.wait()
+	if err != nil {
+		return "", err
+	}
+	want := path.Join(base.real, name)
+	dir, ls, _ := strings.Cut(strings.TrimSuffix(out, "\n"), "\n")
+	d, perr := parseLs(ls, dir)
+	switch {
+	case perr != nil || dir != want:
+		err = fmt.Errorf("unexpected output making %s: %q", want, out)
+	case d.owner != base.uid || d.mode.Perm() != 0o700:
+		err = capture.NotOwnDirError(dir, d.mode)
+	default:
+		return dir, nil
+	}
+	if rc, rerr := e.startRemote(context.Background(), false, removeDirScript, want); rerr == nil {
+		_, _ = rc.wait()
+	}
+	return "", err
+}
+
+// remoteBase is what baseScript reports.
+type remoteBase struct {
+	given string // the base as used
+	uid   int    // the remote user's
+	real  string // the base without symlinks: its nearest existing directory's real path, then the rest
+	chain []remoteDir
+}
+
+// remoteDir is one directory as `ls -ldn` shows it.
+type remoteDir struct {
+	path  string
+	mode  os.FileMode
+	owner int
+}
+
+// parseBase reads baseScript's output: the base, the uid, the missing
+// part, the nearest existing directory resolved, then one ls line for
+// each directory from that one up to /.
+func parseBase(out string) (remoteBase, error) {
+	bad := fmt.Errorf("unexpected output checking the spill directory base: %q", out)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) < 5 || !strings.HasPrefix(lines[3], "/") {
+		return remoteBase{}, bad
+	}
+	uid, err := strconv.Atoi(lines[1])
+	if err != nil {
+		return remoteBase{}, bad
+	}
+	resolved := lines[3]
+	r := remoteBase{given: lines[0], uid: uid, real: path.Join(resolved, lines[2])}
+	dirs := lines[4:]
+	for p := resolved; ; p = path.Dir(p) {
+		if len(dirs) == 0 {
+			return remoteBase{}, bad
+		}
+		d, err := parseLs(dirs[0], p)
+		if err != nil || !d.mode.IsDir() {
+			return remoteBase{}, bad
+		}
+		r.chain, dirs = append(r.chain, d), dirs[1:]
+		if p == "/" {
+			break
+		}
+	}
+	if len(dirs) != 0 {
+		return remoteBase{}, bad
+	}
+	return r, nil
+}
+
+// parseLs reads the mode and numeric owner from an `ls -ldn` line of p:
+// "drwxrwxrwt 10 0 0 4096 Dec  4 03:00 /tmp".
+func parseLs(line, p string) (remoteDir, error) {
+	f := strings.Fields(line)
+	if len(f) < 3 || len(f[0]) < 10 {
+		return remoteDir{}, fmt.Errorf("unexpected ls line %q", line)
+	}
+	owner, err := strconv.Atoi(f[2])
+	if err != nil {
+		return remoteDir{}, fmt.Errorf("unexpected ls line %q", line)
+	}
+	return remoteDir{path: p, mode: lsMode(f[0][:10]), owner: owner}, nil
+}
+
+// lsMode is the file mode that ls's ten mode characters show: the type,
+// the permission bits (s and t include x) and the sticky bit.
+func lsMode(s string) os.FileMode {
+	var m os.FileMode
+	if s[0] == 'd' {
+		m |= os.ModeDir
+	}
+	for i := range 9 {
+		if c := s[1+i]; c != '-' && c != 'S' && c != 'T' {
+			m |= 1 << (8 - i)
+		}
+	}
+	if s[9] == 't' || s[9] == 'T' {
+		m |= os.ModeSticky
+	}
+	return m
 }
 
 // owns reports whether path is a file of the private directory.

@@ -78,7 +78,11 @@
 // and UTF-8 rules as the local executor. A stream that overflows is
 // written back to a spill file on the remote host, in a private directory
 // (mode 0700, files 0600, created exclusively) under ssh.spillDir, and the
-// model is told that remote path. Once the exit status has arrived, the
+// model is told that remote path. The base is checked first with the local
+// executor's rules and words (capture.CheckBaseDir): it and every
+// directory above it must be the remote user's or root's, and writable by
+// no other user unless sticky; the private directory must then be the
+// remote user's, mode 0700. Once the exit status has arrived, the
 // output is drained until EOF or, for a process that holds it open, graceMs
 // after the exit (or after the kill's SIGKILL, if later) plus a margin for
 // the network.
@@ -110,6 +114,12 @@
 //   - A spill file needs a channel of its own; it does not wait for one
 //     (its collector holds a command's output meanwhile). Without one the
 //     spill fails and the path is withheld, as for a full disk.
+//   - An unsafe remote spill base cannot stop the executor from starting,
+//     as the local one does: nothing is known of the remote host until the
+//     first command. It refuses each spill instead (the path is withheld,
+//     the reason logged) and is checked again at the next; dsh doctor
+//     reports it. The checks run as POSIX tools (id -u, pwd -P, ls -ldn),
+//     judged here.
 //   - Remote spill directories are named dsh-out-ssh-<random>; Close
 //     removes the executor's own. One left by a dsh that died is never
 //     swept (whether its owner runs cannot be told from the remote host).

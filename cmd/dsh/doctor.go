@@ -27,9 +27,10 @@ const doctorTimeout = 30 * time.Second
 // daemon a command starts can escape, and the sandbox: off, or its backend
 // and version, mode, network (shared per session or not), what it does
 // differently and the hidden paths that exist; for the SSH executor the
-// host, the login, the remote programs and the round trips; then where the
-// command policy's rules come from. A sandbox that cannot be enforced is
-// exit 2, as for dsh mcp, serve and run.
+// host, the login, the remote programs, the round trips and the spill
+// directory base; then where the command policy's rules come from. A
+// sandbox that cannot be enforced is exit 2, as for dsh mcp, serve and
+// run.
 func newDoctorCmd(s streams) *cobra.Command {
 	return configCommand("doctor", "Report the executor dsh uses: the shell, process containment and sandbox here, or the remote host over SSH", s, func(cfg config.File, log *slog.Logger) error {
 		fmt.Fprintf(s.out, "version: %s\n", readBuildFacts())
@@ -137,7 +138,7 @@ func doctorSSH(cfg config.SSH, log *slog.Logger, out io.Writer) error {
 		return failure("doctor: %v", err)
 	}
 	var progs []string
-	for _, p := range []string{"sh", "bash", "setsid", "cat", "mkdir", "rm"} {
+	for _, p := range []string{"sh", "bash", "setsid", "cat", "mkdir", "rm", "ls", "id"} {
 		if path := r.Programs[p]; path != "" {
 			progs = append(progs, p+" "+path)
 		}
@@ -147,8 +148,12 @@ func doctorSSH(cfg config.SSH, log *slog.Logger, out io.Writer) error {
 	fmt.Fprintf(out, "round trip: %s (keep-alive), %s (true through the wrapper)\n", millis(r.RoundTrip), millis(r.Call))
 	if len(r.Missing) > 0 {
 		fmt.Fprintf(out, "missing: %s\n", strings.Join(r.Missing, ", "))
-		return failure("doctor: %s lacks %s: dsh needs sh, bash and setsid there, and cat, mkdir and rm for spill files", e.Host(), strings.Join(r.Missing, ", "))
+		return failure("doctor: %s lacks %s: dsh needs sh, bash and setsid there, and cat, mkdir, rm, ls and id for spill files", e.Host(), strings.Join(r.Missing, ", "))
 	}
+	if r.SpillErr != nil {
+		return failure("doctor: spill directory on %s: %v", e.Host(), r.SpillErr)
+	}
+	fmt.Fprintf(out, "spill base: %s\n", r.SpillBase)
 	return nil
 }
 

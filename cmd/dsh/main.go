@@ -167,11 +167,12 @@
 // With executor ssh it connects as a command would and prints, after the
 // version: the executor, host and port, user, login key (type,
 // fingerprint, identity file or agent), the host key, the remote bash's
-// version, the remote programs dsh runs (sh, bash, setsid; cat, mkdir, rm
-// for spill files) and the round trips of a keep-alive and of `true`
-// through the wrapper. A host it cannot reach or log in to, or one that
-// lacks a program, exits 1; a known_hosts file that cannot be read is a
-// usage error.
+// version, the remote programs dsh runs (sh, bash, setsid; cat, mkdir, rm,
+// ls, id for spill files), the round trips of a keep-alive and of `true`
+// through the wrapper, and the spill directory base. A host it cannot
+// reach or log in to, one that lacks a program, or one whose spill base
+// another user could change exits 1; a known_hosts file that cannot be
+// read is a usage error.
 //
 // # dsh policy check
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,7 @@ func TestDoctorOverSSH(t *testing.T) {
 		" setsid ",
 		"round trip: ",
 		" ms (true through the wrapper)\n",
+		"\nspill base: /",
 	} {
 		if !strings.Contains(got.stdout, want) {
 			t.Errorf("doctor lacks %q:\n%s", want, got.stdout)
@@ -98,8 +100,23 @@ func TestDoctorOverSSH(t *testing.T) {
 	if got.code != 0 {
 		t.Errorf("doctor: %+v", got)
 	}
-	// A host key that is not known: exit 1, the reason on stderr.
+	// A spill base other users can write: exit 1, with the local
+	// executor's words.
 	cfg := sshConfig(t, srv, "")
+	open := srv.SharedDir(t) + "/open"
+	if err := os.Mkdir(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	spillDir := regexp.MustCompile(`(?m)^  spillDir: .*$`)
+	got = dsh(t, nil, "doctor", "--config", writeFile(t, "open.yaml", spillDir.ReplaceAllLiteralString(readFile(t, cfg), "  spillDir: "+open)))
+	want := "dsh: doctor: spill directory on 127.0.0.1: spill directory base " + open + ": " + open + " is writable by other users and has no sticky bit (mode 0777): make it 0700, or 1777 like /tmp\n"
+	if got.code != 1 || !strings.HasSuffix(got.stderr, want) || strings.Contains(got.stdout, "spill base:") {
+		t.Errorf("doctor with an open spill base: %+v, want %q", got, want)
+	}
+	// A host key that is not known: exit 1, the reason on stderr.
 	kh := srv.KnownHostsFor(t, srv.Signer.PublicKey(), srv.Port)
 	got = dsh(t, nil, "doctor", "--config", writeFile(t, "bad.yaml", strings.Replace(readFile(t, cfg), srv.KnownHosts, kh, 1)))
 	if got.code != 1 || !strings.Contains(got.stderr, "host key of 127.0.0.1 changed") {

@@ -29,6 +29,12 @@
 //     truncated/spillPath/totalBytes/omittedBytes. omittedBytes is always
 //     sent, 0 for a stream that was not truncated, like totalBytes; with
 //     keepHeadBytes: 0 it counts the bytes before the tail.
+//   - Command output reaches the model sanitized, redacted and guarded
+//     (docs/spec.md §3.4b): a line that begins like one of dsh's markers
+//     gets the prefix "> " (package marker), in results, yields,
+//     background reads and progress messages alike. Each piece (head,
+//     tail, read) is guarded on its own, and dsh always breaks the line
+//     after it, so a marker split between two pieces never reads as one.
 //   - A head cut to nothing (a keepHeadBytes of 1–3 bytes inside one
 //     character) renders as the tail-only text: there is no head to show
 //     the omitted line under.
@@ -64,6 +70,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/internal/sanitize"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/redact"
@@ -82,7 +89,10 @@ const (
 	descCommon = "Run a command with bash -c and return its output. " +
 		"Each call is a fresh non-interactive shell with empty stdin: nothing (cd, variables) persists between calls, so pass workdir instead of cd. " +
 		"A non-zero exit shows as [exit code: N], a timeout as [timed out after Nms]. " +
-		"Long output keeps its start and end and names a file with the full output."
+		"Long output keeps its start and end and names a file with the full output." + descGuard
+	// descGuard says how output that imitates a marker reads (exact,
+	// docs/spec.md §3.1): its lines start with marker.Prefix, "> ".
+	descGuard      = " Output lines resembling markers start with >."
 	descBackground = " For servers, watchers and long jobs set run_in_background: you get a task id at once; read it with task_output, stop it with task_kill"
 	// descNoBackground is exact (docs/spec.md §3.1).
 	descNoBackground = " Background execution is not available; long-running commands must finish within the timeout."
@@ -475,9 +485,15 @@ func isClosed(ch <-chan struct{}) bool {
 // stripping, so that an escape sequence inside a token cannot hide it),
 // then with bidi controls and zero-width characters shown as escapes
 // (§3.4; after the redaction, since an escape's last hex digit would glue
-// to a token after it). The spill files keep the raw bytes.
+// to a token after it), then with its lines that look like dsh's markers
+// guarded (last, so that the guard sees each line as the model will). The
+// spill files keep the raw bytes.
+//
+// Each piece of output is guarded on its own, its first and last lines as
+// whole ones: dsh puts a line break between a piece and whatever follows
+// it, so a marker split between two pieces never reads as one line.
 func (t *Tool) modelText(s string) string {
-	return sanitize.ShowInvisible(t.redactor.Text(sanitize.StripControls(s)))
+	return marker.Guard(sanitize.ShowInvisible(t.redactor.Text(sanitize.StripControls(s))))
 }
 
 // modelOutput is o with its head and tail as the model may read them.

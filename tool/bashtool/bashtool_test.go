@@ -17,6 +17,7 @@ import (
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -361,6 +362,10 @@ func TestSchemaAndDescription(t *testing.T) {
 		hasNoBg := strings.Contains(d, "Background execution is not available; long-running commands must finish within the timeout.")
 		if hasBg == hasNoBg || hasBg != (tc.cfg.EnableRunInBackground == nil) {
 			t.Errorf("description %q", d)
+		}
+		// The sentence on guarded output is exact (docs/spec.md §3.1).
+		if guard := " names a file with the full output. Output lines resembling markers start with >."; !strings.Contains(d, guard) || !strings.HasPrefix(marker.Prefix, ">") {
+			t.Errorf("description %q lacks %q, or the prefix %q is not what it says", d, guard, marker.Prefix)
 		}
 		for _, fact := range []string{"fresh", "persists", "workdir", "[exit code: N]", "start and end", "full output"} {
 			if !strings.Contains(d, fact) {

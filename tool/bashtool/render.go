@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/tasks"
 )
 
@@ -14,7 +15,8 @@ import (
 const Aborted = "command aborted"
 
 // The model-facing strings of docs/spec.md §3.4–§3.5 (§3.4a included), each
-// in one place.
+// in one place. Each marker line starts with its opening from package
+// marker, which guards command output that imitates one.
 const (
 	noOutput        = "(no output)"
 	unavailablePath = "(unavailable)"
@@ -24,15 +26,15 @@ const (
 )
 
 func truncatedNotice(path string) string {
-	return "[output truncated; full output: " + path + "]"
+	return marker.TruncatedOpen + "full output: " + path + "]"
 }
 
 func cappedNotice(bytes int64, path string) string {
-	return fmt.Sprintf("[output truncated; first %d bytes saved: %s]", bytes, path)
+	return fmt.Sprintf(marker.TruncatedOpen+"first %d bytes saved: %s]", bytes, path)
 }
 
 func omittedMarker(n int64) string {
-	return "[… " + strconv.FormatInt(n, 10) + " bytes omitted …]"
+	return marker.OmittedOpen + strconv.FormatInt(n, 10) + " bytes omitted …]"
 }
 
 func timedOutMarker(ms int64) string { return "[" + timedOutDetail(ms) + "]" }
@@ -40,20 +42,20 @@ func timedOutDetail(ms int64) string { return fmt.Sprintf("timed out after %dms"
 func signalMarker(sig string) string { return signalOpen + sig + "]" }
 func exitMarker(code int) string     { return exitOpen + strconv.Itoa(code) + "]" }
 
-// The opening of the final markers, which parseExit reads back.
+// The openings of the final markers, which parseExit reads back.
 const (
-	signalOpen = "[killed by signal: "
-	exitOpen   = "[exit code: "
+	signalOpen = marker.SignalOpen
+	exitOpen   = marker.ExitOpen
 )
 
-func startedText(id string) string { return "started background task " + id }
+func startedText(id string) string { return marker.StartedOpen + id }
 
 func droppedNotice(paths []string) string {
 	list := unavailablePath
 	if len(paths) > 0 {
 		list = strings.Join(paths, ", ")
 	}
-	return "[some output was dropped from memory; full output: " + list + "]"
+	return marker.DroppedOpen + list + "]"
 }
 
 func invalidBlank(name string) string { return "invalid " + name + ": expected a non-empty string" }

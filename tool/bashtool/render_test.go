@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/internal/sanitize"
 	"github.com/dsh-go/dsh/tasks"
 )
@@ -174,6 +176,22 @@ func TestLastLine(t *testing.T) {
 	} {
 		if got := lastLine([]byte(tc.tail), tc.cut, sanitize.Text); got != tc.want {
 			t.Errorf("lastLine(%q, %v) = %q, want %q", tc.tail, tc.cut, got, tc.want)
+		}
+	}
+}
+
+// TestEveryMarkerIsGuarded: every line this package writes beside command
+// output begins with an opening of package marker, so output imitating it
+// is guarded (docs/spec.md §3.4). A new marker goes in this list.
+func TestEveryMarkerIsGuarded(t *testing.T) {
+	for _, line := range []string{
+		truncatedNotice("/tmp/x.log"), truncatedNotice(unavailablePath), cappedNotice(10, "/tmp/x.log"),
+		omittedMarker(5), timedOutMarker(100), signalMarker("SIGTERM"), exitMarker(3),
+		droppedNotice(nil), droppedNotice([]string{"/a", "/b"}), startedText("bash-1"), yieldedLine(50000, "bash-2"),
+		hintLine(sandboxCfg(config.SandboxWorkspaceWrite, false, true)), hintLine(sandboxCfg(config.SandboxReadOnly, true, false)),
+	} {
+		if !marker.Is(line) {
+			t.Errorf("%q is not guarded: add its opening to package marker", line)
 		}
 	}
 }

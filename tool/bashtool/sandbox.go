@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -51,7 +52,7 @@ var hintPhrases = []string{"Read-only file system", "Permission denied", "Operat
 // hintLine is the line itself (exact).
 func hintLine(sb config.Sandbox) string {
 	var b strings.Builder
-	b.WriteString("[sandbox: ")
+	b.WriteString(marker.SandboxOpen)
 	if sb.Mode == config.SandboxReadOnly {
 		b.WriteString("all writes")
 	} else {

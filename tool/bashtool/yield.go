@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -25,12 +26,12 @@ import (
 // yieldedLine is the line that ends a yielded call's text (exact,
 // docs/spec.md §12).
 func yieldedLine(afterMs int64, id string) string {
-	return "[still running after " + strconv.FormatInt(afterMs, 10) + "ms; continues as background task " + id +
+	return marker.YieldOpen + strconv.FormatInt(afterMs, 10) + "ms; continues as background task " + id +
 		": read it with task_output, stop it with task_kill]"
 }
 
 const (
-	yieldedOpen = "\n[still running after "
+	yieldedOpen = "\n" + marker.YieldOpen
 	yieldedMid  = "ms; continues as background task "
 	yieldedEnd  = ": read it with task_output, stop it with task_kill]"
 )

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/tasks"
 )
 
@@ -20,16 +21,16 @@ const (
 // when there is no detail (exact).
 func StatusLine(s tasks.Snapshot) string {
 	if s.Detail == "" {
-		return "[status: " + string(s.Status) + "]"
+		return marker.StatusOpen + string(s.Status) + "]"
 	}
-	return "[status: " + string(s.Status) + ", " + s.Detail + "]"
+	return marker.StatusOpen + string(s.Status) + ", " + s.Detail + "]"
 }
 
 // Notice is the finish notice of s for its owner (exact, one line):
 // "background task <id> (<kind>: <label>) finished <status line>. Read its
 // output with task_output.", with the label shortened by ShortLabel.
 func Notice(s tasks.Snapshot) string {
-	return "background task " + s.ID + " (" + s.Kind + ": " + ShortLabel(s.Label) + ") finished " +
+	return marker.NoticeOpen + s.ID + " (" + s.Kind + ": " + ShortLabel(s.Label) + ") finished " +
 		StatusLine(s) + noticeReadOutput
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
@@ -605,5 +606,18 @@ func TestNoticeWithdrawnWhenReadBeforeDelivery(t *testing.T) {
 	want := []string{"background task " + kept + " (job: never read) finished [status: completed, exit code: 1]. Read its output with task_output."}
 	if got := a.TakeNotices(); !slices.Equal(got, want) {
 		t.Fatalf("notices %q, want %q", got, want)
+	}
+}
+
+// TestEveryMarkerIsGuarded: the status line and the finish notice begin
+// with openings of package marker, so command output imitating them is
+// guarded (docs/spec.md §3.4). A new marker goes in this list.
+func TestEveryMarkerIsGuarded(t *testing.T) {
+	done := tasks.Snapshot{ID: "bash-1", Kind: "bash", Label: "make", Status: tasks.Completed, Detail: "exit code: 0"}
+	running := tasks.Snapshot{ID: "bash-2", Kind: "bash", Label: "make", Status: tasks.Running}
+	for _, line := range []string{tasktool.StatusLine(done), tasktool.StatusLine(running), tasktool.Notice(done)} {
+		if !marker.Is(line) {
+			t.Errorf("%q is not guarded: add its opening to package marker", line)
+		}
 	}
 }
