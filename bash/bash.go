@@ -22,7 +22,8 @@
 // Output is bounded. Each stream keeps its tail in memory (a foreground one
 // its head too, docs/spec.md §3.4a) and, once it overflows, the whole stream
 // from byte 0 in a private spill file whose path is reported only when the
-// file was written and closed without error. See
+// file was written and closed without error, and [ContextBytes] before the
+// tail, which redaction reads it with (Output.Before, StreamRead.Before). See
 // package [github.com/dsh-go/dsh/bash/capture] for the collector and
 // [github.com/dsh-go/dsh/bash/local] for the local executor.
 //
@@ -166,6 +167,11 @@ type Output struct {
 	// UTF-8, ending after a newline or at a character boundary
 	// (docs/spec.md §3.4a); empty when the executor keeps no head.
 	Head string
+	// Before is what came just before Text in a truncated stream, up to
+	// ContextBytes, valid UTF-8: never shown (its bytes are omitted), it
+	// lets redaction find a secret that the tail's cut splits
+	// (docs/spec.md §14).
+	Before string
 	// OmittedBytes counts the bytes of a truncated stream in neither Head
 	// nor Text, as the process wrote them (before U+FFFD replacement):
 	// raw head + OmittedBytes + raw tail = TotalBytes.
@@ -255,11 +261,30 @@ type ReadResult struct {
 	// Lossy reports that unread bytes were dropped from memory since the
 	// previous read; the spill files still hold them (up to their cap).
 	Lossy bool
+	// Stdout and Stderr are the read of each stream, which Delta joins.
+	Stdout, Stderr StreamRead
 	// StdoutSpill and StderrSpill name the spill files of streams that have
 	// one, lossy or not.
 	StdoutSpill string
 	StderrSpill string
 }
+
+// StreamRead is one consuming read of one stream.
+type StreamRead struct {
+	// Text is the stream's new output, valid UTF-8.
+	Text string
+	// Lossy: bytes before Text were dropped from memory unread; Before is
+	// then what came just before Text, up to ContextBytes, as
+	// Output.Before.
+	Lossy  bool
+	Before string
+}
+
+// ContextBytes is what an executor keeps of a stream before the kept
+// tail (Output.Before, StreamRead.Before), besides maxOutputBytes: the
+// longest secret redaction finds (redact.Window), so that it finds one
+// that a cut splits.
+const ContextBytes = 16 << 10
 
 // StderrHeader introduces the stderr part of a combined output (exact).
 const StderrHeader = "[stderr]\n"

@@ -45,6 +45,7 @@ func OutputOf(c capture.Result) Output {
 	return Output{
 		Text:         c.Text,
 		Head:         c.Head,
+		Before:       c.Before,
 		OmittedBytes: c.OmittedBytes,
 		Truncated:    c.Truncated,
 		SpillPath:    c.SpillPath,
@@ -59,14 +60,20 @@ func OutputOf(c capture.Result) Output {
 // own bookkeeping, so a character is never split and loss is reported by
 // the stream that lost.
 func ReadCollectors(stdout, stderr *capture.Collector) ReadResult {
-	out, outLossy := stdout.ReadNew()
-	errOut, errLossy := stderr.ReadNew()
+	out, errOut := readStream(stdout), readStream(stderr)
 	return ReadResult{
-		Delta:       JoinStreams(capture.Text(out), capture.Text(errOut)),
-		Lossy:       outLossy || errLossy,
+		Delta:       JoinStreams(out.Text, errOut.Text),
+		Lossy:       out.Lossy || errOut.Lossy,
+		Stdout:      out,
+		Stderr:      errOut,
 		StdoutSpill: stdout.SpillPath(),
 		StderrSpill: stderr.SpillPath(),
 	}
+}
+
+func readStream(c *capture.Collector) StreamRead {
+	data, before, lossy := c.ReadNewAfter()
+	return StreamRead{Text: capture.Text(data), Lossy: lossy, Before: capture.Text(before)}
 }
 
 // ProcessState is the State of a background process as both executors

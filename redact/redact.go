@@ -19,6 +19,12 @@
 // any keyword costs a few scans of memory, and a rule's expression runs
 // only where its keyword is. Budget: 2 ms for a 64 KB tail.
 //
+// Output is shown in parts: a head and a tail, read by read. [Text]
+// redacts a whole text (a command line); [Redactor.Part] a part of a
+// stream, given what came before it, with its end a cut; a [Stream] a
+// stream shown piece by piece, holding back the start of a secret that is
+// not decided yet. No part of a secret shows at a cut (docs/spec.md §14).
+//
 // Decisions:
 //   - What is replaced is the secret itself: the password of a URL
 //     (https://user:[REDACTED:url-password]@host), the credential after
@@ -34,12 +40,14 @@
 //   - Two matches that overlap: the one that starts first wins (the
 //     longer at the same start, then the rule listed first: a JWT after
 //     Bearer reads [REDACTED:jwt]).
-//   - Text is redacted where it is shown, so a secret can be split: by
-//     the end of a head, or between two background reads. A token whose
-//     prefix is followed by at least 8 token characters up to the very
-//     end of the text counts as a token cut off there; the part after a
-//     cut (at the start of a tail or of the next read) has no prefix and
-//     is not found.
+//   - At a cut, a secret whose keyword is whole and whose rule has not
+//     decided by the end (its expression, run by a Pike machine, could
+//     still match or grow: open.go) is replaced from its start to the
+//     end, without the checks a whole one gets (Bearer's, Basic's). A
+//     keyword cut short ("gh") shows; a Stream holds it back instead, for
+//     the rules whose secret starts with its keyword.
+//   - After a cut, Window bytes of what came before find every secret
+//     the cut split: the part after the cut reads as its placeholder.
 package redact
 
 import (
@@ -89,20 +97,71 @@ func New(mode string) (*Redactor, error) {
 	return nil, fmt.Errorf("redact: unknown mode %q: one of %s", mode, strings.Join(Modes, ", "))
 }
 
-// match is a secret found in a text: bytes [start, end) and its rule.
+// Window is the longest a secret can be, in bytes: the longest window of
+// a rule (a PEM block). A part of a stream given Window bytes of what came
+// before it (Part's context) is redacted as the whole stream would be.
+const Window = 16 << 10
+
+// match is a secret found in a text: bytes [start, end), its rule, and
+// where the rule's expression starts (at <= start).
 type match struct {
-	start, end int
+	at, start, end int
+	id             string
+}
+
+// cut is a match that an open end may cut: its expression starts at at,
+// the secret at secret (-1: not reached yet), and it runs to the end.
+type cut struct {
+	at, secret int
 	id         string
 }
 
-// Text returns s with every secret the rules find replaced by its
-// Placeholder.
+// scan is what the rules found in a text: its decided matches and, when
+// its end is open, the undecided ones.
+type scan struct {
+	found []match
+	open  []cut
+}
+
+// Text returns s, a whole text, with every secret the rules find replaced
+// by its Placeholder.
 func (r *Redactor) Text(s string) string {
 	if r == nil || r.rules == nil || s == "" {
 		return s
 	}
+	sc := r.scan(s, false)
+	return render(s, sc.found, 0, len(s))
+}
+
+// Part returns s[from:] redacted as a part of a stream, cut where it
+// ends: s[:from] is what came just before it (not returned), which finds
+// a secret that starts there (Window bytes of it find every one), and a
+// secret that may run on past the end of s (a rule's match from its
+// whole keyword that more text could still make or lengthen) is replaced
+// from its start to the end, so no part of it shows.
+func (r *Redactor) Part(s string, from int) string {
+	if r == nil || r.rules == nil || from >= len(s) {
+		return s[min(from, len(s)):]
+	}
+	return render(s, r.scan(s, true).cut(len(s)), from, len(s))
+}
+
+// cut is what sc found with, for an end that cuts, the secrets that run
+// to it (n): from where each starts.
+func (sc scan) cut(n int) []match {
+	found := sc.found
+	for _, c := range sc.open {
+		if c.secret >= 0 {
+			found = append(found, match{at: c.at, start: c.secret, end: n, id: c.id})
+		}
+	}
+	return found
+}
+
+// scan runs every rule over s; open: its end is open.
+func (r *Redactor) scan(s string, open bool) scan {
 	var lower string // s with ASCII letters lowered, made once if needed
-	var found []match
+	var sc scan
 	for _, ru := range r.rules() {
 		hay := s
 		if ru.fold {
@@ -111,35 +170,52 @@ func (r *Redactor) Text(s string) string {
 			}
 			hay = lower
 		}
-		found = ru.find(s, hay, found)
+		ru.find(s, hay, open, &sc)
 	}
-	if len(found) == 0 {
-		return s
-	}
-	return replace(s, found)
+	return sc
 }
 
-// replace puts the placeholders in, the earliest (then longest, then
-// first found) of overlapping matches winning.
-func replace(s string, found []match) string {
+// choose returns the matches that are replaced, in order: of overlapping
+// ones, the earliest wins, then the longest, then the first found.
+func choose(found []match) []match {
 	slices.SortStableFunc(found, func(a, b match) int {
 		if a.start != b.start {
 			return a.start - b.start
 		}
 		return b.end - a.end
 	})
-	var b strings.Builder
-	b.Grow(len(s))
-	at := 0
+	chosen := found[:0]
+	end := 0
 	for _, m := range found {
-		if m.start < at {
+		if m.start >= end {
+			chosen = append(chosen, m)
+			end = m.end
+		}
+	}
+	return chosen
+}
+
+// render returns s[from:to] with the placeholders of the chosen matches
+// in it; a match that from or to cuts shows its placeholder in the part
+// it overlaps.
+func render(s string, found []match, from, to int) string {
+	var b strings.Builder
+	at := from
+	for _, m := range choose(found) {
+		if m.end <= from || m.start >= to {
 			continue
 		}
-		b.WriteString(s[at:m.start])
+		if b.Len() == 0 {
+			b.Grow(to - from)
+		}
+		b.WriteString(s[at:max(at, m.start)])
 		b.WriteString(Placeholder(m.id))
-		at = m.end
+		at = min(m.end, to)
 	}
-	b.WriteString(s[at:])
+	if at == from {
+		return s[from:to]
+	}
+	b.WriteString(s[at:to])
 	return b.String()
 }
 

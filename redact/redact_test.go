@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -188,22 +189,182 @@ func TestModes(t *testing.T) {
 	}
 }
 
-// TestCutToken: a token cut off by the end of the text is redacted from
-// 8 characters after its prefix on; shorter, or followed by other text,
-// it is left alone.
-func TestCutToken(t *testing.T) {
+// TestTextIsWhole: Text's end is the text's end: a token cut there is
+// not a token (Part's open end is for cuts).
+func TestTextIsWhole(t *testing.T) {
+	r := known(t)
+	for _, s := range []string{"head ghp_Zq3T9xLmV2bN", "see https://user:pa", "Authorization: Bearer abc"} {
+		if got := r.Text(s); got != s {
+			t.Errorf("Text(%q) = %q, want it unchanged", s, got)
+		}
+	}
+}
+
+// TestOpenEnd: at an open end, a secret that may run on is replaced from
+// its start as soon as its keyword is whole; what is decided is left as
+// Text leaves it.
+func TestOpenEnd(t *testing.T) {
 	r := known(t)
 	for in, want := range map[string]string{
-		"head ghp_Zq3T9xLmV2bN":    "head [REDACTED:github-pat]",
-		"head AKIAIOSFODNN":        "head [REDACTED:aws-access-token]",
-		"head ghp_Zq3T9xL":         "head ghp_Zq3T9xL",
+		"head ghp_A1b2":                            "head [REDACTED:github-pat]",
+		"head ghp_":                                "head [REDACTED:github-pat]",
+		"head AKIAIOSFODNN":                        "head [REDACTED:aws-access-token]",
+		"slack xoxb-1234-abcdefgh":                 "slack [REDACTED:slack-token]",
+		"see https://user:pa":                      "see https://user:[REDACTED:url-password]",
+		"Authorization: Bearer abc":                "Authorization: Bearer [REDACTED:bearer-token]",
+		"key: -----BEGIN RSA PRIV":                 "key: [REDACTED:private-key]",
+		"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE": "[REDACTED:private-key]",
+		"aws_secret_access_key = wJalr":            "aws_secret_access_key = [REDACTED:aws-secret-access-key]",
+		// Not a secret's start, or already decided:
+		"head gh":                  "head gh",
 		"head ghp_Zq3T9xLmV2 done": "head ghp_Zq3T9xLmV2 done",
-		"see sk-learn-estimators":  "see sk-learn-estimators",
-		"slack xoxb-1234-abcdefgh": "slack [REDACTED:slack-token]",
+		"see sk-learn-estimators.": "see sk-learn-estimators.",
 		"xoxo-gossip-girl":         "xoxo-gossip-girl",
+		"see https://example.com/": "see https://example.com/",
+		"-----BEGIN CERTIFICATE-":  "-----BEGIN CERTIFICATE-",
+		"a blob xAKIAIOSFODNN":     "a blob xAKIAIOSFODNN",
 	} {
-		if got := r.Text(in); got != want {
-			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		if got := r.Part(in, 0); got != want {
+			t.Errorf("Part(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// corpus is the secrets and look-alikes as one output, lines and words
+// run together as a command prints them.
+func corpus() string {
+	var b strings.Builder
+	for i, s := range secrets {
+		fmt.Fprintf(&b, "%s\n%s %s\t", lookAlikes[i%len(lookAlikes)], s.in, lookAlikes[(i+7)%len(lookAlikes)])
+	}
+	return b.String()
+}
+
+// spans are where Text finds the secrets of s: [start, end) each.
+func spans(r *Redactor, s string) [][2]int {
+	var out [][2]int
+	for _, m := range choose(r.scan(s, false).found) {
+		out = append(out, [2]int{m.start, m.end})
+	}
+	return out
+}
+
+// TestCutNeverShowsPart: wherever a cut falls in a secret, no part of it
+// shows: not before the cut (an open end: a head, a read so far), once
+// the keyword is whole, and not after it (a tail, given what came before
+// it as Part's context).
+func TestCutNeverShowsPart(t *testing.T) {
+	r := known(t)
+	for _, s := range secrets {
+		for _, sp := range spans(r, s.in) {
+			a, b := sp[0], sp[1]
+			for c := a + 1; c < b; c++ {
+				// The head is what came before the secret, then its placeholder.
+				before := r.Part(s.in[:c], 0)
+				loc := placeholderAtEnd.FindStringIndex(before)
+				if c-a >= keywordAt(s.in[a:]) && (loc == nil || !strings.HasPrefix(s.in[:a], before[:loc[0]])) {
+					t.Errorf("cut at %d of %q: the head %q shows part of %q", c, s.in, before, s.in[a:b])
+				}
+				if after := r.Part(s.in, c); !strings.HasPrefix(after, "[REDACTED:") {
+					t.Errorf("cut at %d of %q: the tail %q does not start with the placeholder", c, s.in, after)
+				}
+			}
+		}
+	}
+}
+
+var placeholderAtEnd = regexp.MustCompile(`\[REDACTED:[a-z-]+\]$`)
+
+// keywordAt is the length of the keyword s starts with, 1 for none (the
+// secret of a rule that has its keyword before it).
+func keywordAt(s string) int {
+	for _, ru := range knownRules() {
+		for _, kw := range ru.keywords {
+			if strings.HasPrefix(s, kw) {
+				return len(kw)
+			}
+		}
+	}
+	return 1
+}
+
+// TestStreamIsWhole: however a stream is split into pieces, what Stream
+// shows of them is, put together, what Part makes of the whole (its end
+// open).
+func TestStreamIsWhole(t *testing.T) {
+	r := known(t)
+	whole := corpus() + "and ghp_Zq3T9xL"
+	want := r.Part(whole, 0)
+	rnd := rand.New(rand.NewPCG(7, 7))
+	for round, most := range []int{1, 2, 5, 12, 30, 80, 200, 1000, 5000} {
+		st := r.Stream()
+		var got strings.Builder
+		for rest := whole; rest != ""; {
+			n := min(len(rest), 1+rnd.IntN(most))
+			got.WriteString(st.Next(rest[:n], false))
+			rest = rest[n:]
+		}
+		got.WriteString(st.Next("", true))
+		if got.String() != want {
+			t.Fatalf("round %d:\n got %q\nwant %q", round, got.String(), want)
+		}
+	}
+}
+
+// TestStreamHoldsBack: a piece is shown up to an undecided secret; the
+// rest comes with the next piece, or at the end.
+func TestStreamHoldsBack(t *testing.T) {
+	r := known(t)
+	st := r.Stream()
+	tok := "ghp_" + fake(10, alnum62, 36)
+	for _, step := range []struct {
+		in   string
+		end  bool
+		want string
+	}{
+		{"token " + tok[:11], false, "token "},
+		{tok[11:], false, ""}, // whole, but a letter may still follow
+		{"\nsee sk-learn", false, "[REDACTED:github-pat]\nsee "},
+		{"-estimators\nghp_", false, "sk-learn-estimators\n"},
+		{"Zq3", true, "[REDACTED:github-pat]"}, // its end may be a cut too (head -c)
+	} {
+		if got := st.Next(step.in, step.end); got != step.want {
+			t.Errorf("Next(%q, %v) = %q, want %q", step.in, step.end, got, step.want)
+		}
+	}
+}
+
+// TestStreamCut: after a loss, the next piece is redacted with the text
+// before it as context, as if the stream were whole; what was held back
+// goes with the loss.
+func TestStreamCut(t *testing.T) {
+	r := known(t)
+	whole := corpus()
+	for _, at := range []int{0, 1, 37, len(whole) / 3, len(whole) / 2, len(whole) - 5} {
+		st := r.Stream()
+		shown := st.Next(whole[:at/2], false)
+		if want := r.Text(whole); !strings.HasPrefix(want, shown) {
+			t.Fatalf("before the loss %q is not where the whole starts", shown)
+		}
+		st.Cut(whole[max(0, at-Window):at])
+		got := st.Next(whole[at:], true)
+		if want := r.Part(whole, at); got != want {
+			t.Errorf("after a loss at %d:\n got %q\nwant %q", at, got, want)
+		}
+		for _, sp := range spans(r, whole) {
+			if sp[0] < at && at < sp[1] && !strings.HasPrefix(got, "[REDACTED:") {
+				t.Errorf("loss at %d inside a secret: %.40q", at, got)
+			}
+		}
+	}
+}
+
+// TestRulesFitWindow: every rule decides within Window bytes, so Window
+// bytes of context find every secret a cut splits.
+func TestRulesFitWindow(t *testing.T) {
+	for _, ru := range knownRules() {
+		if ru.maxLen > Window {
+			t.Errorf("%s: window %d > Window %d", ru.id, ru.maxLen, Window)
 		}
 	}
 }
@@ -249,5 +410,41 @@ func BenchmarkKnown64K(b *testing.B) {
 				_ = r.Text(s)
 			}
 		})
+	}
+}
+
+// BenchmarkOpenEnd64K: a 64 KB head whose end is open (budget: as Text).
+func BenchmarkOpenEnd64K(b *testing.B) {
+	r := known(b)
+	s := tail64k(true)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		_ = r.Part(s, 0)
+	}
+}
+
+// BenchmarkTailAfterContext64K: a 48 KB tail redacted with the 16 KB
+// before it as context, as a truncated foreground stream is.
+func BenchmarkTailAfterContext64K(b *testing.B) {
+	r := known(b)
+	s := tail64k(true)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		_ = r.Part(s, Window)
+	}
+}
+
+// BenchmarkStream64K: 64 KB read as a stream in 4 KB pieces, each held
+// back where a secret may start.
+func BenchmarkStream64K(b *testing.B) {
+	r := known(b)
+	s := tail64k(true)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		st := r.Stream()
+		for i := 0; i < len(s); i += 4096 {
+			_ = st.Next(s[i:min(len(s), i+4096)], false)
+		}
+		_ = st.Next("", true)
 	}
 }

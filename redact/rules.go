@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -17,8 +18,10 @@ type rule struct {
 	// fold: the keywords are lower case and found in the text with its
 	// ASCII letters lowered.
 	fold bool
-	// re is anchored (^) and matched from the rule's start.
-	re *regexp.Regexp
+	// re is anchored (^) and matched from the rule's start; prog is re
+	// compiled for an open end (open.go), set by knownRules.
+	re   *regexp.Regexp
+	prog *syntax.Prog
 	// group is the submatch that is the secret; 0 the whole match.
 	group int
 	// word: the match neither follows nor is followed by a letter or a
@@ -29,20 +32,12 @@ type rule struct {
 	start func(s string, p int) int
 	// valid, when set, must accept the secret.
 	valid func(secret string) bool
-	// cut: a prefix followed by at least minCut token characters up to
-	// the end of the text counts too, as a token cut off by the end of
-	// what is shown (a head, a read).
-	cut bool
 }
-
-// minCut is how many token characters after a prefix at the end of a
-// text make a cut token.
-const minCut = 8
 
 // token is a rule for a token with a fixed prefix: the keywords are its
 // prefixes, and it counts only as a whole word.
 func token(id, re string, prefixes ...string) *rule {
-	return &rule{id: id, keywords: prefixes, re: regexp.MustCompile(`^(?:` + re + `)`), word: true, maxLen: 1024, cut: true}
+	return &rule{id: id, keywords: prefixes, re: regexp.MustCompile(`^(?:` + re + `)`), word: true, maxLen: 1024}
 }
 
 // knownRules are the rules of Known (docs/spec.md §14). Their ids follow
@@ -50,7 +45,7 @@ func token(id, re string, prefixes ...string) *rule {
 // start: they are most of dsh's package initialisation, and a cold
 // `dsh mcp` answers initialize before any output needs them.
 var knownRules = sync.OnceValue(func() []*rule {
-	return []*rule{
+	rules := []*rule{
 		{
 			id: "private-key", keywords: []string{"-----BEGIN "}, maxLen: 16 << 10,
 			// The whole block; without its END (cut off), the base64 lines of
@@ -99,12 +94,20 @@ var knownRules = sync.OnceValue(func() []*rule {
 			valid: userPassword,
 		},
 	}
+	for _, ru := range rules {
+		ru.prog = program(ru.re.String())
+	}
+	return rules
 })
 
-// find appends the matches of ru in s to found; hay is s or its lowered
-// form, where the keywords are looked for.
-func (ru *rule) find(s, hay string, found []match) []match {
+// find adds the matches of ru in s to sc; hay is s or its lowered form,
+// where the keywords are looked for. With open, the end of s is open: a
+// match that more text could still make or change is undecided.
+func (ru *rule) find(s, hay string, open bool, sc *scan) {
 	for _, kw := range ru.keywords {
+		if open && ru.group == 0 {
+			ru.keywordCut(s, hay, kw, sc)
+		}
 		for from := 0; ; {
 			i := strings.Index(hay[from:], kw)
 			if i < 0 {
@@ -112,28 +115,75 @@ func (ru *rule) find(s, hay string, found []match) []match {
 			}
 			p := from + i
 			from = p + len(kw)
-			if m, ok := ru.matchAt(s, p); ok {
-				found = append(found, m)
+			start := p
+			if ru.start != nil {
+				start = ru.start(s, p)
+			}
+			if ru.word && start > 0 && alnum(s[start-1]) {
+				continue
+			}
+			if open && len(s)-start < ru.maxLen {
+				if c, ok := ru.undecided(s, start); ok {
+					sc.open = append(sc.open, c)
+					if c.secret >= 0 {
+						break // it runs to the end: what follows is in it
+					}
+					continue
+				}
+			}
+			if m, ok := ru.matchAt(s, start); ok {
+				sc.found = append(sc.found, m)
 				from = max(from, m.end)
 			}
 		}
 	}
-	return found
 }
 
-// matchAt matches ru at the keyword found at p.
-func (ru *rule) matchAt(s string, p int) (match, bool) {
-	start := p
-	if ru.start != nil {
-		start = ru.start(s, p)
+// keywordCut records in sc a start of keyword kw that the end of s cuts
+// ("gh" of "ghp_"): the match there is undecided, with no secret yet. It
+// is called for the rules whose secret starts with the keyword, so that
+// none of it is shown before the placeholder; a word rule's keyword
+// counts only at the start of a word.
+func (ru *rule) keywordCut(s, hay, kw string, sc *scan) {
+	for k := min(len(kw)-1, len(hay)); k > 0; k-- {
+		if !strings.HasSuffix(hay, kw[:k]) {
+			continue
+		}
+		if start := len(s) - k; !ru.word || start == 0 || !alnum(s[start-1]) {
+			sc.open = append(sc.open, cut{at: start, secret: -1, id: ru.id})
+		}
+		return
 	}
-	if ru.word && start > 0 && alnum(s[start-1]) {
-		return match{}, false
+}
+
+// undecided returns the match of ru from start when text after s may
+// still change it: when its expression is still going at the end, or when
+// it ends there and must be a whole word (the next character decides).
+func (ru *rule) undecided(s string, start int) (cut, bool) {
+	alive, secret, end := undecided(ru.prog, ru.group, s[start:])
+	switch {
+	case alive:
+		if secret >= 0 {
+			secret += start
+		}
+	case ru.word && end == len(s)-start:
+		m, ok := ru.matchAt(s, start)
+		if !ok {
+			return cut{}, false
+		}
+		secret = m.start
+	default:
+		return cut{}, false
 	}
+	return cut{at: start, secret: secret, id: ru.id}, true
+}
+
+// matchAt matches ru from start.
+func (ru *rule) matchAt(s string, start int) (match, bool) {
 	window := s[start:min(len(s), start+ru.maxLen)]
 	loc := ru.re.FindStringSubmatchIndex(window)
 	if loc == nil {
-		return ru.cutAt(s, start, p)
+		return match{}, false
 	}
 	end := start + loc[1]
 	if ru.word && end < len(s) && alnum(s[end]) {
@@ -143,35 +193,8 @@ func (ru *rule) matchAt(s string, p int) (match, bool) {
 	if gs < 0 || ru.valid != nil && !ru.valid(window[gs:ge]) {
 		return match{}, false
 	}
-	return match{start: start + gs, end: start + ge, id: ru.id}, true
+	return match{at: start, start: start + gs, end: start + ge, id: ru.id}, true
 }
-
-// cutAt matches a token cut off by the end of s: from its keyword to the
-// end there are at least minCut characters after the keyword, and the
-// rule's expression would match had more characters come (it matches
-// the text padded with zeros, into the padding).
-func (ru *rule) cutAt(s string, start, p int) (match, bool) {
-	if !ru.cut || len(s)-p > ru.maxLen {
-		return match{}, false
-	}
-	kw := ""
-	for _, k := range ru.keywords {
-		if strings.HasPrefix(s[p:], k) {
-			kw = k
-		}
-	}
-	if kw == "" || len(s)-p-len(kw) < minCut {
-		return match{}, false
-	}
-	loc := ru.re.FindStringIndex(s[start:] + padding)
-	if loc == nil || start+loc[1] <= len(s) {
-		return match{}, false
-	}
-	return match{start: start, end: len(s), id: ru.id}, true
-}
-
-// padding completes a cut token for cutAt.
-var padding = strings.Repeat("0", 128)
 
 func alnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'

@@ -11,11 +11,15 @@
 // The contract (docs/spec.md §2.5):
 //
 //   - Every byte counts toward the total.
-//   - Memory holds at most MaxBytes of the stream, plus one read buffer: the
-//     first HeadBytes (the head, docs/spec.md §3.4a; none by default) and a
-//     tail of at most MaxBytes − HeadBytes. When the tail's cut falls inside
-//     a UTF-8 character the kept text starts at the next character, so it
-//     may be up to 3 bytes shorter.
+//   - Memory holds at most MaxBytes of the stream, plus ContextBytes and one
+//     read buffer: the first HeadBytes (the head, docs/spec.md §3.4a; none
+//     by default) and a tail of at most MaxBytes − HeadBytes, and once the
+//     stream overflows, up to ContextBytes before the tail: not part of the
+//     kept text, but reported beside it (Before) for whoever must read the
+//     tail in the light of what came before it (redaction, docs/spec.md
+//     §14). When the tail's cut falls inside a UTF-8 character the kept
+//     text starts at the next character, so it may be up to 3 bytes
+//     shorter.
 //   - The head of an overflowing stream ends just after its last newline
 //     when one lies in its last 1024 bytes, else after its last complete
 //     character. The bytes between the kept head and the kept tail, those
@@ -35,9 +39,10 @@
 //     nothing between it and the tail was dropped.
 //   - A Consumed collector (a background stream, read only by ReadNew) is
 //     parked when it closes: memory keeps at most ParkedBytes of its
-//     unread bytes, and reads take the rest back from its spill file
-//     (made then, if the stream never overflowed), so a finished stream
-//     nobody has read costs a kilobyte rather than MaxBytes, twice.
+//     unread bytes, and reads take the rest (and a lossy read's before)
+//     back from its spill file (made then, if the stream never
+//     overflowed), so a finished stream nobody has read costs a kilobyte
+//     rather than MaxBytes, twice.
 //   - [Collector.Yield] reports the kept text so far as Close would, and
 //     consumes it: reads go on after it (a foreground run that continues
 //     in the background, docs/spec.md §12).
@@ -84,6 +89,10 @@ type Options struct {
 	// HeadBytes is the start of the stream kept besides the tail, out of
 	// MaxBytes; 0 keeps the tail only. It must be >= 0 and < MaxBytes.
 	HeadBytes int64
+	// ContextBytes is kept before the tail once the stream overflows,
+	// besides MaxBytes: Result.Before and the before of a lossy read. It
+	// must be >= 0.
+	ContextBytes int64
 	// MaxSpillBytes caps the spill file; it must be > 0.
 	MaxSpillBytes int64
 	// Spill creates the spill file. Nil means none is ever made: an
@@ -107,6 +116,10 @@ type Result struct {
 	// Head is the kept start of a truncated stream as valid UTF-8, cut
 	// back to a line end or a character end; empty without a head.
 	Head string
+	// Before is what came just before Text in a truncated stream, up to
+	// ContextBytes from a character start, as valid UTF-8: not kept text
+	// (its bytes count as omitted), context for reading Text.
+	Before string
 	// OmittedBytes counts the raw bytes of a truncated stream in neither
 	// Head nor Text: the total less their raw bytes.
 	OmittedBytes int64
@@ -169,8 +182,8 @@ func New(opts Options) *Collector {
 	if opts.MaxBytes <= 0 || opts.MaxSpillBytes <= 0 {
 		panic(fmt.Sprintf("capture: MaxBytes (%d) and MaxSpillBytes (%d) must be > 0", opts.MaxBytes, opts.MaxSpillBytes))
 	}
-	if opts.HeadBytes < 0 || opts.HeadBytes >= opts.MaxBytes {
-		panic(fmt.Sprintf("capture: HeadBytes (%d) must be >= 0 and < MaxBytes (%d)", opts.HeadBytes, opts.MaxBytes))
+	if opts.HeadBytes < 0 || opts.HeadBytes >= opts.MaxBytes || opts.ContextBytes < 0 {
+		panic(fmt.Sprintf("capture: HeadBytes (%d) must be >= 0 and < MaxBytes (%d), ContextBytes (%d) >= 0", opts.HeadBytes, opts.MaxBytes, opts.ContextBytes))
 	}
 	return &Collector{opts: opts}
 }
@@ -297,9 +310,15 @@ func growSize(cur, need, limit int) int {
 	return min(max(2*cur, need, minAlloc), limit)
 }
 
-// appendTail adds p to the ring. Called with mu held.
+// appendTail adds p to the ring. Called with mu held, after total counted
+// p.
 func (c *Collector) appendTail(p []byte) {
 	limit := int(c.opts.MaxBytes - c.opts.HeadBytes)
+	if c.overflowed() {
+		// The context joins the ring only now, so a stream that fits
+		// never allocates it. Until now the ring never wrapped.
+		limit += int(c.opts.ContextBytes)
+	}
 	if len(p) >= limit {
 		if len(c.tail) != limit {
 			c.tail = make([]byte, limit)
@@ -346,33 +365,64 @@ func (c *Collector) dropped() int64 {
 	return c.total - int64(len(c.head)) - int64(c.n)
 }
 
-// keptFrom is the stream offset from which the kept bytes run without a
-// gap to the end: 0 while nothing was dropped, else the ring's first byte.
-// Called with mu held.
-func (c *Collector) keptFrom() int64 {
-	if c.dropped() == 0 {
-		return 0
-	}
-	return c.total - int64(c.n)
+// overflowed reports that the stream outgrew MaxBytes: its text is cut.
+// Called with mu or wmu held.
+func (c *Collector) overflowed() bool {
+	return c.total > c.opts.MaxBytes
 }
 
-// copyFrom copies the kept bytes from stream offset off to the end.
-// Called with mu held; off must be at or after keptFrom.
-func (c *Collector) copyFrom(off int64) []byte {
-	out := make([]byte, 0, c.total-off)
+// keptFrom is the stream offset from which the kept bytes run without a
+// gap to the end: 0 while the stream fits, else the tail's first byte.
+// Called with mu held.
+func (c *Collector) keptFrom() int64 {
+	if !c.overflowed() {
+		return 0
+	}
+	return c.total - (c.opts.MaxBytes - c.opts.HeadBytes)
+}
+
+// before returns up to ContextBytes of the stream just before offset at,
+// from a character start: what memory holds of it. (Where the kept text
+// starts after at, at the next character, the bytes skipped join it.)
+// Called with mu held.
+func (c *Collector) before(at int64) []byte {
+	from := c.total - int64(c.n) // the ring's first byte
+	if c.dropped() == 0 {
+		from = 0 // the head, then the ring, without a gap
+	}
+	from = max(from, at-c.opts.ContextBytes)
+	if from >= at {
+		return nil
+	}
+	b := c.copyRange(from, at)
+	return b[skipContinuation(b):]
+}
+
+// copyFrom copies the bytes in memory from stream offset off to the end.
+// Called with mu held; memory must hold off (at or after the ring's first
+// byte, or anywhere when nothing was dropped).
+func (c *Collector) copyFrom(off int64) []byte { return c.copyRange(off, c.total) }
+
+// copyRange copies the bytes in memory from stream offset off to end, as
+// copyFrom.
+func (c *Collector) copyRange(off, end int64) []byte {
+	out := make([]byte, 0, end-off)
 	if off < int64(len(c.head)) { // nothing was dropped: the head comes first
-		out = append(out, c.head[off:]...)
+		out = append(out, c.head[off:min(end, int64(len(c.head)))]...)
 		off = int64(len(c.head))
 	}
-	skip := int(off - (c.total - int64(c.n)))
+	if off >= end {
+		return out
+	}
+	skip, take := int(off-(c.total-int64(c.n))), int(end-off)
 	first, second := c.segments()
 	if skip < len(first) {
-		out = append(out, first[skip:]...)
-		out = append(out, second...)
-	} else {
-		out = append(out, second[skip-len(first):]...)
+		k := min(take, len(first)-skip)
+		out = append(out, first[skip:skip+k]...)
+		return append(out, second[:take-k]...)
 	}
-	return out
+	skip -= len(first)
+	return append(out, second[skip:skip+take]...)
 }
 
 // ReadFrom copies r into the Collector until EOF or an error (a pipe's read
@@ -422,6 +472,13 @@ func (c *Collector) SpillPath() string {
 // back for the next read. A head counts as kept only while nothing after it
 // was dropped: once something was, ReadNew reads on from the tail.
 func (c *Collector) ReadNew() (data []byte, lossy bool) {
+	data, _, lossy = c.ReadNewAfter()
+	return data, lossy
+}
+
+// ReadNewAfter is ReadNew that also returns, for a lossy read, before:
+// what came just before data, up to ContextBytes (as Result.Before).
+func (c *Collector) ReadNewAfter() (data, before []byte, lossy bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.park.on {
@@ -433,18 +490,19 @@ func (c *Collector) ReadNew() (data []byte, lossy bool) {
 		lossy, from = true, kept
 	}
 	if from == c.total {
-		return nil, lossy
+		return nil, nil, lossy
 	}
 	data = c.copyFrom(from)
 	if lossy {
 		cut := skipContinuation(data)
+		before = append(c.before(from), data[:cut]...)
 		data, from = data[cut:], from+int64(cut)
 	}
 	if !c.closed {
 		data = data[:len(data)-incompleteSuffix(data)]
 	}
 	c.readPos = from + int64(len(data))
-	return data, lossy
+	return data, before, lossy
 }
 
 // Close ends the stream: it closes the spill file and computes the final
@@ -542,15 +600,19 @@ func (c *Collector) keptUpTo(open bool) (r Result, held int) {
 		n := incompleteSuffix(b)
 		return b[:len(b)-n], n
 	}
-	if c.dropped() == 0 {
+	if !c.overflowed() {
 		all, n := hold(c.copyFrom(0))
 		return Result{Text: Text(all)}, n
 	}
 	head := c.head[:headCut(c.head)]
-	tail := c.copyFrom(c.total - int64(c.n))
-	tail, held = hold(tail[skipContinuation(tail):])
+	from := c.keptFrom()
+	tail := c.copyFrom(from)
+	cut := skipContinuation(tail)
+	before := append(c.before(from), tail[:cut]...)
+	tail, held = hold(tail[cut:])
 	return Result{
 		Head:         Text(head),
+		Before:       Text(before),
 		Text:         Text(tail),
 		OmittedBytes: c.total - int64(held) - int64(len(head)) - int64(len(tail)),
 		Truncated:    true,

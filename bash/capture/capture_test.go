@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -769,5 +770,72 @@ func TestYieldReportsSoFarAndReadsGoOnAfterIt(t *testing.T) {
 	}
 	if again := c.Yield(); again.Text != final.Text {
 		t.Fatalf("yield after close: %+v", again)
+	}
+}
+
+// TestBeforeIsWhatCameBeforeTheTail: with ContextBytes, a truncated
+// stream's Result and a lossy read report what came just before their
+// text, ContextBytes of it at most (docs/spec.md §14), and keep the same
+// texts and counts as without: the context is beside them.
+func TestBeforeIsWhatCameBeforeTheTail(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 15))
+	for round := range 500 {
+		limit := int64(2 + r.IntN(40))
+		head, context := int64(r.IntN(int(limit))), int64(r.IntN(60))
+		var stream strings.Builder
+		with := New(Options{Stream: "stdout", MaxBytes: limit, HeadBytes: head, ContextBytes: context, MaxSpillBytes: 1 << 20})
+		without := New(Options{Stream: "stdout", MaxBytes: limit, HeadBytes: head, MaxSpillBytes: 1 << 20})
+		reader := New(Options{Stream: "stdout", MaxBytes: limit, ContextBytes: context, MaxSpillBytes: 1 << 20})
+		read := 0 // what reads returned or skipped of the stream
+		for range r.IntN(8) {
+			chunk := strings.Repeat(string(rune('a'+r.IntN(26))), r.IntN(30))
+			stream.WriteString(chunk)
+			write(t, with, chunk)
+			write(t, without, chunk)
+			write(t, reader, chunk)
+			if r.IntN(2) == 0 {
+				data, before, lossy := reader.ReadNewAfter()
+				at := stream.Len() - len(data)
+				if want := stream.String()[max(0, at-int(context)):at]; lossy && string(before) != want || !lossy && (before != nil || at != read) {
+					t.Fatalf("round %d: read %q after %q (lossy %v), stream %q", round, data, before, lossy, stream.String())
+				}
+				read = stream.Len()
+			}
+		}
+		got, want := with.Close(), without.Close()
+		if got.Truncated {
+			at := stream.Len() - len(got.Text)
+			if wantBefore := stream.String()[max(0, at-int(context)):at]; got.Before != wantBefore {
+				t.Fatalf("round %d: Before %q, want %q (stream %q)", round, got.Before, wantBefore, stream.String())
+			}
+		} else if got.Before != "" {
+			t.Fatalf("round %d: Before %q of a stream that fits", round, got.Before)
+		}
+		got.Before = ""
+		if got != want {
+			t.Fatalf("round %d: with context %+v, without %+v", round, got, want)
+		}
+	}
+}
+
+// TestContextCostsOnlyOverflowingStreams: a stream that fits allocates
+// no context; one that overflows keeps ContextBytes more, no further.
+func TestContextCostsOnlyOverflowingStreams(t *testing.T) {
+	const max, head, context = 64000, 16000, 16 << 10
+	c := New(Options{Stream: "stdout", MaxBytes: max, HeadBytes: head, ContextBytes: context, MaxSpillBytes: 1 << 30})
+	if _, err := c.ReadFrom(io.LimitReader(zeros{}, max)); err != nil {
+		t.Fatal(err)
+	}
+	if cap(c.tail) > max-head {
+		t.Fatalf("a stream that fits holds a ring of %d bytes, want at most %d", cap(c.tail), max-head)
+	}
+	if _, err := c.ReadFrom(io.LimitReader(zeros{}, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.head)+len(c.tail) != max+context {
+		t.Fatalf("an overflowing stream holds %d bytes, want %d", len(c.head)+len(c.tail), max+context)
+	}
+	if r := c.Close(); len(r.Before) != context || len(r.Head)+len(r.Text) != max {
+		t.Fatalf("Before %d bytes, head and tail %d", len(r.Before), len(r.Head)+len(r.Text))
 	}
 }

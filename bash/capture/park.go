@@ -17,11 +17,13 @@ type Reopener interface {
 }
 
 // parked is what a closed Consumed stream keeps: its unread bytes from
-// from on, those before fileTo in the spill file and the rest in tail.
+// from on, and before them from keep on when the next read is lossy (its
+// before); those before fileTo in the spill file and the rest in tail.
 // Guarded by Collector.mu.
 type parked struct {
 	on     bool
 	from   int64 // where a read that fell behind resumes (lossy)
+	keep   int64 // the first byte kept: from, or its context's first
 	fileTo int64
 	tail   []byte // the stream's bytes [fileTo, total)
 }
@@ -31,10 +33,17 @@ type parked struct {
 // one that stopped at MaxSpillBytes), the ring stays as it is. Called by
 // Close with wmu and mu held.
 func (c *Collector) parkStream() {
-	c.result = Result{Truncated: c.dropped() > 0, OmittedBytes: c.dropped()}
+	c.result = Result{Truncated: c.overflowed(), OmittedBytes: c.keptFrom() - int64(len(c.head))}
+	if !c.overflowed() {
+		c.result.OmittedBytes = 0
+	}
 	from := max(c.readPos, c.keptFrom())
-	if c.total-from <= ParkedBytes {
-		c.parkAt(from, from)
+	keep := from
+	if c.readPos < from { // the next read is lossy: keep its before too
+		keep = from - int64(len(c.before(from)))
+	}
+	if c.total-keep <= ParkedBytes {
+		c.parkAt(from, keep, keep)
 		return
 	}
 	if _, ok := c.opts.Spill.(Reopener); !ok {
@@ -46,12 +55,12 @@ func (c *Collector) parkStream() {
 	if c.path == "" || c.spillBytes < c.total {
 		return
 	}
-	c.parkAt(from, c.total-ParkedBytes)
+	c.parkAt(from, keep, c.total-ParkedBytes)
 }
 
 // parkAt keeps the bytes from fileTo on in memory and drops the ring.
-func (c *Collector) parkAt(from, fileTo int64) {
-	c.park = parked{on: true, from: from, fileTo: fileTo, tail: c.copyFrom(fileTo)}
+func (c *Collector) parkAt(from, keep, fileTo int64) {
+	c.park = parked{on: true, from: from, keep: keep, fileTo: fileTo, tail: c.copyFrom(fileTo)}
 	c.head, c.tail, c.start, c.n = nil, nil, 0, 0
 }
 
@@ -79,31 +88,35 @@ func (c *Collector) spillWhole() bool {
 	return true
 }
 
-// readParked is ReadNew on a parked stream: the unread bytes, from the
-// spill file and the tail in memory. A spill file that cannot be read
-// back (deleted meanwhile) makes the read lossy: it returns the tail.
-// Called with mu held.
-func (c *Collector) readParked() (data []byte, lossy bool) {
-	from := c.readPos
+// readParked is ReadNewAfter on a parked stream: the unread bytes, from
+// the spill file and the tail in memory. A spill file that cannot be read
+// back (deleted meanwhile) makes the read lossy: it returns the tail, with
+// no before. Called with mu held.
+func (c *Collector) readParked() (data, before []byte, lossy bool) {
+	from, lo := c.readPos, c.readPos
 	if from < c.park.from {
-		lossy, from = true, c.park.from
+		lossy, from, lo = true, c.park.from, c.park.keep
 	}
 	if from == c.total {
-		return nil, lossy
+		return nil, nil, lossy
 	}
-	if from < c.park.fileTo {
-		if part, err := c.readSpill(from, c.park.fileTo); err == nil {
-			data = part
+	var all []byte
+	if lo < c.park.fileTo {
+		if part, err := c.readSpill(lo, c.park.fileTo); err == nil {
+			all = part
 		} else {
-			lossy, from = true, c.park.fileTo
+			lossy, from, lo = true, max(from, c.park.fileTo), c.park.fileTo
 		}
 	}
-	data = append(data, c.park.tail[max(0, from-c.park.fileTo):]...)
+	all = append(all, c.park.tail[max(0, lo-c.park.fileTo):]...)
+	before, data = all[:from-lo], all[from-lo:]
 	if lossy {
-		data = data[skipContinuation(data):]
+		cut := skipContinuation(data)
+		before, data = all[:from-lo+int64(cut)], data[cut:]
+		before = before[skipContinuation(before):]
 	}
 	c.readPos, c.park.tail = c.total, nil // all read: nothing to keep
-	return data, lossy
+	return data, before, lossy
 }
 
 // readSpill reads the bytes [from, to) of the stream from its spill file.

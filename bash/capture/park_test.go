@@ -20,20 +20,21 @@ func spillDir(t *testing.T) *SpillDir {
 }
 
 // TestParkedReadsAsUnparked: a Consumed stream reads the same, chunk for
-// chunk, lossy or not, as one that is not parked, whatever was read
-// before it ended; and what it keeps in memory once closed is at most
-// ParkedBytes.
+// chunk, lossy or not, and with the same before, as one that is not
+// parked, whatever was read before it ended; and what it keeps in memory
+// once closed is at most ParkedBytes.
 func TestParkedReadsAsUnparked(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 15))
 	for round := range 300 {
-		max := int64(1 + r.IntN(4000))
-		plain := New(Options{Stream: "stdout", MaxBytes: max, MaxSpillBytes: 1 << 30, Spill: spillDir(t)})
-		parked := consumed(t, max, spillDir(t))
+		max, context := int64(1+r.IntN(4000)), int64(r.IntN(5000))
+		plain := New(Options{Stream: "stdout", MaxBytes: max, ContextBytes: context, MaxSpillBytes: 1 << 30, Spill: spillDir(t)})
+		parked := New(Options{Stream: "stdout", MaxBytes: max, ContextBytes: context, MaxSpillBytes: 1 << 30, Spill: spillDir(t), Consumed: true})
 		read := func() {
-			a, al := plain.ReadNew()
-			b, bl := parked.ReadNew()
-			if string(a) != string(b) || al != bl {
-				t.Fatalf("round %d (max %d): parked read %q, %v; unparked %q, %v", round, max, short(b), bl, short(a), al)
+			a, ab, al := plain.ReadNewAfter()
+			b, bb, bl := parked.ReadNewAfter()
+			if string(a) != string(b) || al != bl || string(ab) != string(bb) {
+				t.Fatalf("round %d (max %d, context %d): parked read %q after %q, %v; unparked %q after %q, %v",
+					round, max, context, short(b), short(bb), bl, short(a), short(ab), al)
 			}
 		}
 		for range r.IntN(6) {

@@ -550,6 +550,7 @@ func (e *Executor) collector(stream string, head int64, consumed bool, observe f
 		Stream:        stream,
 		MaxBytes:      e.maxOutputBytes,
 		HeadBytes:     head,
+		ContextBytes:  bash.ContextBytes,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         e.spill,
 		Consumed:      consumed,

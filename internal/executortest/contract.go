@@ -323,10 +323,11 @@ func testForegroundKeepsTheHead(t *testing.T, h Harness) {
 		want bash.Output
 	}{
 		// seq 1 100 is 292 bytes; its first 32 end inside "14\n", its
-		// last 72 inside "77\n".
-		{"stdout", r.Stdout, bash.Output{Head: SeqLines(1, 13), Text: "7\n" + SeqLines(78, 100), OmittedBytes: 292 - 30 - 72, SpillBytes: 292, TotalBytes: 292}},
+		// last 72 inside "77\n". Before, the context for redaction, is all
+		// that came before the tail: less than bash.ContextBytes.
+		{"stdout", r.Stdout, bash.Output{Head: SeqLines(1, 13), Before: SeqLines(1, 76) + "7", Text: "7\n" + SeqLines(78, 100), OmittedBytes: 292 - 30 - 72, SpillBytes: 292, TotalBytes: 292}},
 		// seq 1001 1100 is 500 bytes, in lines of 5.
-		{"stderr", r.Stderr, bash.Output{Head: SeqLines(1001, 1006), Text: "6\n" + SeqLines(1087, 1100), OmittedBytes: 500 - 30 - 72, SpillBytes: 500, TotalBytes: 500}},
+		{"stderr", r.Stderr, bash.Output{Head: SeqLines(1001, 1006), Before: SeqLines(1001, 1085) + "108", Text: "6\n" + SeqLines(1087, 1100), OmittedBytes: 500 - 30 - 72, SpillBytes: 500, TotalBytes: 500}},
 	} {
 		got := tc.got
 		if !got.Truncated || got.SpillPath == "" {
@@ -498,6 +499,10 @@ func testBackgroundLossyRead(t *testing.T, h Harness) {
 	r := p.Read()
 	if !r.Lossy || !strings.HasSuffix(r.Delta, "\n1000\n") || len(r.Delta) > 100 || r.StdoutSpill == "" || r.StderrSpill != "" {
 		t.Fatalf("read %+v", r)
+	}
+	// What came before the read, for redaction: here, all of it.
+	if out := r.Stdout; !out.Lossy || out.Text != r.Delta || out.Before+out.Text != SeqLines(1, 1000) {
+		t.Fatalf("stdout read: lossy %v, %d bytes before %.20q", out.Lossy, len(out.Before), out.Text)
 	}
 	if data, _ := os.ReadFile(r.StdoutSpill); !strings.HasPrefix(string(data), "1\n2\n") {
 		t.Fatalf("spill starts %.10q", data)

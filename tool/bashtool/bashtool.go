@@ -338,7 +338,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 	}
 	defer release()
 	if report := tool.ProgressFrom(ctx); report != nil {
-		w := watchProgress(report, t.modelText)
+		w := watchProgress(report, func(s string) string { return t.modelPart("", s) })
 		defer w.close()
 		req.Observe = w.observe
 	}
@@ -364,7 +364,9 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 		out.Structured = Structured{TaskID: taskID, Yielded: true}
 		return out, nil
 	}
-	res.Stdout, res.Stderr = t.modelOutput(res.Stdout), t.modelOutput(res.Stderr)
+	if taskID == "" { // a yielded result is model text already (runOrYield)
+		res.Stdout, res.Stderr = t.modelOutput(res.Stdout), t.modelOutput(res.Stderr)
+	}
 	if res.Aborted {
 		// The model never sees these paths: nobody else would delete them.
 		t.spills.removeAll(res.Stdout.SpillPath, res.Stderr.SpillPath)
@@ -420,13 +422,14 @@ func (t *Tool) startProcess(s *session.Session, spec bash.Spec, req bash.Request
 	if err != nil {
 		return tasks.Hooks{}, err
 	}
-	return t.processHooks(s, p, req, spec.TimeoutMs), nil
+	return t.processHooks(s, p, req, spec.TimeoutMs, t.newStreams()), nil
 }
 
 // processHooks are the task hooks of a background process: one started
 // in the background, or a foreground run that yielded (still bound to its
-// timeout of timeoutMs, which then ends it killed, docs/spec.md §12).
-func (t *Tool) processHooks(s *session.Session, p bash.Process, req bash.Request, timeoutMs int64) tasks.Hooks {
+// timeout of timeoutMs, which then ends it killed, docs/spec.md §12). st
+// redacts its reads.
+func (t *Tool) processHooks(s *session.Session, p bash.Process, req bash.Request, timeoutMs int64, st *streams) tasks.Hooks {
 	done := make(chan tasks.Outcome, 1)
 	go func() {
 		<-p.Done()
@@ -454,7 +457,7 @@ func (t *Tool) processHooks(s *session.Session, p bash.Process, req bash.Request
 			} else {
 				t.spills.track(s, r.StdoutSpill, r.StderrSpill)
 			}
-			r.Delta = t.modelText(r.Delta)
+			r.Delta = bash.JoinStreams(st.out.read(r.Stdout, finished), st.err.read(r.Stderr, finished))
 			text := readText(r)
 			if finished {
 				st := p.State()
@@ -479,26 +482,69 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// modelText is command output as the model may read it: without the
-// escape sequences and control characters a terminal would act on
-// (docs/spec.md §3.4), then with its secrets redacted (§14; after the
-// stripping, so that an escape sequence inside a token cannot hide it),
-// then with bidi controls and zero-width characters shown as escapes
-// (§3.4; after the redaction, since an escape's last hex digit would glue
-// to a token after it), then with its lines that look like dsh's markers
-// guarded (last, so that the guard sees each line as the model will). The
-// spill files keep the raw bytes.
+// Command output as the model may read it: without the escape sequences
+// and control characters a terminal would act on (docs/spec.md §3.4),
+// then with its secrets redacted (§14; after the stripping, so that an
+// escape sequence inside a token cannot hide it), then with bidi controls
+// and zero-width characters shown as escapes (§3.4; after the redaction,
+// since an escape's last hex digit would glue to a token after it), then
+// with its lines that look like dsh's markers guarded (last, so that the
+// guard sees each line as the model will: §3.4b). Redaction sees each
+// stream as a stream: a part that starts at a cut (a tail, a lossy read)
+// is redacted with what came before it; at the end of a part a secret
+// that may run on is replaced, or, between two reads, held back for the
+// next; so no part of one shows. The end of a whole output counts as a
+// cut too: the output may be a cut of a file (head -c). The spill files
+// keep the raw bytes.
 //
 // Each piece of output is guarded on its own, its first and last lines as
 // whole ones: dsh puts a line break between a piece and whatever follows
 // it, so a marker split between two pieces never reads as one line.
-func (t *Tool) modelText(s string) string {
-	return marker.Guard(sanitize.ShowInvisible(t.redactor.Text(sanitize.StripControls(s))))
+
+// modelPart is s, a part of a stream, as the model may read it: before is
+// what came just before it (bash.ContextBytes of it, when cut).
+func (t *Tool) modelPart(before, s string) string {
+	b := sanitize.StripControls(before)
+	return shown(t.redactor.Part(b+sanitize.StripControls(s), len(b)))
 }
 
-// modelOutput is o with its head and tail as the model may read them.
+// shown is redacted text as the model reads it: invisible characters as
+// escapes, marker-like lines guarded.
+func shown(s string) string { return marker.Guard(sanitize.ShowInvisible(s)) }
+
+// modelOutput is o, a stream that ended, with its head and tail as the
+// model may read them.
 func (t *Tool) modelOutput(o bash.Output) bash.Output {
-	o.Head, o.Text = t.modelText(o.Head), t.modelText(o.Text)
+	o.Head, o.Text = t.modelPart("", o.Head), t.modelPart(o.Before, o.Text)
+	o.Before = ""
+	return o
+}
+
+// streams redact a process's stdout and stderr read by read.
+type streams struct{ out, err stream }
+
+type stream struct{ *redact.Stream }
+
+func (t *Tool) newStreams() *streams {
+	return &streams{stream{t.redactor.Stream()}, stream{t.redactor.Stream()}}
+}
+
+// read is r as the model may read it: after a loss with what came before
+// it as context; the end of a secret is held back unless end.
+func (st stream) read(r bash.StreamRead, end bool) string {
+	if r.Lossy {
+		st.Cut(sanitize.StripControls(r.Before))
+	}
+	return shown(st.Next(sanitize.StripControls(r.Text), end))
+}
+
+// yielded is o, the output so far of a run that goes on in the
+// background, as the model may read it: its tail is the first piece of
+// st, which the task's reads go on with.
+func (t *Tool) yielded(o bash.Output, st stream) bash.Output {
+	o.Head = t.modelPart("", o.Head)
+	o.Text = st.read(bash.StreamRead{Text: o.Text, Lossy: o.Truncated, Before: o.Before}, false)
+	o.Before = ""
 	return o
 }
 

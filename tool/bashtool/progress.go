@@ -23,7 +23,7 @@ const maxProgressLine = 200
 // stop is called.
 type progressWatch struct {
 	report tool.Progress
-	// text makes output model-facing text ([Tool.modelText]).
+	// text makes output model-facing text ([Tool.modelPart]).
 	text func(string) string
 
 	mu    sync.Mutex

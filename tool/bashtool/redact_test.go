@@ -3,13 +3,17 @@ package bashtool_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
 )
@@ -90,6 +94,158 @@ func TestBackgroundAndProgressSecretsRedacted(t *testing.T) {
 	}
 
 	if got := firstProgress(t, "echo using "+fakePAT); got != "using [REDACTED:github-pat]" {
+		t.Errorf("progress message %q", got)
+	}
+}
+
+// The attacks of a secret split where output is cut (docs/spec.md §14):
+// fakePAT's two halves, each of which must never reach the model.
+var patHalves = [2]string{fakePAT[:11], fakePAT[11:]} // "ghp_Zq3T9xL", 7 characters after the prefix
+
+// showsPart reports which part of fakePAT text shows, "" for none: a
+// half, or 6 characters of it anywhere.
+func showsPart(text string) string {
+	for i := 0; i+6 <= len(fakePAT); i++ {
+		if strings.Contains(text, fakePAT[i:i+6]) {
+			return fakePAT[i : i+6]
+		}
+	}
+	return ""
+}
+
+// openGate lets a command waiting with `read _ < gate` go on.
+func openGate(t *testing.T, gate fifo) {
+	t.Helper()
+	w, err := os.OpenFile(gate.path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+}
+
+// TestSecretSplitBetweenReads: a command prints a token's first half,
+// waits, then prints the rest; the model reads the task between the two.
+// Neither read shows a part of the token, and together they read as the
+// whole output would.
+func TestSecretSplitBetweenReads(t *testing.T) {
+	s := newStack(t, nil)
+	a := session.New("a", "")
+	defer a.End()
+	ready, gate := readyFifo(t), readyFifo(t)
+	id := s.start(t, a, "printf 'token "+patHalves[0]+"'; echo > "+ready.path+"; read _ < "+gate.path+"; printf '"+patHalves[1]+"\\n'")
+	ready.wait(t)
+	// The first half reaches the collector through a goroutine: read
+	// until the text before it is there.
+	var reads []string
+	proctest.Eventually(t, proctest.Wait, func() error {
+		read := s.call(t, a, "task_output", map[string]any{"task_id": id}).Text()
+		reads = append(reads, read)
+		if !strings.HasPrefix(read, "token") {
+			return fmt.Errorf("read %q", read)
+		}
+		return nil
+	})
+	openGate(t, gate)
+	reads = append(reads, s.output(t, a, id))
+	for _, read := range reads {
+		if part := showsPart(read); part != "" {
+			t.Errorf("a read shows %q of the token: %q", part, read)
+		}
+	}
+	if got, want := reads[len(reads)-2]+"|"+reads[len(reads)-1], "token \n[status: running]|[REDACTED:github-pat]\n[status: completed, exit code: 0]"; got != want {
+		t.Errorf("the two reads: %q, want %q", got, want)
+	}
+}
+
+// TestSecretAcrossTheHeadTailCut: tokens straddle the end of a
+// foreground result's head and the start of its tail, in a small output
+// and in a long one with the default limits. Neither shows in part.
+func TestSecretAcrossTheHeadTailCut(t *testing.T) {
+	head := 100.0
+	for _, tc := range []struct {
+		name, command string
+		tune          func(*config.Local)
+	}{
+		// 91 bytes, then the token: the head's 100 bytes end 9 into it; 79
+		// bytes after the second token: the tail's 100 start 21 into it.
+		{"small", "printf '%090d %s' 0 " + fakePAT + "; seq 1 100; printf '%s %077d\\n' " + fakePAT + " 0",
+			func(c *config.Local) { c.MaxOutputBytes, c.KeepHeadBytes = 200, &head }},
+		// The default 16 000-byte head ends 9 bytes into the first token,
+		// the 48 000-byte tail starts 19 bytes into the second.
+		{"default limits", "printf '%015990d %s' 0 " + fakePAT + "; seq 1 30000; printf '%s %047979d\\n' " + fakePAT + " 0", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, config.Bash{}, nil, tc.tune)
+			res := f.call(t, nil, jsonArgs(map[string]any{"command": tc.command, "description": "print tokens around the cut"}))
+			text := res.Text()
+			if part := showsPart(text); part != "" {
+				t.Errorf("the result shows %q of a token", part)
+			}
+			if !strings.Contains(text, "[REDACTED:github-pat]\n[… ") || !strings.Contains(text, "omitted …]\n[REDACTED:github-pat]") {
+				t.Errorf("want the placeholder at the head's end and the tail's start: %.120q … %.120q", text, text[max(0, len(text)-300):])
+			}
+		})
+	}
+}
+
+// TestSecretCutByTheCommand: output that ends inside a token, as head -c
+// of a file (a spill file, read in parts) does, shows no part of it.
+func TestSecretCutByTheCommand(t *testing.T) {
+	f := newFixture(t, config.Bash{}, nil, nil)
+	file := t.TempDir() + "/env"
+	if err := os.WriteFile(file, []byte("GITHUB_TOKEN="+fakePAT+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := f.call(t, nil, jsonArgs(map[string]any{"command": "head -c 24 " + file, "description": "read the start of a file"}))
+	if got, want := res.Text(), "GITHUB_TOKEN=[REDACTED:github-pat]"; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+}
+
+// TestSecretAtALossyReadsStart: a background stream outgrows its tail
+// unread, and the tail starts inside a token: the read, lossy, starts
+// with the token's placeholder, not its end.
+func TestSecretAtALossyReadsStart(t *testing.T) {
+	s := newStack(t, func(c *config.Local) { c.MaxOutputBytes = 2000 })
+	a := session.New("a", "")
+	defer a.End()
+	// 1979 bytes after the token: the 2000-byte tail starts 21 into it.
+	id := s.start(t, a, "printf 'pad %s\\n' "+fakePAT+"; printf '%01977d\\n' 0")
+	got := s.output(t, a, id)
+	if part := showsPart(got); part != "" {
+		t.Errorf("the read shows %q of the token: %.80q", part, got)
+	}
+	if !strings.HasPrefix(got, "[REDACTED:github-pat]\n0000") || !strings.Contains(got, "[some output was dropped from memory") {
+		t.Errorf("read %.80q…, want it to start with the placeholder", got)
+	}
+}
+
+// TestSecretSplitByAYield: a foreground call yields while the output so
+// far ends inside a token; the task's first read has its rest. Neither
+// shows a part of it.
+func TestSecretSplitByAYield(t *testing.T) {
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(300)})
+	a := session.New("a", "")
+	defer a.End()
+	gate := readyFifo(t)
+	res := s.callYielding(t, a, time.Now(), map[string]any{"command": "printf 'token " + patHalves[0] + "'; read _ < " + gate.path + "; printf '" + patHalves[1] + "\\n'", "description": "print a token slowly"})
+	openGate(t, gate)
+	read := s.output(t, a, "bash-1")
+	for _, text := range []string{res.Text(), read} {
+		if part := showsPart(text); part != "" {
+			t.Errorf("%q shows %q of the token", text, part)
+		}
+	}
+	if !strings.HasSuffix(read, "[REDACTED:github-pat]\n[status: completed, exit code: 0]") {
+		t.Errorf("the task's read %q", read)
+	}
+}
+
+// TestProgressCutsNoSecret: the last line of the output so far, a
+// progress message, ends inside a token (more is coming): the token is
+// replaced, not shown in part.
+func TestProgressCutsNoSecret(t *testing.T) {
+	if got := firstProgress(t, "printf 'using "+patHalves[0]+"'"); got != "using [REDACTED:github-pat]" {
 		t.Errorf("progress message %q", got)
 	}
 }

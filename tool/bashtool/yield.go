@@ -69,7 +69,7 @@ var errNotYielded = errors.New("the command finished before it could yield")
 
 // runOrYield runs spec in the foreground and, when the call may yield,
 // hands it to the task runtime at its deadline: taskID is then the task's
-// id and res the output so far.
+// id and res the output so far, already as the model may read it.
 func (t *Tool) runOrYield(ctx context.Context, s *session.Session, req bash.Request, spec bash.Spec) (res bash.Result, taskID string, err error) {
 	arrived, allowed := tool.YieldAllowed(ctx)
 	afterMs := t.cfg.YieldAfter()
@@ -80,7 +80,7 @@ func (t *Tool) runOrYield(ctx context.Context, s *session.Session, req bash.Requ
 	}
 	y := &yielder{
 		yield:    make(chan struct{}),
-		handoff:  make(chan bash.Process, 1),
+		handoff:  make(chan handoff, 1),
 		started:  make(chan startResult, 1),
 		finished: make(chan struct{}),
 	}
@@ -91,17 +91,24 @@ func (t *Tool) runOrYield(ctx context.Context, s *session.Session, req bash.Requ
 			Owner: s,
 			Run: func() (tasks.Hooks, error) {
 				close(y.yield)
-				p := <-y.handoff
-				if p == nil {
+				h := <-y.handoff
+				if h.p == nil {
 					return tasks.Hooks{}, errNotYielded
 				}
-				return t.processHooks(s, p, req, spec.TimeoutMs), nil
+				return t.processHooks(s, h.p, req, spec.TimeoutMs, h.streams), nil
 			},
 		})
 	})
 	res, p, err := t.exec.RunOrYield(ctx, spec, y.yield)
 	close(y.finished)
-	y.handoff <- p // read by the task's Run, if the start got that far
+	h := handoff{p: p}
+	if p != nil {
+		// The output so far is the first piece of the task's reads, so it
+		// is redacted as one: a secret it ends in is held back for them.
+		h.streams = t.newStreams()
+		res.Stdout, res.Stderr = t.yielded(res.Stdout, h.streams.out), t.yielded(res.Stderr, h.streams.err)
+	}
+	y.handoff <- h // read by the task's Run, if the start got that far
 	if p == nil {
 		y.wg.Wait()
 		return res, "", err
@@ -118,11 +125,18 @@ func (t *Tool) runOrYield(ctx context.Context, s *session.Session, req bash.Requ
 
 // yielder is what the call and its deadline's goroutine share.
 type yielder struct {
-	yield    chan struct{}     // closed by the task's Run: RunOrYield hands over
-	handoff  chan bash.Process // RunOrYield's process (nil: none), sent once
-	started  chan startResult  // the task start's outcome, once it was tried
-	finished chan struct{}     // closed once RunOrYield returned
-	wg       sync.WaitGroup    // the deadline's goroutine
+	yield    chan struct{}    // closed by the task's Run: RunOrYield hands over
+	handoff  chan handoff     // RunOrYield's process (nil: none), sent once
+	started  chan startResult // the task start's outcome, once it was tried
+	finished chan struct{}    // closed once RunOrYield returned
+	wg       sync.WaitGroup   // the deadline's goroutine
+}
+
+// handoff is the process a run yielded and the redaction of its output,
+// which its reads go on with.
+type handoff struct {
+	p       bash.Process
+	streams *streams
 }
 
 type startResult struct {
