@@ -85,7 +85,26 @@ func (s *Server) HTTPServer(opts HTTPOptions) (*http.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	readTimeout := opts.ReadTimeout
+	return s.guarded(h, g, opts.ReadTimeout), nil
+}
+
+// HealthServer returns an http.Server for [Server.Health] on a listener of
+// its own (dsh serve --metrics-addr), hardened as [Server.HTTPServer] is:
+// the same timeouts, and the same bound of maxPending (0:
+// DefaultMaxPendingConns) on connections no request has authenticated.
+// Only a request to /metrics that carries the token authenticates its
+// connection; with noAuth none does, so every connection there is closed
+// after its response.
+func (s *Server) HealthServer(metrics http.Handler, token string, noAuth bool, maxPending int) *http.Server {
+	g := newConnGuard(maxPending)
+	mux := http.NewServeMux()
+	s.healthRoutes(mux, metrics, token, noAuth, g)
+	return s.guarded(mux, g, 0)
+}
+
+// guarded is the http.Server of h whose connections g guards, with the
+// timeouts of [Server.HTTPServer]; readTimeout 0 means a minute.
+func (s *Server) guarded(h http.Handler, g *connGuard, readTimeout time.Duration) *http.Server {
 	if readTimeout <= 0 {
 		readTimeout = defaultReadTimeout
 	}
@@ -97,7 +116,7 @@ func (s *Server) HTTPServer(opts HTTPOptions) (*http.Server, error) {
 		ConnContext:       g.connContext,
 		ConnState:         g.connState,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}, nil
+	}
 }
 
 // Handler returns the streamable HTTP endpoint, served at /mcp.
@@ -141,7 +160,7 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 	h = sameOrigin(h)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	s.healthRoutes(mux, opts.Metrics, opts.Token, opts.NoAuth)
+	s.healthRoutes(mux, opts.Metrics, opts.Token, opts.NoAuth, g)
 	return mux, nil
 }
 

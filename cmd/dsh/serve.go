@@ -179,8 +179,9 @@ func serve(f serveFlags, s streams) error {
 		if err != nil {
 			return failure("serve: --metrics-addr: %v", err)
 		}
-		ms = &http.Server{Handler: fe.srv.Health(m.Handler(), token, token == "" || f.metricsNoAuth || isLoopback(metricsAddr.host)),
-			ReadHeaderTimeout: 10 * time.Second}
+		// The same guards as the main listener's: a flood of idle
+		// connections here must not take what sessions and commands need.
+		ms = fe.srv.HealthServer(m.Handler(), token, token == "" || f.metricsNoAuth || isLoopback(metricsAddr.host), 0)
 		go func() { served <- ms.Serve(mln) }()
 		log.Info("dsh serving metrics", "url", "http://"+mln.Addr().String()+"/metrics")
 	}
