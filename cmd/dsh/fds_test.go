@@ -109,3 +109,39 @@ func TestServeMetricsFlood(t *testing.T) {
 	closeAll(conns)
 	stopServe(t, cmd)
 }
+
+// TestServeKeepsFDsForCommands: connections that stay open (with
+// --no-auth any request to /mcp authenticates its connection, which then
+// stays alive) stop short of the descriptors commands need: a session
+// opened before the flood still runs a command while the flood holds its
+// connections, the connections past the reserve are refused, and once the
+// flood is gone new clients are served again.
+func TestServeKeepsFDsForCommands(t *testing.T) {
+	t.Parallel()
+	cmd, stderr := startServe(t, "ulimit -n 1024", nil, "--no-auth", "--addr", "127.0.0.1:0")
+	url := stderr.await(t, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
+	hostPort := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	cs := connectMCP(t, url, "")
+	echoOK(t, cs, "before the flood")
+
+	conns, answered := flood(t, hostPort, "GET /mcp HTTP/1.1\r\nHost: x\r\n\r\n", floodConns)
+	t.Logf("%d of %d connections answered", answered, floodConns)
+	echoOK(t, cs, "while the flood holds its connections")
+	if answered >= 1024-fdReserveBase {
+		t.Errorf("%d connections were answered; want fewer than %d", answered, 1024-fdReserveBase)
+	}
+	stderr.await(t, regexp.MustCompile(`msg="refused connections: the open files left are kept for commands" listener=mcp`))
+
+	closeAll(conns)
+	proctest.Eventually(t, proctest.Wait, func() error {
+		resp, err := (&http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}).Get("http://" + hostPort + "/healthz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	})
+	echoOK(t, connectMCP(t, url, ""), "a new session after the flood")
+	_ = cs.Close()
+	stopServe(t, cmd)
+}

@@ -214,7 +214,10 @@
 // or SIGTERM the HTTP server shuts down (open streams get 5 s to finish, then
 // their connections are closed), every session ends, the app closes, and dsh
 // exits 0. DSH_TOKEN never reaches a command: the executor's credential
-// scrub drops it by name.
+// scrub drops it by name. Both listeners (--addr, --metrics-addr) bound
+// the connections that never authenticated, and neither accepts a
+// connection into the last file descriptors, which are kept for commands
+// (fds.go).
 package main
 
 import (

@@ -166,8 +166,9 @@ func serve(f serveFlags, s streams) error {
 	if err != nil {
 		return failure("serve: %v", err)
 	}
+	running := fe.commandsRunning
 	served := make(chan error, 2)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(reserveFDs(ln, "mcp", running, log)) }()
 	if addr.socket != "" {
 		log.Info("dsh serving MCP", "socket", addr.socket, "url", url, "auth", token != "")
 	} else {
@@ -182,7 +183,7 @@ func serve(f serveFlags, s streams) error {
 		// The same guards as the main listener's: a flood of idle
 		// connections here must not take what sessions and commands need.
 		ms = fe.srv.HealthServer(m.Handler(), token, token == "" || f.metricsNoAuth || isLoopback(metricsAddr.host), 0)
-		go func() { served <- ms.Serve(mln) }()
+		go func() { served <- ms.Serve(reserveFDs(mln, "metrics", running, log)) }()
 		log.Info("dsh serving metrics", "url", "http://"+mln.Addr().String()+"/metrics")
 	}
 
