@@ -181,6 +181,9 @@ type Tasks struct {
 	// MaxRunningPerSession caps one session's live background tasks
 	// (default 64).
 	MaxRunningPerSession int `yaml:"maxRunningPerSession,omitempty"`
+	// MaxRunning caps the live background tasks of all sessions together
+	// (default 256).
+	MaxRunning int `yaml:"maxRunning,omitempty"`
 	// WaitTimeoutMs is task_output's default wait (default 30000).
 	WaitTimeoutMs float64 `yaml:"waitTimeoutMs,omitempty"`
 	// MaxWaitTimeoutMs caps task_output's waits (default 600000).
@@ -190,6 +193,7 @@ type Tasks struct {
 // Defaults of [Tasks].
 const (
 	DefaultMaxRunningPerSession = 64
+	DefaultMaxRunning           = 256
 	DefaultWaitTimeoutMs        = 30000
 	DefaultMaxWaitTimeoutMs     = 600000
 )
@@ -336,6 +340,9 @@ func (t Tasks) WithDefaults() Tasks {
 	if t.MaxRunningPerSession == 0 {
 		t.MaxRunningPerSession = DefaultMaxRunningPerSession
 	}
+	if t.MaxRunning == 0 {
+		t.MaxRunning = DefaultMaxRunning
+	}
 	if t.WaitTimeoutMs == 0 {
 		t.WaitTimeoutMs = DefaultWaitTimeoutMs
 	}
@@ -350,8 +357,13 @@ func (t Tasks) WithDefaults() Tasks {
 // is not positive and finite, and a default wait above the cap once the
 // defaults apply ("waitTimeoutMs (30000) exceeds maxWaitTimeoutMs (1000)").
 func (t Tasks) Validate() error {
-	if t.MaxRunningPerSession < 0 {
-		return errType("maxRunningPerSession", "a positive integer", 0)
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"maxRunningPerSession", t.MaxRunningPerSession}, {"maxRunning", t.MaxRunning}} {
+		if n.v < 0 {
+			return errType(n.key, "a positive integer", 0)
+		}
 	}
 	for _, n := range []struct {
 		key string

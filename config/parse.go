@@ -175,6 +175,7 @@ func (f *File) decoder() decoder {
 		)},
 		field{"tasks", mapping(
 			field{"maxRunningPerSession", count(&f.Tasks.MaxRunningPerSession)},
+			field{"maxRunning", count(&f.Tasks.MaxRunning)},
 			field{"waitTimeoutMs", number(&f.Tasks.WaitTimeoutMs)},
 			field{"maxWaitTimeoutMs", number(&f.Tasks.MaxWaitTimeoutMs)},
 		)},

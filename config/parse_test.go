@@ -388,13 +388,13 @@ local:
   env: {set: {A: 1}}
 tools: [tasks, bash]
 bash: {enableRunInBackground: true}
-tasks: {maxRunningPerSession: 3, waitTimeoutMs: 10, maxWaitTimeoutMs: 20.5}
+tasks: {maxRunningPerSession: 3, maxRunning: 9, waitTimeoutMs: 10, maxWaitTimeoutMs: 20.5}
 `, File{
 			Executor: "local",
 			Local:    Local{Cwd: "/srv", TimeoutMs: 1000, GraceMs: 50, Env: Env{Set: map[string]string{"A": "1"}}},
 			Tools:    []string{"tasks", "bash"},
 			Bash:     Bash{EnableRunInBackground: ptr(true)},
-			Tasks:    Tasks{MaxRunningPerSession: 3, WaitTimeoutMs: 10, MaxWaitTimeoutMs: 20.5},
+			Tasks:    Tasks{MaxRunningPerSession: 3, MaxRunning: 9, WaitTimeoutMs: 10, MaxWaitTimeoutMs: 20.5},
 		}},
 		{"nulls are absent", "executor: ~\nlocal: ~\ntools: ~\nbash: {enableRunInBackground: ~}\ntasks: {waitTimeoutMs: ~}\n", File{}},
 		{"bash only", "tools: [bash]\n", File{Tools: []string{"bash"}}},
@@ -426,7 +426,7 @@ func TestParseFileErrors(t *testing.T) {
 		{"near miss in a section", "local:\n  timeoutMsec: 5\n", `local.timeoutMsec: unknown key (line 2); did you mean local.timeoutMs?`},
 		{"snake case", "local:\n  timeout_ms: 5\n", `local.timeout_ms: unknown key (line 2); did you mean local.timeoutMs?`},
 		{"wrong case", "local:\n  TimeoutMs: 5\n", `local.TimeoutMs: unknown key (line 2); did you mean local.timeoutMs?`},
-		{"a prefix", "tasks:\n  maxRunning: 5\n", `tasks.maxRunning: unknown key (line 2); did you mean tasks.maxRunningPerSession?`},
+		{"a prefix", "tasks:\n  maxWait: 5\n", `tasks.maxWait: unknown key (line 2); did you mean tasks.maxWaitTimeoutMs?`},
 		{"a key of another section", "local:\n  waitTimeoutMs: 5\n", `local.waitTimeoutMs: unknown key (line 2)`},
 		{"nothing near", "local:\n  frobnicate: 5\n", `local.frobnicate: unknown key (line 2)`},
 		{"duplicate key", "tools: [bash]\ntools: [tasks]\n", `tools: duplicate key (line 2)`},
@@ -467,6 +467,7 @@ func TestParseFileErrors(t *testing.T) {
 		{"tasks unknown key", "tasks: {foo: 1}\n", `tasks.foo: unknown key (line 1)`},
 		{"running limit zero", "tasks: {maxRunningPerSession: 0}\n", "tasks.maxRunningPerSession must be a positive integer (line 1)"},
 		{"running limit fraction", "tasks: {maxRunningPerSession: 1.5}\n", "tasks.maxRunningPerSession must be a positive integer (line 1)"},
+		{"server running limit zero", "tasks: {maxRunning: 0}\n", "tasks.maxRunning must be a positive integer (line 1)"},
 		{"wait type", "tasks: {waitTimeoutMs: \"5\"}\n", "tasks.waitTimeoutMs must be a number (line 1)"},
 		{"wait zero", "tasks: {waitTimeoutMs: 0}\n", "tasks.waitTimeoutMs must be a positive finite number (line 1)"},
 		{"wait infinite", "tasks: {maxWaitTimeoutMs: .inf}\n", "tasks.maxWaitTimeoutMs must be a positive finite number (line 1)"},
@@ -512,7 +513,7 @@ func TestErrorKeyAndLine(t *testing.T) {
 func TestFileWithDefaults(t *testing.T) {
 	on, off := ptr(true), ptr(false)
 	local := Local{}.WithDefaults()
-	tasks := Tasks{MaxRunningPerSession: 64, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
+	tasks := Tasks{MaxRunningPerSession: 64, MaxRunning: 256, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
 	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20}
 	yield := ptr(50000.0)
 	for _, tc := range []struct {

@@ -50,6 +50,7 @@
 //	  maxForeground: 128     # of all sessions
 //	tasks:                   # the task runtime and task_output/task_list/task_kill
 //	  maxRunningPerSession: 64
+//	  maxRunning: 256        # of all sessions
 //	  waitTimeoutMs: 30000
 //	  maxWaitTimeoutMs: 600000
 //	serve:                   # dsh serve only

@@ -436,3 +436,42 @@ func TestHundredTasksStartedAndKilledConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestServerWideTaskLimit: with tasks.maxRunning 2, two sessions' running
+// commands fill the server: the next background call of either session, or
+// of a third, is refused with the exact text and runs nothing; once a task
+// ends, another starts. Every process is gone at the end.
+func TestServerWideTaskLimit(t *testing.T) {
+	s := newStackWith(t, nil, tasks.Config{MaxRunning: 2})
+	a, b, c := session.New("a", ""), session.New("b", ""), session.New("c", "")
+	defer c.End()
+	dir := t.TempDir()
+	pids := make([]int, 2)
+	ids := make([]string, 2)
+	for i, sess := range []*session.Session{a, b} {
+		pidFile := fmt.Sprintf("%s/pid%d", dir, i)
+		ids[i] = s.start(t, sess, "echo $$ > "+pidFile+"; exec sleep 60")
+		pids[i] = proctest.ReadPid(t, pidFile)
+	}
+	want := "Error: too many background tasks: 2 are running on this server; stop one with task_kill or try again later"
+	marker := dir + "/ran"
+	for _, sess := range []*session.Session{a, b, c} {
+		res := s.call(t, sess, "bash", map[string]any{"command": "touch " + marker, "description": "one too many", "run_in_background": true})
+		if res.Text() != want || !res.IsError {
+			t.Errorf("session %s over the server's limit: %q, want %q", sess.ID(), res.Text(), want)
+		}
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused start ran its command: %v", err)
+	}
+	s.call(t, a, "task_kill", map[string]any{"task_id": ids[0]})
+	s.output(t, a, ids[0])
+	proctest.AwaitGone(t, pids[0])
+	s.output(t, c, s.start(t, c, "touch "+marker))
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("a start after a task ended: %v", err)
+	}
+	a.End()
+	b.End()
+	proctest.AwaitGone(t, pids...)
+}
