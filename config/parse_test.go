@@ -48,6 +48,7 @@ maxTimeoutMs: 2000.5
 maxOutputBytes: 100
 keepHeadBytes: 25
 maxSpillBytes: 1e6
+maxSpillTotalBytes: 1e7
 graceMs: 250
 spillDir: /var/tmp
 shell: /bin/bash
@@ -61,7 +62,7 @@ env:
     B: ""
 `, want: Local{
 			Cwd: "/work", TimeoutMs: 1000, MaxTimeoutMs: 2000.5, MaxOutputBytes: 100,
-			KeepHeadBytes: ptr(25.0), MaxSpillBytes: 1e6, GraceMs: 250, SpillDir: "/var/tmp", Shell: "/bin/bash",
+			KeepHeadBytes: ptr(25.0), MaxSpillBytes: 1e6, MaxSpillTotalBytes: 1e7, GraceMs: 250, SpillDir: "/var/tmp", Shell: "/bin/bash",
 			Env: Env{
 				Passthrough: []string{"GITHUB_TOKEN", "MY_*"},
 				Scrub:       []string{"FOO", "BAR_*"},

@@ -37,6 +37,7 @@
 //	  maxTimeoutMs: 600000
 //	  maxOutputBytes: 64000
 //	  maxSpillBytes: 67108864
+//	  maxSpillTotalBytes: 1073741824
 //	  graceMs: 3000
 //	  spillDir: /var/tmp
 //	  shell: /bin/bash
