@@ -107,12 +107,17 @@ type Serve struct {
 	// MaxRequestBytes caps one request body (default 8 MiB): larger ones
 	// get 413.
 	MaxRequestBytes float64 `yaml:"maxRequestBytes,omitempty"`
+	// IdleSessionMs ends a session that made no tool call this long after
+	// its initialize (default 5 minutes); one that called once ends after
+	// --idle-timeout.
+	IdleSessionMs float64 `yaml:"idleSessionMs,omitempty"`
 }
 
 // Defaults of [Serve].
 const (
 	DefaultMaxSessions     = 64
 	DefaultMaxRequestBytes = 8 << 20
+	DefaultIdleSessionMs   = 300000
 )
 
 // counts lists the count keys of v.
@@ -122,7 +127,10 @@ func (v *Serve) counts() []countKey {
 
 // numeric lists the numeric keys of v.
 func (v *Serve) numeric() []numKey {
-	return []numKey{{"maxRequestBytes", &v.MaxRequestBytes, DefaultMaxRequestBytes}}
+	return []numKey{
+		{"maxRequestBytes", &v.MaxRequestBytes, DefaultMaxRequestBytes},
+		{"idleSessionMs", &v.IdleSessionMs, DefaultIdleSessionMs},
+	}
 }
 
 // WithDefaults returns v with its zero values set to the defaults.

@@ -186,6 +186,7 @@ func (f *File) decoder() decoder {
 		field{"serve", mapping(
 			field{"maxSessions", count(&f.Serve.MaxSessions)},
 			field{"maxRequestBytes", number(&f.Serve.MaxRequestBytes)},
+			field{"idleSessionMs", number(&f.Serve.IdleSessionMs)},
 		)},
 		field{"audit", mapping(
 			field{"path", str(&f.Audit.Path)},

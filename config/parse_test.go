@@ -378,7 +378,7 @@ func TestParseFile(t *testing.T) {
 		{"audit file", "audit:\n  path: /var/log/dsh/audit.jsonl\n", File{Audit: Audit{Path: "/var/log/dsh/audit.jsonl"}}},
 		{"audit stderr", "audit: {path: '-'}\n", File{Audit: Audit{Path: "-"}}},
 		{"redact known", "redact: known\n", File{Redact: "known"}},
-		{"serve limits", "serve:\n  maxSessions: 8\n  maxRequestBytes: 1e6\n", File{Serve: Serve{MaxSessions: 8, MaxRequestBytes: 1e6}}},
+		{"serve limits", "serve:\n  maxSessions: 8\n  maxRequestBytes: 1e6\n  idleSessionMs: 60000\n", File{Serve: Serve{MaxSessions: 8, MaxRequestBytes: 1e6, IdleSessionMs: 60000}}},
 		{"foreground limits", "bash:\n  maxForegroundPerSession: 4\n  maxForeground: 32\n", File{Bash: Bash{MaxForegroundPerSession: 4, MaxForeground: 32}}},
 		{"everything", `
 executor: local
@@ -515,7 +515,7 @@ func TestFileWithDefaults(t *testing.T) {
 	on, off := ptr(true), ptr(false)
 	local := Local{}.WithDefaults()
 	tasks := Tasks{MaxRunningPerSession: 64, MaxRunning: 256, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
-	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20}
+	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20, IdleSessionMs: 300000}
 	yield := ptr(50000.0)
 	for _, tc := range []struct {
 		name string

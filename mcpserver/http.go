@@ -29,6 +29,10 @@ type HTTPOptions struct {
 	// IdleTimeout ends a session that made no request for that long;
 	// zero means never.
 	IdleTimeout time.Duration
+	// FirstCallTimeout ends a session that made no tool call this long
+	// after its initialize (serve.idleSessionMs); zero leaves it to
+	// IdleTimeout. A server keeps the first non-zero value it is given.
+	FirstCallTimeout time.Duration
 	// ReadTimeout bounds the reading of a request, headers and body
 	// ([Server.HTTPServer]); zero means a minute.
 	ReadTimeout time.Duration
@@ -143,6 +147,9 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 	maxBody := opts.MaxRequestBytes
 	if maxBody <= 0 {
 		maxBody = config.DefaultMaxRequestBytes
+	}
+	if opts.FirstCallTimeout > 0 {
+		s.expireUncalled(opts.FirstCallTimeout)
 	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.IdleTimeout,

@@ -57,6 +57,7 @@
 //	serve:                   # dsh serve only
 //	  maxSessions: 64        # MCP sessions open at once
 //	  maxRequestBytes: 8388608
+//	  idleSessionMs: 300000  # a session that never called ends after it
 //	redact: known            # secrets in output become [REDACTED:<rule>]; off: none
 //
 // config.Parse reads it (docs/config.md lists every key); its errors name
@@ -212,7 +213,8 @@
 // one-line warning that every local user can use it. Those refusals,
 // an unreadable or empty token file and a missing --addr are usage errors
 // (exit 2); an address that cannot be bound is exit 1. A session that makes
-// no request for --idle-timeout (default 30m; 0: never) is ended. On SIGINT
+// no request for --idle-timeout (default 30m; 0: never) is ended, and one
+// that made no tool call serve.idleSessionMs (5m) after its initialize. On SIGINT
 // or SIGTERM the HTTP server shuts down (open streams get 5 s to finish, then
 // their connections are closed), every session ends, the app closes, and dsh
 // exits 0. DSH_TOKEN never reaches a command: the executor's credential

@@ -157,7 +157,8 @@ func serve(f serveFlags, s streams) error {
 	hs, err := fe.srv.HTTPServer(mcpserver.HTTPOptions{
 		Token: token, NoAuth: token == "", IdleTimeout: f.idleTimeout,
 		MaxSessions: fe.cfg.Serve.MaxSessions, MaxRequestBytes: config.Bytes(fe.cfg.Serve.MaxRequestBytes),
-		Metrics: m.Handler(),
+		FirstCallTimeout: config.Millis(fe.cfg.Serve.IdleSessionMs),
+		Metrics:          m.Handler(),
 	})
 	if err != nil {
 		return failure("serve: %v", err)
