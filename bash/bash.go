@@ -27,9 +27,11 @@
 // package [github.com/dsh-go/dsh/bash/capture] for the collector and
 // [github.com/dsh-go/dsh/bash/local] for the local executor.
 //
-// An executor whose spill files are not files of this machine implements
-// [SpillRemover] as well, so that whoever reported a path can delete the
-// file. An executor that can lose a background process without knowing how
+// An executor that deletes its spill files itself implements
+// [SpillRemover] as well, so that whoever reported a path deletes the file
+// through it: the SSH executor's files are on the remote host, and the
+// local executor counts its files against local.maxSpillTotalBytes. An
+// executor that can lose a background process without knowing how
 // it ended (its connection dropped) says so in [State.Err].
 package bash
 
@@ -242,10 +244,10 @@ type Process interface {
 	SpillPaths() (stdout, stderr string)
 }
 
-// SpillRemover is implemented by an executor whose spill files are not
-// files of this machine (the SSH executor writes them on the remote
-// host). Whoever reported spill paths deletes them through it; without it,
-// a spill path is a local file.
+// SpillRemover is implemented by an executor that deletes its spill files
+// itself: the SSH executor writes them on the remote host, the local one
+// counts them against local.maxSpillTotalBytes. Whoever reported spill
+// paths deletes them through it; without it, a spill path is a local file.
 type SpillRemover interface {
 	// RemoveSpills deletes spill files the executor reported, best effort:
 	// a file already gone, or one that cannot be reached, is logged, not

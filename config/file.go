@@ -117,12 +117,17 @@ type Serve struct {
 	// MaxRequestBytes caps one request body (default 8 MiB): larger ones
 	// get 413.
 	MaxRequestBytes float64 `yaml:"maxRequestBytes,omitempty"`
+	// IdleSessionMs ends a session that made no tool call this long after
+	// its initialize (default 5 minutes); one that called once ends after
+	// --idle-timeout.
+	IdleSessionMs float64 `yaml:"idleSessionMs,omitempty"`
 }
 
 // Defaults of [Serve].
 const (
 	DefaultMaxSessions     = 64
 	DefaultMaxRequestBytes = 8 << 20
+	DefaultIdleSessionMs   = 300000
 )
 
 // counts lists the count keys of v.
@@ -132,7 +137,10 @@ func (v *Serve) counts() []countKey {
 
 // numeric lists the numeric keys of v.
 func (v *Serve) numeric() []numKey {
-	return []numKey{{"maxRequestBytes", &v.MaxRequestBytes, DefaultMaxRequestBytes}}
+	return []numKey{
+		{"maxRequestBytes", &v.MaxRequestBytes, DefaultMaxRequestBytes},
+		{"idleSessionMs", &v.IdleSessionMs, DefaultIdleSessionMs},
+	}
 }
 
 // WithDefaults returns v with its zero values set to the defaults.
@@ -191,6 +199,9 @@ type Tasks struct {
 	// MaxRunningPerSession caps one session's live background tasks
 	// (default 64).
 	MaxRunningPerSession int `yaml:"maxRunningPerSession,omitempty"`
+	// MaxRunning caps the live background tasks of all sessions together
+	// (default 256).
+	MaxRunning int `yaml:"maxRunning,omitempty"`
 	// WaitTimeoutMs is task_output's default wait (default 30000).
 	WaitTimeoutMs float64 `yaml:"waitTimeoutMs,omitempty"`
 	// MaxWaitTimeoutMs caps task_output's waits (default 600000).
@@ -200,6 +211,7 @@ type Tasks struct {
 // Defaults of [Tasks].
 const (
 	DefaultMaxRunningPerSession = 64
+	DefaultMaxRunning           = 256
 	DefaultWaitTimeoutMs        = 30000
 	DefaultMaxWaitTimeoutMs     = 600000
 )
@@ -346,6 +358,9 @@ func (t Tasks) WithDefaults() Tasks {
 	if t.MaxRunningPerSession == 0 {
 		t.MaxRunningPerSession = DefaultMaxRunningPerSession
 	}
+	if t.MaxRunning == 0 {
+		t.MaxRunning = DefaultMaxRunning
+	}
 	if t.WaitTimeoutMs == 0 {
 		t.WaitTimeoutMs = DefaultWaitTimeoutMs
 	}
@@ -360,8 +375,13 @@ func (t Tasks) WithDefaults() Tasks {
 // is not positive and finite, and a default wait above the cap once the
 // defaults apply ("waitTimeoutMs (30000) exceeds maxWaitTimeoutMs (1000)").
 func (t Tasks) Validate() error {
-	if t.MaxRunningPerSession < 0 {
-		return errType("maxRunningPerSession", "a positive integer", 0)
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"maxRunningPerSession", t.MaxRunningPerSession}, {"maxRunning", t.MaxRunning}} {
+		if n.v < 0 {
+			return errType(n.key, "a positive integer", 0)
+		}
 	}
 	for _, n := range []struct {
 		key string

@@ -20,6 +20,10 @@ type Local struct {
 	KeepHeadBytes *float64 `yaml:"keepHeadBytes,omitempty"`
 	// MaxSpillBytes caps each stream's spill file (default 64 MiB).
 	MaxSpillBytes float64 `yaml:"maxSpillBytes,omitempty"`
+	// MaxSpillTotalBytes caps the spill files of all commands together
+	// (default 1 GiB): past it the files of finished and read streams go,
+	// oldest first, then new output is cut (docs/spec.md §2.5).
+	MaxSpillTotalBytes float64 `yaml:"maxSpillTotalBytes,omitempty"`
 	// GraceMs is the SIGTERM → SIGKILL grace (default 3000).
 	GraceMs float64 `yaml:"graceMs,omitempty"`
 	// SpillDir is the directory under which the executor creates its private

@@ -175,6 +175,7 @@ func (f *File) decoder() decoder {
 		)},
 		field{"tasks", mapping(
 			field{"maxRunningPerSession", count(&f.Tasks.MaxRunningPerSession)},
+			field{"maxRunning", count(&f.Tasks.MaxRunning)},
 			field{"waitTimeoutMs", number(&f.Tasks.WaitTimeoutMs)},
 			field{"maxWaitTimeoutMs", number(&f.Tasks.MaxWaitTimeoutMs)},
 		)},
@@ -185,6 +186,7 @@ func (f *File) decoder() decoder {
 		field{"serve", mapping(
 			field{"maxSessions", count(&f.Serve.MaxSessions)},
 			field{"maxRequestBytes", number(&f.Serve.MaxRequestBytes)},
+			field{"idleSessionMs", number(&f.Serve.IdleSessionMs)},
 		)},
 		field{"audit", mapping(
 			field{"path", str(&f.Audit.Path)},

@@ -48,6 +48,7 @@ maxTimeoutMs: 2000.5
 maxOutputBytes: 100
 keepHeadBytes: 25
 maxSpillBytes: 1e6
+maxSpillTotalBytes: 1e7
 graceMs: 250
 spillDir: /var/tmp
 shell: /bin/bash
@@ -61,7 +62,7 @@ env:
     B: ""
 `, want: Local{
 			Cwd: "/work", TimeoutMs: 1000, MaxTimeoutMs: 2000.5, MaxOutputBytes: 100,
-			KeepHeadBytes: ptr(25.0), MaxSpillBytes: 1e6, GraceMs: 250, SpillDir: "/var/tmp", Shell: "/bin/bash",
+			KeepHeadBytes: ptr(25.0), MaxSpillBytes: 1e6, MaxSpillTotalBytes: 1e7, GraceMs: 250, SpillDir: "/var/tmp", Shell: "/bin/bash",
 			Env: Env{
 				Passthrough: []string{"GITHUB_TOKEN", "MY_*"},
 				Scrub:       []string{"FOO", "BAR_*"},
@@ -377,7 +378,7 @@ func TestParseFile(t *testing.T) {
 		{"audit file", "audit:\n  path: /var/log/dsh/audit.jsonl\n", File{Audit: Audit{Path: "/var/log/dsh/audit.jsonl"}}},
 		{"audit stderr", "audit: {path: '-'}\n", File{Audit: Audit{Path: "-"}}},
 		{"redact known", "redact: known\n", File{Redact: "known"}},
-		{"serve limits", "serve:\n  maxSessions: 8\n  maxRequestBytes: 1e6\n", File{Serve: Serve{MaxSessions: 8, MaxRequestBytes: 1e6}}},
+		{"serve limits", "serve:\n  maxSessions: 8\n  maxRequestBytes: 1e6\n  idleSessionMs: 60000\n", File{Serve: Serve{MaxSessions: 8, MaxRequestBytes: 1e6, IdleSessionMs: 60000}}},
 		{"foreground limits", "bash:\n  maxForegroundPerSession: 4\n  maxForeground: 32\n", File{Bash: Bash{MaxForegroundPerSession: 4, MaxForeground: 32}}},
 		{"everything", `
 executor: local
@@ -388,13 +389,13 @@ local:
   env: {set: {A: 1}}
 tools: [tasks, bash]
 bash: {enableRunInBackground: true}
-tasks: {maxRunningPerSession: 3, waitTimeoutMs: 10, maxWaitTimeoutMs: 20.5}
+tasks: {maxRunningPerSession: 3, maxRunning: 9, waitTimeoutMs: 10, maxWaitTimeoutMs: 20.5}
 `, File{
 			Executor: "local",
 			Local:    Local{Cwd: "/srv", TimeoutMs: 1000, GraceMs: 50, Env: Env{Set: map[string]string{"A": "1"}}},
 			Tools:    []string{"tasks", "bash"},
 			Bash:     Bash{EnableRunInBackground: ptr(true)},
-			Tasks:    Tasks{MaxRunningPerSession: 3, WaitTimeoutMs: 10, MaxWaitTimeoutMs: 20.5},
+			Tasks:    Tasks{MaxRunningPerSession: 3, MaxRunning: 9, WaitTimeoutMs: 10, MaxWaitTimeoutMs: 20.5},
 		}},
 		{"nulls are absent", "executor: ~\nlocal: ~\ntools: ~\nbash: {enableRunInBackground: ~}\ntasks: {waitTimeoutMs: ~}\n", File{}},
 		{"bash only", "tools: [bash]\n", File{Tools: []string{"bash"}}},
@@ -426,7 +427,7 @@ func TestParseFileErrors(t *testing.T) {
 		{"near miss in a section", "local:\n  timeoutMsec: 5\n", `local.timeoutMsec: unknown key (line 2); did you mean local.timeoutMs?`},
 		{"snake case", "local:\n  timeout_ms: 5\n", `local.timeout_ms: unknown key (line 2); did you mean local.timeoutMs?`},
 		{"wrong case", "local:\n  TimeoutMs: 5\n", `local.TimeoutMs: unknown key (line 2); did you mean local.timeoutMs?`},
-		{"a prefix", "tasks:\n  maxRunning: 5\n", `tasks.maxRunning: unknown key (line 2); did you mean tasks.maxRunningPerSession?`},
+		{"a prefix", "tasks:\n  maxWait: 5\n", `tasks.maxWait: unknown key (line 2); did you mean tasks.maxWaitTimeoutMs?`},
 		{"a key of another section", "local:\n  waitTimeoutMs: 5\n", `local.waitTimeoutMs: unknown key (line 2)`},
 		{"nothing near", "local:\n  frobnicate: 5\n", `local.frobnicate: unknown key (line 2)`},
 		{"duplicate key", "tools: [bash]\ntools: [tasks]\n", `tools: duplicate key (line 2)`},
@@ -467,6 +468,7 @@ func TestParseFileErrors(t *testing.T) {
 		{"tasks unknown key", "tasks: {foo: 1}\n", `tasks.foo: unknown key (line 1)`},
 		{"running limit zero", "tasks: {maxRunningPerSession: 0}\n", "tasks.maxRunningPerSession must be a positive integer (line 1)"},
 		{"running limit fraction", "tasks: {maxRunningPerSession: 1.5}\n", "tasks.maxRunningPerSession must be a positive integer (line 1)"},
+		{"server running limit zero", "tasks: {maxRunning: 0}\n", "tasks.maxRunning must be a positive integer (line 1)"},
 		{"wait type", "tasks: {waitTimeoutMs: \"5\"}\n", "tasks.waitTimeoutMs must be a number (line 1)"},
 		{"wait zero", "tasks: {waitTimeoutMs: 0}\n", "tasks.waitTimeoutMs must be a positive finite number (line 1)"},
 		{"wait infinite", "tasks: {maxWaitTimeoutMs: .inf}\n", "tasks.maxWaitTimeoutMs must be a positive finite number (line 1)"},
@@ -512,8 +514,8 @@ func TestErrorKeyAndLine(t *testing.T) {
 func TestFileWithDefaults(t *testing.T) {
 	on, off := ptr(true), ptr(false)
 	local := Local{}.WithDefaults()
-	tasks := Tasks{MaxRunningPerSession: 64, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
-	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20}
+	tasks := Tasks{MaxRunningPerSession: 64, MaxRunning: 256, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
+	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20, IdleSessionMs: 300000}
 	yield := ptr(50000.0)
 	for _, tc := range []struct {
 		name string

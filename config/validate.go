@@ -13,8 +13,10 @@ const (
 	DefaultMaxTimeoutMs   = 600000
 	DefaultMaxOutputBytes = 64000
 	DefaultMaxSpillBytes  = 67108864 // 64 MiB
-	DefaultGraceMs        = 3000
-	DefaultPids           = 4096
+	// DefaultMaxSpillTotalBytes is 16 streams at maxSpillBytes.
+	DefaultMaxSpillTotalBytes = 1 << 30 // 1 GiB
+	DefaultGraceMs            = 3000
+	DefaultPids               = 4096
 )
 
 // containments are the values of Local.Containment.
@@ -36,6 +38,7 @@ func (c *Local) numeric() []numKey {
 		{"maxTimeoutMs", &c.MaxTimeoutMs, DefaultMaxTimeoutMs},
 		{"maxOutputBytes", &c.MaxOutputBytes, DefaultMaxOutputBytes},
 		{"maxSpillBytes", &c.MaxSpillBytes, DefaultMaxSpillBytes},
+		{"maxSpillTotalBytes", &c.MaxSpillTotalBytes, DefaultMaxSpillTotalBytes},
 		{"graceMs", &c.GraceMs, DefaultGraceMs},
 		{"limits.pids", &c.Limits.Pids, DefaultPids},
 	}

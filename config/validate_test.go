@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var numericKeys = []string{"timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "graceMs"}
+var numericKeys = []string{"timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "maxSpillTotalBytes", "graceMs"}
 
 // withNumber returns a Local whose numeric key is v.
 func withNumber(key string, v float64) Local {
@@ -176,10 +176,10 @@ func TestWithDefaults(t *testing.T) {
 			GraceMs:        3000,
 		}},
 		{"set values kept, strings untouched", Local{
-			Cwd: "/w", TimeoutMs: 1.5, MaxTimeoutMs: 2, MaxOutputBytes: 3, MaxSpillBytes: 4, GraceMs: 5,
+			Cwd: "/w", TimeoutMs: 1.5, MaxTimeoutMs: 2, MaxOutputBytes: 3, MaxSpillBytes: 4, MaxSpillTotalBytes: 6, GraceMs: 5,
 			SpillDir: "/s", Shell: "/bin/sh", Env: env,
 		}, Local{
-			Cwd: "/w", TimeoutMs: 1.5, MaxTimeoutMs: 2, MaxOutputBytes: 3, MaxSpillBytes: 4, GraceMs: 5,
+			Cwd: "/w", TimeoutMs: 1.5, MaxTimeoutMs: 2, MaxOutputBytes: 3, MaxSpillBytes: 4, MaxSpillTotalBytes: 6, GraceMs: 5,
 			SpillDir: "/s", Shell: "/bin/sh", Env: env, KeepHeadBytes: ptr(0.0), // ⌊3/4⌋
 		}},
 		{"head of a fractional max: a quarter of its whole bytes", Local{MaxOutputBytes: 10.5}, Local{
@@ -210,6 +210,9 @@ func TestWithDefaults(t *testing.T) {
 			tc.want.Sandbox = Sandbox{}.WithDefaults()
 			if tc.want.Limits.Pids == 0 {
 				tc.want.Limits.Pids = DefaultPids
+			}
+			if tc.want.MaxSpillTotalBytes == 0 {
+				tc.want.MaxSpillTotalBytes = DefaultMaxSpillTotalBytes
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("WithDefaults() mismatch (-want +got):\n%s", diff)

@@ -89,7 +89,7 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	}
 	s.host = New(opts...)
 	if cfg.Has(config.ToolTasks) {
-		s.Tasks = tasks.New(tasks.Config{MaxRunningPerSession: cfg.Tasks.MaxRunningPerSession, Logger: o.log})
+		s.Tasks = tasks.New(tasks.Config{MaxRunningPerSession: cfg.Tasks.MaxRunningPerSession, MaxRunning: cfg.Tasks.MaxRunning, Logger: o.log})
 	}
 	if err := s.useHooks(cfg, o); err != nil {
 		_ = s.Close()

@@ -29,6 +29,10 @@ type HTTPOptions struct {
 	// IdleTimeout ends a session that made no request for that long;
 	// zero means never.
 	IdleTimeout time.Duration
+	// FirstCallTimeout ends a session that made no tool call this long
+	// after its initialize (serve.idleSessionMs); zero leaves it to
+	// IdleTimeout. A server keeps the first non-zero value it is given.
+	FirstCallTimeout time.Duration
 	// ReadTimeout bounds the reading of a request, headers and body
 	// ([Server.HTTPServer]); zero means a minute.
 	ReadTimeout time.Duration
@@ -85,7 +89,26 @@ func (s *Server) HTTPServer(opts HTTPOptions) (*http.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	readTimeout := opts.ReadTimeout
+	return s.guarded(h, g, opts.ReadTimeout), nil
+}
+
+// HealthServer returns an http.Server for [Server.Health] on a listener of
+// its own (dsh serve --metrics-addr), hardened as [Server.HTTPServer] is:
+// the same timeouts, and the same bound of maxPending (0:
+// DefaultMaxPendingConns) on connections no request has authenticated.
+// Only a request to /metrics that carries the token authenticates its
+// connection; with noAuth none does, so every connection there is closed
+// after its response.
+func (s *Server) HealthServer(metrics http.Handler, token string, noAuth bool, maxPending int) *http.Server {
+	g := newConnGuard(maxPending)
+	mux := http.NewServeMux()
+	s.healthRoutes(mux, metrics, token, noAuth, g)
+	return s.guarded(mux, g, 0)
+}
+
+// guarded is the http.Server of h whose connections g guards, with the
+// timeouts of [Server.HTTPServer]; readTimeout 0 means a minute.
+func (s *Server) guarded(h http.Handler, g *connGuard, readTimeout time.Duration) *http.Server {
 	if readTimeout <= 0 {
 		readTimeout = defaultReadTimeout
 	}
@@ -97,7 +120,7 @@ func (s *Server) HTTPServer(opts HTTPOptions) (*http.Server, error) {
 		ConnContext:       g.connContext,
 		ConnState:         g.connState,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}, nil
+	}
 }
 
 // Handler returns the streamable HTTP endpoint, served at /mcp.
@@ -125,6 +148,9 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 	if maxBody <= 0 {
 		maxBody = config.DefaultMaxRequestBytes
 	}
+	if opts.FirstCallTimeout > 0 {
+		s.expireUncalled(opts.FirstCallTimeout)
+	}
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		SessionTimeout:      opts.IdleTimeout,
 		MaxRequestBodyBytes: maxBody,
@@ -143,7 +169,7 @@ func (s *Server) httpHandler(opts HTTPOptions, g *connGuard) (http.Handler, erro
 	h = sameOrigin(h)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	s.healthRoutes(mux, opts.Metrics, opts.Token, opts.NoAuth)
+	s.healthRoutes(mux, opts.Metrics, opts.Token, opts.NoAuth, g)
 	return mux, nil
 }
 

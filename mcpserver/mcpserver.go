@@ -27,7 +27,8 @@
 // answer it within 5 s gets the fallback. When the MCP session ends
 // (stdio EOF, HTTP DELETE, the idle timeout) the owner ends: its tasks are
 // killed and awaited, its records and spill files dropped. [Server.Close]
-// does that for every session. Over stdio, EOF ends the session only once
+// does that for every session. An HTTP session that makes no tool call
+// within [HTTPOptions.FirstCallTimeout] of its initialize is ended (idle.go). Over stdio, EOF ends the session only once
 // every call read has been answered, and a request dsh sent the client
 // that is still unanswered then gets an error on the client's behalf
 // (drain.go), so a session piped from a file is answered in full.
@@ -109,6 +110,7 @@ type Server struct {
 	nameKey  []byte                                      // of sessionName
 	nonces   map[*mcp.ServerSession]map[string]time.Time // of suspended calls, under mu
 	calls    calls                                       // in flight, for draining
+	uncalled sync.Once                                   // expireUncalled's middleware, added once
 }
 
 // New returns a Server exposing every tool registered in opts.Tools now.

@@ -114,23 +114,29 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 
 // Health returns the handler of /healthz and /readyz (and /metrics when
 // metrics is not nil, behind the token unless noAuth), for a listener of
-// its own (dsh serve --metrics-addr).
+// its own; [Server.HealthServer] serves it with limits on connections.
 func (s *Server) Health(metrics http.Handler, token string, noAuth bool) http.Handler {
 	mux := http.NewServeMux()
-	s.healthRoutes(mux, metrics, token, noAuth)
+	s.healthRoutes(mux, metrics, token, noAuth, nil)
 	return mux
 }
 
 // healthRoutes adds the health endpoints, which need no token, and
-// /metrics, which does unless noAuth.
-func (s *Server) healthRoutes(mux *http.ServeMux, metrics http.Handler, token string, noAuth bool) {
+// /metrics, which does unless noAuth. A /metrics request that passed the
+// token check tells g (which may be nil) that its connection is
+// authenticated, so a scraper keeps it alive.
+func (s *Server) healthRoutes(mux *http.ServeMux, metrics http.Handler, token string, noAuth bool, g *connGuard) {
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	if metrics == nil {
 		return
 	}
 	if !noAuth {
-		metrics = bearer(token, metrics)
+		inner := metrics
+		metrics = bearer(token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			authenticated(w, r, g)
+			inner.ServeHTTP(w, r)
+		}))
 	}
 	mux.Handle("GET /metrics", metrics)
 }

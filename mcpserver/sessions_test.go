@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/mcpserver"
 )
 
@@ -84,5 +86,38 @@ func TestOnIdle(t *testing.T) {
 	case <-idle:
 	case <-time.After(10 * time.Second):
 		t.Fatal("OnIdle did not run after the last session ended")
+	}
+}
+
+// TestFirstCallTimeout: an HTTP session that makes no tool call within
+// FirstCallTimeout of its initialize ends (a request in it then fails); one
+// whose call came first goes on, past the same time.
+func TestFirstCallTimeout(t *testing.T) {
+	s := newServer(t, t.TempDir())
+	h, err := s.Handler(mcpserver.HTTPOptions{NoAuth: true, FirstCallTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	connect := func() *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	caller := connect()
+	call(t, caller, "bash", map[string]any{"command": "true", "description": "d"})
+	idle := connect()
+	proctest.Eventually(t, proctest.Wait, func() error {
+		if err := idle.Ping(t.Context(), nil); err == nil {
+			return errors.New("the session that never called still answers")
+		}
+		return nil
+	})
+	if got := texts(call(t, caller, "bash", map[string]any{"command": "echo on", "description": "d"})); got[0] != "on\n" {
+		t.Errorf("the session that called reads %q", got)
 	}
 }

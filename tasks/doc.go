@@ -25,7 +25,8 @@
 //   - Start refuses, in this order: nothing attached ([Service.AttachTools]:
 //     a task nobody can read or stop must not be started), a blank kind, a
 //     blank label, the owner's running limit (running and stopping tasks
-//     plus starts in flight, [Config.MaxRunningPerSession]). It also refuses
+//     plus starts in flight, [Config.MaxRunningPerSession]), the same count
+//     over all owners ([Config.MaxRunning]). It also refuses
 //     after [Service.Close] and for an owner session that has ended. The
 //     messages are exact (docs/spec.md); the errors wrap [ErrNoTools],
 //     [ErrInvalidKind], [ErrInvalidLabel], [ErrTooMany], [ErrClosed] and

@@ -38,6 +38,13 @@ func tooManyMessage(n int) string {
 	return fmt.Sprintf("too many background tasks: %d are running in this session; stop one with task_kill", n)
 }
 
+// tooManyOnServerMessage is the refusal at the server-wide limit
+// (exact, docs/spec.md §4.1): the caller may have no task of its own to
+// stop, so it is told that waiting helps too.
+func tooManyOnServerMessage(limit int) string {
+	return fmt.Sprintf("too many background tasks: %d are running on this server; stop one with task_kill or try again later", limit)
+}
+
 func forbiddenMessage(id string) string { return "task " + id + " belongs to another session" }
 
 func unknownMessage(id string) string { return "unknown task " + id }
@@ -66,3 +73,6 @@ func errInvalidTimeout(ms float64) error {
 	return &kindError{invalidTimeoutMessage(ms), ErrInvalidTimeout}
 }
 func errOwnerEnded(id string) error { return &kindError{ownerEndedMessage(id), ErrOwnerEnded} }
+func errTooManyOnServer(limit int) error {
+	return &kindError{tooManyOnServerMessage(limit), ErrTooMany}
+}

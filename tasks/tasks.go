@@ -135,6 +135,9 @@ type Config struct {
 	// MaxRunningPerSession caps the live (running or stopping) tasks of one
 	// owner, and of the unowned tasks together. Default 64.
 	MaxRunningPerSession int
+	// MaxRunning caps the live tasks of all owners together (a server's
+	// sessions). Default 256.
+	MaxRunning int
 	// MaxFinishedPerOwner caps the finished records kept per owner (and for
 	// the unowned tasks). Default 256.
 	MaxFinishedPerOwner int
@@ -146,6 +149,7 @@ type Config struct {
 // Defaults of Config.
 const (
 	DefaultMaxRunningPerSession = 64
+	DefaultMaxRunning           = 256
 	DefaultMaxFinishedPerOwner  = 256
 )
 
@@ -176,6 +180,9 @@ type Service struct {
 	// place, so a watcher may call them after the lock.
 	settled []settledListener
 	nextID  uint64
+	// live counts the live tasks and the starts past their preflight, of
+	// all owners (MaxRunning).
+	live int
 
 	starts   sync.WaitGroup // Start calls past their preflight
 	watchers sync.WaitGroup // one per task: waits on Done, settles, calls listeners
@@ -248,6 +255,9 @@ func (t *task) snapshot() Snapshot {
 func New(cfg Config) *Service {
 	if cfg.MaxRunningPerSession <= 0 {
 		cfg.MaxRunningPerSession = DefaultMaxRunningPerSession
+	}
+	if cfg.MaxRunning <= 0 {
+		cfg.MaxRunning = DefaultMaxRunning
 	}
 	if cfg.MaxFinishedPerOwner <= 0 {
 		cfg.MaxFinishedPerOwner = DefaultMaxFinishedPerOwner
@@ -322,6 +332,7 @@ func (s *Service) Start(spec Spec) (Snapshot, error) {
 		if !recorded { // Run failed or panicked, or the start was refused late
 			s.mu.Lock()
 			g.starting--
+			s.live--
 			s.mu.Unlock()
 		}
 	}()
@@ -401,6 +412,16 @@ func (s *Service) reserve(spec Spec) (g *group, kc *kindCounter, register bool, 
 		return nil, nil, false, errOwnerEnded(spec.Owner.ID())
 	}
 	g = s.groups[spec.Owner]
+	switch {
+	case g != nil && g.ended:
+		return nil, nil, false, errOwnerEnded(spec.Owner.ID())
+	case g != nil && g.live+g.starting >= s.cfg.MaxRunningPerSession:
+		return nil, nil, false, errTooMany(g.live + g.starting)
+	case s.live >= s.cfg.MaxRunning:
+		// Before a new owner's group is made: a refused start must not
+		// leave a group whose end hook nobody registers.
+		return nil, nil, false, errTooManyOnServer(s.cfg.MaxRunning)
+	}
 	if g == nil {
 		g = &group{owner: spec.Owner}
 		s.groups[spec.Owner] = g
@@ -408,13 +429,8 @@ func (s *Service) reserve(spec Spec) (g *group, kc *kindCounter, register bool, 
 			register, g.hooked = true, make(chan struct{})
 		}
 	}
-	if g.ended {
-		return nil, nil, false, errOwnerEnded(spec.Owner.ID())
-	}
-	if n := g.live + g.starting; n >= s.cfg.MaxRunningPerSession {
-		return nil, nil, false, errTooMany(n)
-	}
 	g.starting++
+	s.live++
 	s.starts.Add(1)
 	kc = s.kinds[spec.Kind]
 	if kc == nil {
@@ -500,6 +516,7 @@ func (s *Service) settle(t *task, out Outcome, ok bool) (notify bool, snap Snaps
 	}
 	g := t.group
 	g.live--
+	s.live--
 	if !t.dropped {
 		g.finished = append(g.finished, t)
 		for len(g.finished) > s.cfg.MaxFinishedPerOwner {
@@ -628,17 +645,12 @@ func (s *Service) Close() {
 }
 
 // Live counts the tasks of all owners that have not ended (running or
-// stopping): the metrics' background commands.
+// stopping), and the starts in flight: the metrics' background commands,
+// and what [Config.MaxRunning] caps.
 func (s *Service) Live() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for e := s.order.Front(); e != nil; e = e.Next() {
-		if !e.Value.(*task).status.Terminal() {
-			n++
-		}
-	}
-	return n
+	return s.live
 }
 
 // lookupLocked finds id for caller, applying the fence. Called with s.mu

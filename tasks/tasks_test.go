@@ -25,6 +25,7 @@ func TestMessages(t *testing.T) {
 		{ErrInvalidKind.Error(), "invalid task kind: expected a non-empty string"},
 		{ErrInvalidLabel.Error(), "invalid task label: expected a non-empty string"},
 		{tooManyMessage(64), "too many background tasks: 64 are running in this session; stop one with task_kill"},
+		{tooManyOnServerMessage(256), "too many background tasks: 256 are running on this server; stop one with task_kill or try again later"},
 		{forbiddenMessage("bash-1"), "task bash-1 belongs to another session"},
 		{unknownMessage("bash-9"), "unknown task bash-9"},
 		{invalidTimeoutMessage(-1), "invalid wait timeout: expected a positive number of milliseconds, got -1"},
@@ -119,6 +120,37 @@ func TestPreflight(t *testing.T) {
 	if _, err := svc2.Start(Spec{Kind: "bash", Label: "x", Owner: ended, Run: run}); err == nil || err.Error() != "background tasks unavailable: session gone has ended" || !errors.Is(err, ErrOwnerEnded) {
 		t.Errorf("ended owner: %v", err)
 	}
+}
+
+// TestServerWideLimit: MaxRunning counts the live tasks of every owner,
+// the unowned ones and starts in flight included, after the owner's own
+// limit; a failed start and a settled task give their slot back, and an
+// owner refused before its first task starts one later.
+func TestServerWideLimit(t *testing.T) {
+	svc := newService(t, Config{MaxRunningPerSession: 2, MaxRunning: 3})
+	a, b, c := session.New("a", ""), session.New("b", ""), session.New("c", "")
+	start(t, svc, "bash", "a1", a, newFake(false))
+	start(t, svc, "bash", "b1", b, newFake(false))
+	if _, err := svc.Start(Spec{Kind: "bash", Label: "fails", Owner: a, Run: func() (Hooks, error) { return Hooks{}, errors.New("no") }}); err == nil {
+		t.Fatal("a failing Run started")
+	}
+	f := newFake(false)
+	unowned := start(t, svc, "bash", "unowned", nil, f)
+	want := "too many background tasks: 3 are running on this server; stop one with task_kill or try again later"
+	for name, owner := range map[string]*session.Session{"a": a, "b": b, "unowned": nil, "c": c} {
+		_, err := svc.Start(Spec{Kind: "bash", Label: "one more", Owner: owner, Run: newFake(false).run})
+		if err == nil || err.Error() != want || !errors.Is(err, ErrTooMany) {
+			t.Errorf("%s over the server's limit: %v, want %q wrapping ErrTooMany", name, err, want)
+		}
+	}
+	if n := svc.Live(); n != 3 {
+		t.Errorf("Live() = %d, want 3", n)
+	}
+	f.finish(Outcome{Status: Completed})
+	settled(t, svc, unowned.ID)
+	// c, refused before it had a task, starts one now.
+	start(t, svc, "bash", "c1", c, newFake(false))
+	c.End()
 }
 
 func TestIDsPerKindAndFailedStarts(t *testing.T) {

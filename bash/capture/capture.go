@@ -46,6 +46,11 @@
 //   - [Collector.Yield] reports the kept text so far as Close would, and
 //     consumes it: reads go on after it (a foreground run that continues
 //     in the background, docs/spec.md §12).
+//   - Collectors that share a [Budget] hold at most its bytes in spill
+//     files together: a write that finds no room deletes the files of
+//     streams finished and read, oldest first, then cuts its own file as
+//     MaxSpillBytes does (SpillCapped); a stream that finds no room at all
+//     gets no file ([ErrBudgetSpent]).
 //
 // A Collector keeps no goroutine of its own.
 package capture
@@ -106,6 +111,10 @@ type Options struct {
 	// ([Collector.Close]), so a finished stream nobody read yet costs
 	// little memory.
 	Consumed bool
+	// Budget, when set, bounds the bytes of this and other collectors'
+	// spill files together ([Budget]): a file that finds no room stops
+	// growing, as at MaxSpillBytes.
+	Budget *Budget
 }
 
 // Result is what a closed Collector kept.
@@ -128,8 +137,9 @@ type Result struct {
 	// SpillPath is the spill file, set only when it was created, written
 	// and closed without error.
 	SpillPath string
-	// SpillCapped reports that the stream outgrew MaxSpillBytes; the file
-	// then holds the first SpillBytes bytes.
+	// SpillCapped reports that the file stopped before the stream's end,
+	// at MaxSpillBytes or when the Budget was spent; it then holds the
+	// first SpillBytes bytes.
 	SpillCapped bool
 	SpillBytes  int64
 	// TotalBytes counts every byte written.
@@ -161,6 +171,7 @@ type Collector struct {
 	spillBytes int64
 	spillErr   error
 	spilling   bool // the first overflow happened (file made or not)
+	spillCut   bool // the Budget cut the file: it grows no more
 
 	mu      sync.Mutex
 	head    []byte // the stream's first bytes, up to HeadBytes
@@ -173,6 +184,11 @@ type Collector struct {
 	closed  bool
 	result  Result
 	park    parked // a Consumed stream after Close
+	// consuming: read by ReadNew (Consumed, or since a Yield), so the
+	// stream is read once a read after Close took its last byte; else
+	// Close's result is its read.
+	consuming bool
+	read      bool // the Budget was told the stream is finished and read
 }
 
 // New returns a Collector. It panics if MaxBytes or MaxSpillBytes is not
@@ -185,8 +201,12 @@ func New(opts Options) *Collector {
 	if opts.HeadBytes < 0 || opts.HeadBytes >= opts.MaxBytes || opts.ContextBytes < 0 {
 		panic(fmt.Sprintf("capture: HeadBytes (%d) must be >= 0 and < MaxBytes (%d), ContextBytes (%d) >= 0", opts.HeadBytes, opts.MaxBytes, opts.ContextBytes))
 	}
-	return &Collector{opts: opts}
+	return &Collector{opts: opts, consuming: opts.Consumed}
 }
+
+// ErrBudgetSpent is the SpillErr of a stream that found no room in its
+// Budget for a spill file at all (its output is truncated, with no path).
+var ErrBudgetSpent = errors.New("spill file: the spill files of all commands hold their budget")
 
 var errClosed = errors.New("capture: write after close")
 
@@ -230,11 +250,16 @@ func (c *Collector) startSpill() {
 	if c.opts.Spill == nil {
 		return
 	}
+	if !c.opts.Budget.hasRoom() {
+		c.spillErr = ErrBudgetSpent
+		return
+	}
 	f, err := c.opts.Spill.Create(c.opts.Stream)
 	if err != nil {
 		c.spillErr = fmt.Errorf("spill file: %w", err)
 		return
 	}
+	c.opts.Budget.add(f)
 	c.spill = f
 	c.mu.Lock()
 	c.path = f.Name()
@@ -248,7 +273,7 @@ func (c *Collector) startSpill() {
 }
 
 func (c *Collector) spillWrite(p []byte) {
-	if c.spill == nil {
+	if c.spill == nil || c.spillCut {
 		return
 	}
 	room := c.opts.MaxSpillBytes - c.spillBytes
@@ -257,6 +282,14 @@ func (c *Collector) spillWrite(p []byte) {
 	}
 	if int64(len(p)) > room {
 		p = p[:room]
+	}
+	if grant := c.opts.Budget.take(c.spill.Name(), int64(len(p))); grant < int64(len(p)) {
+		// Later bytes must not follow: the file holds the stream from
+		// byte 0 without a gap, or nothing.
+		c.spillCut, p = true, p[:grant]
+	}
+	if len(p) == 0 {
+		return
 	}
 	n, err := c.spill.Write(p)
 	c.spillBytes += int64(n)
@@ -271,6 +304,7 @@ func (c *Collector) failSpill(err error) {
 	c.spillErr = err
 	if c.spill != nil {
 		_ = c.spill.Close()
+		c.opts.Budget.Forget(c.spill.Name())
 		discard(c.spill)
 		c.spill = nil
 	}
@@ -481,6 +515,7 @@ func (c *Collector) ReadNew() (data []byte, lossy bool) {
 func (c *Collector) ReadNewAfter() (data, before []byte, lossy bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.markRead()
 	if c.park.on {
 		return c.readParked()
 	}
@@ -527,6 +562,7 @@ func (c *Collector) Close() Result {
 		c.spill = nil
 		if err := f.Close(); err != nil {
 			c.spillErr = fmt.Errorf("spill file: close: %w", err)
+			c.opts.Budget.Forget(f.Name())
 			discard(f)
 			c.mu.Lock()
 			c.path = ""
@@ -547,9 +583,21 @@ func (c *Collector) Close() Result {
 	c.result.SpillErr = c.spillErr
 	if c.path != "" {
 		c.result.SpillBytes = c.spillBytes
-		c.result.SpillCapped = c.total > c.opts.MaxSpillBytes
+		c.result.SpillCapped = c.spillBytes < c.total
 	}
+	c.markRead()
 	return c.result
+}
+
+// markRead tells the Budget, once, that the stream's spill file will not
+// be read again: the stream is closed, and it is not consumed or a read
+// took its last byte. Called with mu held.
+func (c *Collector) markRead() {
+	if c.read || !c.closed || c.path == "" || c.consuming && c.readPos < c.total {
+		return
+	}
+	c.read = true
+	c.opts.Budget.done(c.path)
 }
 
 // Yield reports what is kept of the stream so far, as Close would, but
@@ -565,8 +613,10 @@ func (c *Collector) Yield() Result {
 	defer c.wmu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.consuming = true
 	if c.closed {
 		c.readPos = c.total
+		c.markRead()
 		return c.result
 	}
 	r, held := c.keptUpTo(true)
@@ -575,7 +625,7 @@ func (c *Collector) Yield() Result {
 	r.SpillPath = c.path
 	if c.path != "" {
 		r.SpillBytes = c.spillBytes
-		r.SpillCapped = c.total > c.opts.MaxSpillBytes
+		r.SpillCapped = c.spillBytes < c.total
 	}
 	return r
 }

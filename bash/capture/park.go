@@ -75,11 +75,20 @@ func (c *Collector) spillWhole() bool {
 		return false
 	}
 	data := c.copyFrom(0)
+	c.opts.Budget.add(f)
+	if c.opts.Budget.take(f.Name(), int64(len(data))) < int64(len(data)) {
+		// No room for all of it: the stream stays in memory.
+		_ = f.Close()
+		c.opts.Budget.Forget(f.Name())
+		discard(f)
+		return false
+	}
 	n, err := f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
+		c.opts.Budget.Forget(f.Name())
 		discard(f)
 		c.spillErr = fmt.Errorf("spill file: %w", err)
 		return false

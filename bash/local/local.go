@@ -102,6 +102,9 @@
 //     own base by age.
 //   - Close also kills foreground runs still in progress; their Result is
 //     marked Aborted.
+//   - Every command's spill files share one [capture.Budget] of
+//     maxSpillTotalBytes; [Executor.RemoveSpills] deletes a file and gives
+//     its bytes back (the bash tool deletes through it).
 //   - A spec with a non-positive TimeoutMs (one that did not go through
 //     Resolve) is refused by Run.
 //   - The shell is looked up in PATH on every spawn, so a missing shell is
@@ -166,6 +169,7 @@ type Executor struct {
 	maxOutputBytes int64
 	keepHeadBytes  int64 // of maxOutputBytes, for foreground runs
 	maxSpillBytes  int64
+	spillBudget    *capture.Budget // maxSpillTotalBytes, over every command's files
 	grace          time.Duration
 	shell          string
 	env            []string
@@ -200,7 +204,10 @@ type Executor struct {
 	wg     sync.WaitGroup
 }
 
-var _ bash.Executor = (*Executor)(nil)
+var (
+	_ bash.Executor     = (*Executor)(nil)
+	_ bash.SpillRemover = (*Executor)(nil)
+)
 
 // Option configures an executor beyond its config.
 type Option func(*options)
@@ -384,6 +391,7 @@ func fromConfig(cfg config.Local, log *slog.Logger) *Executor {
 		maxOutputBytes: config.Bytes(cfg.MaxOutputBytes),
 		keepHeadBytes:  config.Bytes(*cfg.KeepHeadBytes),
 		maxSpillBytes:  config.Bytes(cfg.MaxSpillBytes),
+		spillBudget:    capture.NewBudget(config.Bytes(cfg.MaxSpillTotalBytes)),
 		grace:          config.Millis(cfg.GraceMs),
 		shell:          shell,
 		env:            baseEnv(guard.Environ(), cfg.Env),
@@ -434,6 +442,18 @@ func (e *Executor) SpillBytes() int64 {
 		return nil
 	})
 	return n
+}
+
+// RemoveSpills deletes spill files the executor reported
+// ([bash.SpillRemover]), and stops counting them against
+// maxSpillTotalBytes. A file already gone is no error.
+func (e *Executor) RemoveSpills(paths ...string) {
+	e.spillBudget.Forget(paths...)
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			e.log.Warn("bash-local: removing a spill file", "err", err)
+		}
+	}
 }
 
 // sweepSpillDirs removes the private spill directories that executors
@@ -819,6 +839,7 @@ func (e *Executor) collector(stream string, head int64, consumed bool, observe f
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         spill,
 		Consumed:      consumed,
+		Budget:        e.spillBudget,
 	}
 	if observe != nil {
 		opts.Observe = func(p []byte) { observe(stream, p) }

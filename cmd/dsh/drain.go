@@ -44,6 +44,16 @@ func (fe *frontEnd) metrics() *metrics.Metrics {
 	return m
 }
 
+// commandsRunning counts the foreground commands and background tasks
+// that run now, in all sessions.
+func (fe *frontEnd) commandsRunning() int {
+	n := int(fe.stack.ForegroundRunning())
+	if fe.stack.Tasks != nil {
+		n += fe.stack.Tasks.Live()
+	}
+	return n
+}
+
 // busy reports whether calls or background tasks still run.
 func (fe *frontEnd) busy() bool {
 	return fe.srv.CallsRunning() > 0 || (fe.stack.Tasks != nil && fe.stack.Tasks.Live() > 0)

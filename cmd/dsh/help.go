@@ -116,7 +116,8 @@ loopback --metrics-addr. SIGTERM drains: /readyz turns 503, new sessions get 503
 running calls and tasks get --drain-timeout to finish; SIGINT or a second SIGTERM stops at
 once. Operations: docs/operations.md.
 
-Reads the whole config, serve.* (maxSessions, maxRequestBytes) and audit.path included.
+Reads the whole config, serve.* (maxSessions, maxRequestBytes, idleSessionMs) and audit.path
+included.
 ` + configPointer,
 		example: `  DSH_TOKEN=$(openssl rand -hex 32) dsh serve --addr 127.0.0.1:8765
   dsh serve --addr 127.0.0.1:8765 --token-file ~/.config/dsh/token --workdir ~/project

@@ -37,6 +37,7 @@
 //	  maxTimeoutMs: 600000
 //	  maxOutputBytes: 64000
 //	  maxSpillBytes: 67108864
+//	  maxSpillTotalBytes: 1073741824
 //	  graceMs: 3000
 //	  spillDir: /var/tmp
 //	  shell: /bin/bash
@@ -50,11 +51,13 @@
 //	  maxForeground: 128     # of all sessions
 //	tasks:                   # the task runtime and task_output/task_list/task_kill
 //	  maxRunningPerSession: 64
+//	  maxRunning: 256        # of all sessions
 //	  waitTimeoutMs: 30000
 //	  maxWaitTimeoutMs: 600000
 //	serve:                   # dsh serve only
 //	  maxSessions: 64        # MCP sessions open at once
 //	  maxRequestBytes: 8388608
+//	  idleSessionMs: 300000  # a session that never called ends after it
 //	redact: known            # secrets in output become [REDACTED:<rule>]; off: none
 //
 // config.Parse reads it (docs/config.md lists every key); its errors name
@@ -211,11 +214,15 @@
 // one-line warning that every local user can use it. Those refusals,
 // an unreadable or empty token file and a missing --addr are usage errors
 // (exit 2); an address that cannot be bound is exit 1. A session that makes
-// no request for --idle-timeout (default 30m; 0: never) is ended. On SIGINT
+// no request for --idle-timeout (default 30m; 0: never) is ended, and one
+// that made no tool call serve.idleSessionMs (5m) after its initialize. On SIGINT
 // or SIGTERM the HTTP server shuts down (open streams get 5 s to finish, then
 // their connections are closed), every session ends, the app closes, and dsh
 // exits 0. DSH_TOKEN never reaches a command: the executor's credential
-// scrub drops it by name.
+// scrub drops it by name. Both listeners (--addr, --metrics-addr) bound
+// the connections that never authenticated, and neither accepts a
+// connection into the last file descriptors, which are kept for commands
+// (fds.go).
 package main
 
 import (

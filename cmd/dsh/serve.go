@@ -157,7 +157,8 @@ func serve(f serveFlags, s streams) error {
 	hs, err := fe.srv.HTTPServer(mcpserver.HTTPOptions{
 		Token: token, NoAuth: token == "", IdleTimeout: f.idleTimeout,
 		MaxSessions: fe.cfg.Serve.MaxSessions, MaxRequestBytes: config.Bytes(fe.cfg.Serve.MaxRequestBytes),
-		Metrics: m.Handler(),
+		FirstCallTimeout: config.Millis(fe.cfg.Serve.IdleSessionMs),
+		Metrics:          m.Handler(),
 	})
 	if err != nil {
 		return failure("serve: %v", err)
@@ -166,8 +167,9 @@ func serve(f serveFlags, s streams) error {
 	if err != nil {
 		return failure("serve: %v", err)
 	}
+	running := fe.commandsRunning
 	served := make(chan error, 2)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(reserveFDs(ln, "mcp", running, log)) }()
 	if addr.socket != "" {
 		log.Info("dsh serving MCP", "socket", addr.socket, "url", url, "auth", token != "")
 	} else {
@@ -182,9 +184,10 @@ func serve(f serveFlags, s streams) error {
 		if err != nil {
 			return failure("serve: --metrics-addr: %v", err)
 		}
-		ms = &http.Server{Handler: fe.srv.Health(m.Handler(), token, token == "" || f.metricsNoAuth || isLoopback(metricsAddr.host)),
-			ReadHeaderTimeout: 10 * time.Second}
-		go func() { served <- ms.Serve(mln) }()
+		// The same guards as the main listener's: a flood of idle
+		// connections here must not take what sessions and commands need.
+		ms = fe.srv.HealthServer(m.Handler(), token, token == "" || f.metricsNoAuth || isLoopback(metricsAddr.host), 0)
+		go func() { served <- ms.Serve(reserveFDs(mln, "metrics", running, log)) }()
 		log.Info("dsh serving metrics", "url", "http://"+mln.Addr().String()+"/metrics")
 	}
 

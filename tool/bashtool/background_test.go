@@ -436,3 +436,125 @@ func TestHundredTasksStartedAndKilledConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestServerWideTaskLimit: with tasks.maxRunning 2, two sessions' running
+// commands fill the server: the next background call of either session, or
+// of a third, is refused with the exact text and runs nothing; once a task
+// ends, another starts. Every process is gone at the end.
+func TestServerWideTaskLimit(t *testing.T) {
+	s := newStackWith(t, nil, tasks.Config{MaxRunning: 2})
+	a, b, c := session.New("a", ""), session.New("b", ""), session.New("c", "")
+	defer c.End()
+	dir := t.TempDir()
+	pids := make([]int, 2)
+	ids := make([]string, 2)
+	for i, sess := range []*session.Session{a, b} {
+		pidFile := fmt.Sprintf("%s/pid%d", dir, i)
+		ids[i] = s.start(t, sess, "echo $$ > "+pidFile+"; exec sleep 60")
+		pids[i] = proctest.ReadPid(t, pidFile)
+	}
+	want := "Error: too many background tasks: 2 are running on this server; stop one with task_kill or try again later"
+	marker := dir + "/ran"
+	for _, sess := range []*session.Session{a, b, c} {
+		res := s.call(t, sess, "bash", map[string]any{"command": "touch " + marker, "description": "one too many", "run_in_background": true})
+		if res.Text() != want || !res.IsError {
+			t.Errorf("session %s over the server's limit: %q, want %q", sess.ID(), res.Text(), want)
+		}
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused start ran its command: %v", err)
+	}
+	s.call(t, a, "task_kill", map[string]any{"task_id": ids[0]})
+	s.output(t, a, ids[0])
+	proctest.AwaitGone(t, pids[0])
+	s.output(t, c, s.start(t, c, "touch "+marker))
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("a start after a task ended: %v", err)
+	}
+	a.End()
+	b.End()
+	proctest.AwaitGone(t, pids...)
+}
+
+// TestSpillTotalReleasesReadFilesThenCuts: with local.maxSpillTotalBytes
+// 5000, a command that needs room first takes it from the files of
+// finished and read streams, the oldest first (two tasks whose lossy reads
+// named their files, and a foreground command), never from a finished task
+// nobody read; when none is left its file stops and its output is cut with
+// the usual notice. Every process is gone at the end.
+func TestSpillTotalReleasesReadFilesThenCuts(t *testing.T) {
+	base := t.TempDir()
+	s := newStack(t, func(c *config.Local) {
+		c.MaxOutputBytes, c.MaxSpillTotalBytes, c.SpillDir = 100, 5000, base
+	})
+	a := session.New("a", "")
+	defer a.End()
+	fill := func(n int, c string) string { return fmt.Sprintf("head -c %d /dev/zero | tr '\\0' %s", n, c) }
+
+	// Two tasks, finished and read: a lossy read named each one's file.
+	read := make([]string, 2)
+	for i, c := range []string{"a", "b"} {
+		ready := readyFifo(t)
+		pidFile := t.TempDir() + "/pid"
+		id := s.start(t, a, fill(1000, c)+"; echo $$ > "+pidFile+"; echo > "+ready.path+"; exec sleep 60")
+		ready.wait(t)
+		proctest.Eventually(t, proctest.Wait, func() error {
+			text := s.call(t, a, "task_output", map[string]any{"task_id": id}).Text()
+			if read[i] = spillPath(text, "full output: "); read[i] == "" {
+				return fmt.Errorf("no spill path in %q", text)
+			}
+			return nil
+		})
+		s.call(t, a, "task_kill", map[string]any{"task_id": id})
+		s.output(t, a, id)
+		proctest.AwaitGone(t, proctest.ReadPid(t, pidFile))
+	}
+	// A task that finished and that nobody read.
+	unread := s.start(t, a, fill(1500, "c"))
+	s.awaitFinish(t, unread)
+	wantFile(t, read[0], 1000)
+	wantFile(t, read[1], 1000)
+
+	// 3500 of 5000 are taken: 2000 more release the oldest read file.
+	fg := s.call(t, a, "bash", map[string]any{"command": fill(2000, "d"), "description": "d"}).Text()
+	fgPath := spillPath(fg, "[output truncated; full output: ")
+	wantFile(t, fgPath, 2000)
+	wantFile(t, read[0], -1)
+	wantFile(t, read[1], 1000)
+
+	// 4500 taken, all but the unread task's releasable: 4000 more release
+	// them and get the 3500 left.
+	cut := s.call(t, a, "bash", map[string]any{"command": fill(4000, "e"), "description": "e"}).Text()
+	cutPath := spillPath(cut, "[output truncated; first 3500 bytes saved: ")
+	if !strings.HasSuffix(cut, "\n[output truncated; first 3500 bytes saved: "+cutPath+"]") {
+		t.Errorf("the cut command reads %q, want the notice of 3500 bytes saved", cut)
+	}
+	wantFile(t, cutPath, 3500)
+	wantFile(t, read[1], -1)
+	wantFile(t, fgPath, -1)
+	// The unread task kept its whole file.
+	wantFile(t, spillPath(s.output(t, a, unread), "full output: "), 1500)
+}
+
+// spillPath is the path after prefix in text, up to the next "]"; "" when
+// text does not hold prefix.
+func spillPath(text, prefix string) string {
+	_, rest, ok := strings.Cut(text, prefix)
+	if !ok {
+		return ""
+	}
+	path, _, _ := strings.Cut(rest, "]")
+	return path
+}
+
+// wantFile checks that path holds size bytes, or is gone for size -1.
+func wantFile(t *testing.T, path string, size int64) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	switch {
+	case size < 0 && !errors.Is(err, os.ErrNotExist):
+		t.Errorf("%s is still there (%v), want it released", path, err)
+	case size >= 0 && (err != nil || fi.Size() != size):
+		t.Errorf("%s: %v, size %v; want %d bytes", path, err, fi, size)
+	}
+}

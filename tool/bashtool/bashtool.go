@@ -228,7 +228,8 @@ func New(exec bash.Executor, runtime Runtime, cfg config.Bash, opts ...Option) *
 		limit: foregroundLimit{perSession: limits.MaxForegroundPerSession, overall: limits.MaxForeground}}
 	t.spills.remove = removeFiles
 	if r, ok := exec.(bash.SpillRemover); ok {
-		// Spill files on another machine (the SSH executor's).
+		// Spill files on another machine (the SSH executor's), or counted
+		// against a budget (the local one's).
 		t.spills.remove = r.RemoveSpills
 	}
 	for _, o := range opts {
