@@ -166,7 +166,8 @@ func TestBypassWrappers(t *testing.T) {
 // match (docs/spec.md §9.3 "Global options").
 func TestGlobalOptions(t *testing.T) {
 	p := pol(t, Config{Default: Allow, Home: jailHome},
-		"ask:npm publish *", "deny:docker run *", "deny:kubectl delete *", "deny:git push *", "deny:cargo publish *")
+		"ask:npm publish *", "deny:docker run *", "deny:kubectl delete *", "deny:git push *", "deny:cargo publish *",
+		"deny:go run *")
 	run(t, p, []tcase{
 		{`npm --registry x publish`, Ask, askRule("npm --registry x publish", "npm publish *")},
 		{`npm -g --dry-run publish`, Ask, askRule("npm -g --dry-run publish", "npm publish *")},
@@ -184,6 +185,10 @@ func TestGlobalOptions(t *testing.T) {
 		{`/usr/lib/git-core/git-push origin HEAD:main`, Deny, denied("/usr/lib/git-core/git-push origin HEAD:main", "git push *")},
 		{`docker-run img`, Deny, denied("docker-run img", "docker run *")},
 		{`git -C push status`, Allow, ""},
+		{`go -C sub run .`, Deny, denied("go -C sub run .", "go run *")},
+		{`go -C=sub run .`, Deny, denied("go -C=sub run .", "go run *")},
+		{`go -C run build`, Allow, ""},
+		{`go --C sub run .`, Deny, denied("go --C sub run .", "go run *")},
 		{`npm test`, Allow, ""},
 	})
 }

@@ -40,7 +40,7 @@
 // to what it reads is a decimal literal or an arithmetic result
 // (values.go, decided once the whole command is read). Brace expansion
 // follows bash's own algorithm (braces.go); deny and ask rules also see
-// git, docker, kubectl, npm and cargo without their global options
+// git, docker, kubectl, npm, cargo and go without their global options
 // (globals.go). Each part is decided by the rules (deny, then ask, then
 // allow) and the built-in read-only list; then the whole command
 // (docs/spec.md §9.4).

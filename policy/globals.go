@@ -35,7 +35,7 @@ func set(words string) map[string]bool {
 }
 
 // globalSpecs are the tools whose global options are read (docs/spec.md
-// §9.3). go has none: its -C follows the subcommand.
+// §9.3). go has one, -C DIR (also -C=DIR, --C), first on the line.
 var globalSpecs = map[string]*globalSpec{
 	"git": {
 		flags: set(`-p --paginate -P --no-pager --no-replace-objects --no-lazy-fetch --no-optional-locks
@@ -58,6 +58,7 @@ var globalSpecs = map[string]*globalSpec{
 			--json --dry-run --force -f --offline --prefer-offline --prefer-online --ignore-scripts`),
 		values: set(`--prefix -C --registry --cache --userconfig --globalconfig --loglevel --tag --otp
 			-w --workspace --script-shell --node-options --scope`)},
+	"go": {values: set(`-C --C`)},
 	"cargo": {plusArg: true,
 		flags:  set(`-v -vv --verbose -q --quiet --locked --offline --frozen --list -V --version -h --help`),
 		values: set(`--color -C --config -Z --explain`)},
