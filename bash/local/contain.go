@@ -97,7 +97,9 @@ func newContainment(want string) (*containment, error) {
 
 // strays lists the processes in the executor's cgroup itself and in any
 // cgroup below it that is no live command's: only a command that moved
-// there puts one in it, so each is a command's escapee, whichever.
+// there puts one in it, so each is a command's escapee, whichever. The
+// live ones are read after the listing: a command's cgroup is known
+// before it is made, so one listed is never taken for a stray.
 func (c *containment) strays() []int {
 	pids, _ := cgroupProcs(c.base)
 	entries, _ := os.ReadDir(c.base)
@@ -169,18 +171,21 @@ func (c *containment) command() (*commandContainer, error) {
 		cc.known = make(map[int]uint64)
 	}
 	if c.mode == config.ContainCgroup {
-		dir, fd, err := makeCommandCgroup(c.base, n)
-		if err != nil {
-			return nil, err
-		}
-		cc.cg, cc.cgFD, cc.hasKill = dir, fd, c.hasKill
-		cc.cgroupNS, cc.userNS, cc.escapable = c.cgroupNS, c.userNS, c.escapable
+		// Known as a command's before it exists: strays reads the
+		// cgroups it lists against the ones known after it listed them.
 		c.liveMu.Lock()
 		if c.liveCg == nil {
 			c.liveCg = make(map[string]bool)
 		}
-		c.liveCg[dir] = true
+		c.liveCg[filepath.Join(c.base, n)] = true
 		c.liveMu.Unlock()
+		dir, fd, err := makeCommandCgroup(c.base, n)
+		if err != nil {
+			c.released(filepath.Join(c.base, n))
+			return nil, err
+		}
+		cc.cg, cc.cgFD, cc.hasKill = dir, fd, c.hasKill
+		cc.cgroupNS, cc.userNS, cc.escapable = c.cgroupNS, c.userNS, c.escapable
 		cc.owner = c
 	}
 	if cc.chain || cc.escapable {
