@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -70,24 +73,62 @@ func (r *requestIDs) remember(id string, sdk json.RawMessage) {
 
 // incoming returns msg with the SDK's id back when msg answers a request
 // of this session, which it forgets; ok is false for an answer with an id
-// this session was not sent (or was already answered). Requests and
-// notifications are returned as is.
-func (r *requestIDs) incoming(msg []byte) (out []byte, ok bool) {
-	f, err := objectFields(msg)
-	if err != nil || f["method"] != nil || (f["result"] == nil && f["error"] == nil) {
-		return msg, true // not an answer: the SDK judges it
+// this session was not sent (or was already answered). It fails closed:
+// a message that is not one JSON object with distinct keys (the SDK would
+// read the first value of trailing data, the last of keys given twice,
+// and keys in any case) is refused, and one without a method is taken
+// for an answer. Requests and notifications are returned as is.
+func (r *requestIDs) incoming(msg []byte) (out []byte, err error) {
+	f, err := strictObject(msg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", notOneMessage, err)
+	}
+	if m := f["method"]; m != nil && string(m) != "null" {
+		return msg, nil // a request or a notification: the SDK judges it
 	}
 	var id string
 	if json.Unmarshal(f["id"], &id) != nil {
-		return nil, false
+		return nil, errUnknownAnswer
 	}
 	sdk, found := r.take(id)
 	if !found {
-		return nil, false
+		return nil, errUnknownAnswer
 	}
 	f["id"] = sdk
-	out, err = json.Marshal(f)
-	return out, err == nil
+	return json.Marshal(f)
+}
+
+// Why incoming refuses a message: the body of the 400 over HTTP.
+const notOneMessage = "not one JSON-RPC message"
+
+var errUnknownAnswer = errors.New("an answer to a request this session was not sent")
+
+// strictObject is objectFields for one JSON object and nothing after it,
+// whose keys differ also when case is ignored.
+func strictObject(msg []byte) (map[string]json.RawMessage, error) {
+	if firstByte(msg) != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	f, err := objectFields(msg)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("data after the message")
+	}
+	folded := make(map[string]bool, len(f))
+	for k := range f {
+		if folded[strings.ToLower(k)] {
+			return nil, fmt.Errorf("%w: %q", errDuplicateKey, k)
+		}
+		folded[strings.ToLower(k)] = true
+	}
+	return f, nil
 }
 
 func (r *requestIDs) take(id string) (json.RawMessage, bool) {
@@ -107,25 +148,28 @@ func (r *requestIDs) take(id string) (json.RawMessage, bool) {
 	return sdk, true
 }
 
-// incomingBody is incoming for an HTTP body: one message or a batch.
-func (r *requestIDs) incomingBody(body []byte) ([]byte, bool) {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '[' {
+// incomingBody is incoming for an HTTP body: one message or a batch,
+// which must be one JSON array and nothing after it.
+func (r *requestIDs) incomingBody(body []byte) ([]byte, error) {
+	if firstByte(body) != '[' {
 		return r.incoming(body)
 	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	var batch []json.RawMessage
-	if json.Unmarshal(trimmed, &batch) != nil {
-		return body, true // the SDK answers malformed input
+	if err := dec.Decode(&batch); err != nil {
+		return nil, fmt.Errorf("%s: %w", notOneMessage, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New(notOneMessage + ": data after the batch")
 	}
 	for i, m := range batch {
-		out, ok := r.incoming(m)
-		if !ok {
-			return nil, false
+		out, err := r.incoming(m)
+		if err != nil {
+			return nil, err
 		}
 		batch[i] = out
 	}
-	out, err := json.Marshal(batch)
-	return out, err == nil
+	return json.Marshal(batch)
 }
 
 // httpIDs holds the ids of each HTTP session, by its Mcp-Session-Id.
@@ -180,9 +224,9 @@ func (h *httpIDs) guard(maxBody int64, next http.Handler) http.Handler {
 			if ids == nil {
 				ids = newRequestIDs() // no request was sent: no answer is known
 			}
-			body, ok := ids.incomingBody(body)
-			if !ok {
-				http.Error(w, unknownAnswer, http.StatusBadRequest)
+			body, err = ids.incomingBody(body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
@@ -190,10 +234,6 @@ func (h *httpIDs) guard(maxBody int64, next http.Handler) http.Handler {
 		next.ServeHTTP(&idWriter{ResponseWriter: w, ids: func() *requestIDs { return h.of(sid, true) }}, r)
 	})
 }
-
-// unknownAnswer is the body of the 400 to an answer with an id dsh did
-// not send in that session.
-const unknownAnswer = "an answer to a request this session was not sent"
 
 // idWriter rewrites the ids of the requests the SDK writes on a session's
 // streams: one event, or one JSON message, a Write.

@@ -37,8 +37,8 @@ func TestRequestIDs(t *testing.T) {
 		}
 	}
 	answer := func(id string) (string, bool) {
-		out, ok := r.incoming([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"action":"accept"}}`))
-		return string(out), ok
+		out, err := r.incoming([]byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"action":"accept"}}`))
+		return string(out), err == nil
 	}
 	if got, ok := answer(`"` + first + `"`); !ok || got != `{"id":1,"jsonrpc":"2.0","result":{"action":"accept"}}` {
 		t.Errorf("the answer to the first request = %s, %v", got, ok)
@@ -48,8 +48,8 @@ func TestRequestIDs(t *testing.T) {
 			t.Errorf("an answer with id %s was taken", id)
 		}
 	}
-	if got, ok := r.incoming([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`)); !ok || string(got) != `{"jsonrpc":"2.0","id":1,"method":"tools/call"}` {
-		t.Errorf("a request from the client = %s, %v", got, ok)
+	if got, err := r.incoming([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`)); err != nil || string(got) != `{"jsonrpc":"2.0","id":1,"method":"tools/call"}` {
+		t.Errorf("a request from the client = %s, %v", got, err)
 	}
 }
 
@@ -67,10 +67,35 @@ func TestPendingRequestsAreBounded(t *testing.T) {
 	if len(r.sent) != maxPending || len(r.order) != maxPending {
 		t.Fatalf("%d pending, %d in order; want %d", len(r.sent), len(r.order), maxPending)
 	}
-	if _, ok := r.incoming([]byte(`{"id":"` + ids[0] + `","result":{}}`)); ok {
+	if _, err := r.incoming([]byte(`{"id":"` + ids[0] + `","result":{}}`)); err == nil {
 		t.Error("the oldest request's answer was taken")
 	}
-	if _, ok := r.incoming([]byte(`{"id":"` + ids[maxPending] + `","result":{}}`)); !ok {
+	if _, err := r.incoming([]byte(`{"id":"` + ids[maxPending] + `","result":{}}`)); err != nil {
 		t.Error("the newest request's answer was refused")
+	}
+}
+
+// TestMalformedAnswersAreRefused: the SDK reads the first value of a body
+// with data after it, the last of keys given twice, keys in any case, and
+// a message without result or error as an answer: each such message is
+// refused, whatever its id (a review's forgeries of id 1).
+func TestMalformedAnswersAreRefused(t *testing.T) {
+	r := newRequestIDs()
+	r.outgoing([]byte(`{"jsonrpc":"2.0","id":1,"method":"elicitation/create"}`))
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"action":"accept"},"id":1}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"action":"accept"},"result":{"action":"accept"}}`,
+		`[{"jsonrpc":"2.0","id":1,"result":{"action":"accept"},"id":1}]`,
+		`[{"jsonrpc":"2.0","id":1,"result":{"action":"accept"}}] x`,
+		`{"jsonrpc":"2.0","id":1,"result":{"action":"accept"}} {}`,
+		`{"jsonrpc":"2.0","id":1}`,
+		`{"jsonrpc":"2.0","id":1,"Result":{"action":"accept"}}`,
+		`{"jsonrpc":"2.0","ID":1,"id":"x","result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":null,"result":{}}`,
+		`"x"`, `[1]`, `{`,
+	} {
+		if out, err := r.incomingBody([]byte(body)); err == nil {
+			t.Errorf("%s was taken as %s", body, out)
+		}
 	}
 }

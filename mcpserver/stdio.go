@@ -68,7 +68,7 @@ func filterLines(in io.Reader, pw *io.PipeWriter, w *lockedWriter, quit <-chan s
 			}
 			if bad != nil {
 				_, _ = w.Write(bad.reply())
-			} else if line, ok := w.ids.incoming(line); ok {
+			} else if line, err := w.ids.incoming(line); err == nil {
 				w.watch.incoming(line)
 				w.watch.clientAnswer(line)
 				if _, werr := pw.Write(append(line, '\n')); werr != nil {
