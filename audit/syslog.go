@@ -73,8 +73,9 @@ func (w *syslogWriter) Write(p []byte) (int, error) {
 func (w *syslogWriter) Close() error { return w.conn.Close() }
 
 // shorten returns line when it fits limit; else the line with each
-// string longer than limit/8 cut (ending in "…") and "truncated": true,
-// still one JSON object; else its first limit bytes.
+// string longer than limit/8 cut to its first and last limit/16 bytes
+// around "…" (a command padded past the limit keeps what ends it), and
+// "truncated": true, still one JSON object; else its first limit bytes.
 func shorten(line []byte, limit int) []byte {
 	if len(line) <= limit {
 		return line
@@ -85,7 +86,7 @@ func shorten(line []byte, limit int) []byte {
 	if d.Decode(&v) == nil {
 		for k, x := range v {
 			if s, ok := x.(string); ok && len(s) > limit/8 {
-				v[k] = string(bytes.ToValidUTF8([]byte(s[:limit/8]), nil)) + "…"
+				v[k] = headAndTail(s, limit/16)
 			}
 		}
 		v["truncated"] = true
@@ -94,4 +95,12 @@ func shorten(line []byte, limit int) []byte {
 		}
 	}
 	return line[:limit]
+}
+
+// headAndTail is the first and last n bytes of s around "…", cut on
+// whole characters.
+func headAndTail(s string, n int) string {
+	head := bytes.ToValidUTF8([]byte(s[:n]), nil)
+	tail := bytes.ToValidUTF8([]byte(s[len(s)-n:]), nil)
+	return string(head) + "…" + string(tail)
 }

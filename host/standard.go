@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync/atomic"
 
 	"github.com/dsh-go/dsh/audit"
@@ -77,7 +78,11 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 		return nil, err
 	}
 	if cfg.Audit.IsFile() {
-		o.hide = append(o.hide, cfg.Audit.Path) // sandboxed commands neither read nor edit it
+		// Sandboxed commands neither read nor edit it. Hidden by its
+		// absolute path: the sandbox's cwd is the command's, not dsh's.
+		if abs, err := filepath.Abs(cfg.Audit.Path); err == nil {
+			o.hide = append(o.hide, abs)
+		}
 	}
 	cfg = cfg.WithDefaults()
 	s := &Stack{

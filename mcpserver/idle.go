@@ -16,6 +16,7 @@ import (
 type firstCalls struct {
 	after time.Duration
 	log   func(msg string, args ...any)
+	name  func(id string) string // a session's name in logs (sessionName)
 	open  func(*mcp.ServerSession) bool // the session has not ended yet
 
 	mu     sync.Mutex
@@ -75,7 +76,7 @@ func (f *firstCalls) expire(ss *mcp.ServerSession) {
 	if !waiting || !f.open(ss) {
 		return
 	}
-	f.log("ending a session that made no call", "session", ss.ID(), "after", f.after.String())
+	f.log("ending a session that made no call", "session", f.name(ss.ID()), "after", f.after.String())
 	_ = ss.Close()
 }
 
@@ -84,7 +85,7 @@ func (f *firstCalls) expire(ss *mcp.ServerSession) {
 // that asks for it sets the time, for every handler of the server.
 func (s *Server) expireUncalled(after time.Duration) {
 	s.uncalled.Do(func() {
-		f := &firstCalls{after: after, log: s.log.Info, open: s.isOpen, timers: make(map[*mcp.ServerSession]*time.Timer)}
+		f := &firstCalls{after: after, log: s.log.Info, name: s.sessionName, open: s.isOpen, timers: make(map[*mcp.ServerSession]*time.Timer)}
 		s.mcp.AddReceivingMiddleware(f.middleware)
 	})
 }

@@ -56,7 +56,10 @@ func TestServeEndsSessionsThatNeverCall(t *testing.T) {
 		}
 		return nil
 	})
-	stderr.await(t, regexp.MustCompile(`msg="ending a session that made no call" session=`+idle))
+	stderr.await(t, regexp.MustCompile(`msg="ending a session that made no call" session=s-[0-9a-f]{16} `))
+	if strings.Contains(stderr.String(), idle) {
+		t.Error("serve's log holds a session's id")
+	}
 	echoOK(t, caller, "a call after the other session ended")
 	if code, sid := postMCP(t, url, "", initializeBody); code != http.StatusOK || sid == "" {
 		t.Errorf("a new session in the freed slot: %d, session %q", code, sid)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -373,16 +374,31 @@ func httpClient(token string) *http.Client {
 // lines dsh wrote are all there.
 func TestSandboxHidesTheAuditLog(t *testing.T) {
 	t.Parallel()
+	for _, relative := range []bool{false, true} {
+		t.Run(fmt.Sprint("relative=", relative), func(t *testing.T) { sandboxHidesTheAuditLog(t, relative) })
+	}
+}
+
+// sandboxHidesTheAuditLog is TestSandboxHidesTheAuditLog with the audit
+// path as written in the config absolute, or relative to dsh's cwd.
+func sandboxHidesTheAuditLog(t *testing.T, relative bool) {
 	work := t.TempDir()
 	audit := filepath.Join(work, "audit.jsonl")
-	cfg := sandboxConfig(t, "    mode: workspace-write\naudit:\n  path: "+audit+"\n")
+	path := audit
+	if relative {
+		path = "audit.jsonl"
+	}
+	cfg := sandboxConfig(t, "    mode: workspace-write\naudit:\n  path: "+path+"\n")
 	cmd := exec.Command(dshBin, "mcp", "--config", cfg, "--workdir", work)
+	cmd.Dir = work
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	sdkCall(t, cs, "bash", map[string]any{"command": "echo rm -rf stand-in", "description": "an earlier call"})
+	if got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "echo rm -rf stand-in", "description": "an earlier call"})); got != "rm -rf stand-in\n" {
+		t.Fatalf("a sandboxed call: %q", got)
+	}
 	forge := `sed -i '/stand-in/d' audit.jsonl; echo '{"event":"call","decision":"ask:accepted"}' >> audit.jsonl; cat audit.jsonl`
 	got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": forge, "description": "forge"}))
 	if strings.Contains(got, "stand-in") {
