@@ -16,7 +16,7 @@ import (
 type firstCalls struct {
 	after time.Duration
 	log   func(msg string, args ...any)
-	name  func(id string) string // a session's name in logs (sessionName)
+	name  func(id string) string        // a session's name in logs (sessionName)
 	open  func(*mcp.ServerSession) bool // the session has not ended yet
 
 	mu     sync.Mutex
