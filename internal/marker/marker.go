@@ -90,9 +90,17 @@ func Is(line string) bool {
 	return false
 }
 
-// invisible reports whether r is white space or a format character: what
-// a reader skips before a line's first visible character.
-func invisible(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) }
+// invisible reports whether r shows as nothing before a line's first
+// visible character: white space, a format character, a mark with no
+// base to sit on (variation selectors, U+034F), and the letters and
+// symbols drawn blank (the Hangul fillers, the blank Braille pattern).
+func invisible(r rune) bool {
+	switch r {
+	case 0x115f, 0x1160, 0x3164, 0xffa0, 0x2800:
+		return true
+	}
+	return unicode.IsSpace(r) || unicode.In(r, unicode.Cf, unicode.Mn, unicode.Me)
+}
 
 // Guard returns text with [Prefix] before each of its lines that [Is] a
 // marker. Its first and last lines count as whole lines. Text without such
