@@ -243,3 +243,61 @@ func skipString(s string, i int) int {
 	}
 	return i
 }
+
+// Cut is what StripMarked leaves where it removed a control: a byte that
+// stripped text never holds (NUL is a control), and that no secret's
+// pattern takes for a letter or a digit, so redaction reads a removed
+// escape sequence as the word boundary a terminal shows.
+const Cut = "\x00"
+
+// StripMarked is StripControls with a Cut where each control was
+// removed. Removing the cuts may join bytes into a control again (in text
+// that is not valid UTF-8): Unmark removes them and strips once more.
+func StripMarked(s string) string {
+	i := firstControl(s)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i >= 0 {
+		b.WriteString(s[:i])
+		b.WriteString(Cut)
+		s = s[skipControl(s, i):]
+		i = firstControl(s)
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// Unmark is s, made by StripMarked (and redacted, say), without its cuts.
+func Unmark(s string) string {
+	return StripControls(strings.ReplaceAll(s, Cut, ""))
+}
+
+// maxUnfinished bounds the escape sequence SplitUnfinished carries over:
+// a control string (OSC) with no end is removed as it comes.
+const maxUnfinished = 4 << 10
+
+// SplitUnfinished splits s, a stream's text so far, before an escape
+// sequence its end cuts short (`\x1b[3`), which the next text may finish:
+// removed in two halves, its second half (`2m`) would read as text.
+func SplitUnfinished(s string) (done, rest string) {
+	last := -1
+	for pos := 0; pos < len(s); {
+		k := firstControl(s[pos:])
+		if k < 0 {
+			break
+		}
+		start := pos + k
+		end := skipControl(s, start)
+		if end >= len(s) {
+			last = start
+		}
+		pos = max(end, start+1)
+	}
+	if last < 0 || len(s)-last > maxUnfinished || skipControl(s+"x", last) <= len(s) {
+		return s, ""
+	}
+	return s[:last], s[last:]
+}

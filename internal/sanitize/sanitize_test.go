@@ -124,3 +124,43 @@ func BenchmarkText64K(b *testing.B) {
 		_ = Text(s)
 	}
 }
+
+// TestStripMarked: a Cut where each control went; Unmark removes them and
+// what removing them joins.
+func TestStripMarked(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                "plain",
+		"ok\x1b[0mtoken":       "ok" + Cut + "token",
+		"a\rb\x00c":            "a" + Cut + "b" + Cut + "c",
+		"x\x1b]0;title\x07y\n": "x" + Cut + "y\n",
+	} {
+		if got := StripMarked(in); got != want {
+			t.Errorf("StripMarked(%q) = %q, want %q", in, got, want)
+		}
+		if got, want := Unmark(StripMarked(in)), StripControls(in); got != want {
+			t.Errorf("Unmark(StripMarked(%q)) = %q, want StripControls's %q", in, got, want)
+		}
+	}
+	if got := Unmark(StripMarked("\xc2\x1b[0m\x85x")); got != "x" {
+		t.Errorf("a C1 control joined by the removal: %q", got)
+	}
+}
+
+// TestSplitUnfinished: a sequence the end cuts short is held for the next
+// text; a finished one, or none, is not.
+func TestSplitUnfinished(t *testing.T) {
+	for _, tc := range []struct{ in, done, rest string }{
+		{"token \x1b[3", "token ", "\x1b[3"},
+		{"a\x1b", "a", "\x1b"},
+		{"a\x1b]0;tit", "a", "\x1b]0;tit"},
+		{"a\x1b[32m", "a\x1b[32m", ""},
+		{"a\x1b[32mb", "a\x1b[32mb", ""},
+		{"plain", "plain", ""},
+		{"a\r", "a\r", ""},
+		{"a\x1b]" + strings.Repeat("x", maxUnfinished), "a\x1b]" + strings.Repeat("x", maxUnfinished), ""},
+	} {
+		if done, rest := SplitUnfinished(tc.in); done != tc.done || rest != tc.rest {
+			t.Errorf("SplitUnfinished(%.20q) = %.20q, %.20q; want %.20q, %.20q", tc.in, done, rest, tc.done, tc.rest)
+		}
+	}
+}

@@ -504,9 +504,19 @@ func isClosed(ch <-chan struct{}) bool {
 
 // modelPart is s, a part of a stream, as the model may read it: before is
 // what came just before it (bash.ContextBytes of it, when cut).
+// Controls are stripped from before and s as one text, so a sequence the
+// cut splits is removed whole. Redaction then reads the text twice: with
+// each removed control as a word boundary, as a terminal shows it
+// (`ok\e[0mghp_…`), then without them (`ghp_ab\e[0mcd…`), so that
+// neither hides a token (sanitize.StripMarked).
 func (t *Tool) modelPart(before, s string) string {
-	b := sanitize.StripControls(before)
-	return shown(t.redactor.Part(b+sanitize.StripControls(s), len(b)))
+	whole, b := sanitize.StripMarked(before+s), sanitize.StripMarked(before)
+	from := 0
+	for from < len(b) && from < len(whole) && b[from] == whole[from] {
+		from++
+	}
+	context := sanitize.Unmark(whole[:from])
+	return shown(t.redactor.Part(context+sanitize.Unmark(t.redactor.Part(whole, from)), len(context)))
 }
 
 // shown is redacted text as the model reads it: invisible characters as
@@ -524,19 +534,36 @@ func (t *Tool) modelOutput(o bash.Output) bash.Output {
 // streams redact a process's stdout and stderr read by read.
 type streams struct{ out, err stream }
 
-type stream struct{ *redact.Stream }
-
-func (t *Tool) newStreams() *streams {
-	return &streams{stream{t.redactor.Stream()}, stream{t.redactor.Stream()}}
+// stream is one of them: its redaction with removed controls as word
+// boundaries, then without them (modelPart says why), and the escape
+// sequence the last read ended inside, which the next read may finish.
+type stream struct {
+	marked, joined *redact.Stream
+	unfinished     *string
 }
 
+func (t *Tool) newStream() stream {
+	return stream{t.redactor.Stream(), t.redactor.Stream(), new(string)}
+}
+
+func (t *Tool) newStreams() *streams { return &streams{t.newStream(), t.newStream()} }
+
 // read is r as the model may read it: after a loss with what came before
-// it as context; the end of a secret is held back unless end.
+// it as context; the end of a secret, and an escape sequence cut short,
+// are held back unless end.
 func (st stream) read(r bash.StreamRead, end bool) string {
+	text := *st.unfinished + r.Text
 	if r.Lossy {
-		st.Cut(sanitize.StripControls(r.Before))
+		text = r.Text
+		st.marked.Cut(sanitize.StripMarked(r.Before))
+		st.joined.Cut(sanitize.StripControls(r.Before))
 	}
-	return shown(st.Next(sanitize.StripControls(r.Text), end))
+	*st.unfinished = ""
+	if !end {
+		text, *st.unfinished = sanitize.SplitUnfinished(text)
+	}
+	marked := st.marked.Next(sanitize.StripMarked(text), end)
+	return shown(st.joined.Next(sanitize.Unmark(marked), end))
 }
 
 // yielded is o, the output so far of a run that goes on in the

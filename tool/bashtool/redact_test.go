@@ -249,3 +249,56 @@ func TestProgressCutsNoSecret(t *testing.T) {
 		t.Errorf("progress message %q", got)
 	}
 }
+
+// TestSecretAfterAnEscapeSequence: a removed escape sequence or control
+// is a word boundary, as on a terminal: a token right after a colour
+// reset or a carriage return is still a token.
+func TestSecretAfterAnEscapeSequence(t *testing.T) {
+	f := newFixture(t, config.Bash{}, nil, nil)
+	for _, cmd := range []string{`printf 'ok\033[0m%s\n' `, `printf 'done\r%s\n' `} {
+		res := f.call(t, nil, jsonArgs(map[string]any{"command": cmd + fakePAT, "description": "a token after a control"}))
+		if part := showsPart(res.Text()); part != "" || !strings.Contains(res.Text(), "[REDACTED:github-pat]") {
+			t.Errorf("%s: %q shows %q of the token", cmd, res.Text(), part)
+		}
+	}
+}
+
+// TestEscapeSplitAtTheTailCut: the tail starts inside the colour sequence
+// before a token ("2m" of "\033[32m"): the sequence is removed whole, with
+// the text before the cut, and the token is redacted.
+func TestEscapeSplitAtTheTailCut(t *testing.T) {
+	head := 100.0
+	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) { c.MaxOutputBytes, c.KeepHeadBytes = 200, &head })
+	cmd := "seq 1 100; printf '\\033[32m%s %056d\\n' " + fakePAT + " 0"
+	res := f.call(t, nil, jsonArgs(map[string]any{"command": cmd, "description": "a token after a cut colour"}))
+	if part := showsPart(res.Text()); part != "" || !strings.Contains(res.Text(), "omitted …]\n[REDACTED:github-pat]") {
+		t.Errorf("the result %q shows %q of the token", res.Text(), part)
+	}
+}
+
+// TestEscapeSplitBetweenReads: a colour sequence split between two reads
+// ("\033[3", then "2m" and a token) is removed whole in the second.
+func TestEscapeSplitBetweenReads(t *testing.T) {
+	s := newStack(t, nil)
+	a := session.New("a", "")
+	defer a.End()
+	ready, gate := readyFifo(t), readyFifo(t)
+	id := s.start(t, a, "printf 'token \\033[3'; echo > "+ready.path+"; read _ < "+gate.path+"; printf '2m"+fakePAT+"\\n'")
+	ready.wait(t)
+	var reads []string
+	proctest.Eventually(t, proctest.Wait, func() error {
+		read := s.call(t, a, "task_output", map[string]any{"task_id": id}).Text()
+		reads = append(reads, read)
+		if !strings.HasPrefix(read, "token") {
+			return fmt.Errorf("read %q", read)
+		}
+		return nil
+	})
+	openGate(t, gate)
+	reads = append(reads, s.output(t, a, id))
+	for _, read := range reads {
+		if part := showsPart(read); part != "" {
+			t.Errorf("a read shows %q of the token: %q", part, read)
+		}
+	}
+}
