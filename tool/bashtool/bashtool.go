@@ -339,7 +339,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 	}
 	defer release()
 	if report := tool.ProgressFrom(ctx); report != nil {
-		w := watchProgress(report, func(s string) string { return t.modelPart("", s) })
+		w := watchProgress(report, t.modelPart)
 		defer w.close()
 		req.Observe = w.observe
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -23,20 +24,28 @@ const maxProgressLine = 200
 // stop is called.
 type progressWatch struct {
 	report tool.Progress
-	// text makes output model-facing text ([Tool.modelPart]).
-	text func(string) string
+	// text makes output model-facing text ([Tool.modelPart]): s, with
+	// before, the output just before it, as the redaction's context.
+	text func(before, s string) string
 
 	mu    sync.Mutex
 	bytes int64
-	tail  []byte // the last bytes of output, both streams, for the line
+	tail  []byte // the last bytes of output, both streams: the line's, and context before them
 
 	stop chan struct{}
 	done chan struct{}
 }
 
-const progressTail = 1 << 10
+// progressTail is where the line is looked for; progressContext more
+// bytes before it let the redaction find a secret that began there (the
+// base64 lines of a private key, whose BEGIN line is further up).
+const (
+	progressTail    = 1 << 10
+	progressContext = redact.Window
+	progressKept    = progressTail + progressContext
+)
 
-func watchProgress(report tool.Progress, text func(string) string) *progressWatch {
+func watchProgress(report tool.Progress, text func(before, s string) string) *progressWatch {
 	w := &progressWatch{report: report, text: text, stop: make(chan struct{}), done: make(chan struct{})}
 	go w.loop()
 	return w
@@ -47,13 +56,13 @@ func (w *progressWatch) observe(_ string, p []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.bytes += int64(len(p))
-	if len(p) >= progressTail {
-		w.tail = append(w.tail[:0], p[len(p)-progressTail:]...)
+	if len(p) >= progressKept {
+		w.tail = append(w.tail[:0], p[len(p)-progressKept:]...)
 		return
 	}
 	w.tail = append(w.tail, p...)
-	if len(w.tail) > progressTail {
-		w.tail = append(w.tail[:0], w.tail[len(w.tail)-progressTail:]...)
+	if len(w.tail) > progressKept {
+		w.tail = append(w.tail[:0], w.tail[len(w.tail)-progressKept:]...)
 	}
 }
 
@@ -69,7 +78,7 @@ func (w *progressWatch) loop() {
 		case <-tick.C:
 		}
 		w.mu.Lock()
-		n, line := w.bytes, lastLine(w.tail, w.bytes > int64(len(w.tail)), w.text)
+		n, line := w.bytes, lastLine(w.tail, w.bytes > int64(min(len(w.tail), progressTail)), w.text)
 		w.mu.Unlock()
 		if n != sent {
 			sent = n
@@ -84,13 +93,17 @@ func (w *progressWatch) close() {
 	<-w.done
 }
 
-// lastLine is the last non-empty line of tail made model-facing by text,
-// at most maxProgressLine characters, as valid UTF-8. When tail was cut
-// from longer output, its first line is a fragment: it is left out, as a
-// secret cut there would have lost the prefix redaction finds it by
-// (docs/spec.md §14).
-func lastLine(tail []byte, cut bool, text func(string) string) string {
-	lines := strings.Split(text(capture.Text(tail)), "\n")
+// lastLine is the last non-empty line of the last progressTail bytes of
+// tail made model-facing by text, with the bytes before them as context,
+// at most maxProgressLine characters, as valid UTF-8. When those bytes
+// were cut from longer output, their first line is a fragment: it is
+// left out (docs/spec.md §14).
+func lastLine(tail []byte, cut bool, text func(before, s string) string) string {
+	at := max(0, len(tail)-progressTail)
+	for at > 0 && at < len(tail) && !utf8.RuneStart(tail[at]) {
+		at++ // a character is not split between context and line
+	}
+	lines := strings.Split(text(capture.Text(tail[:at]), capture.Text(tail[at:])), "\n")
 	first := 0
 	if cut {
 		first = 1

@@ -302,3 +302,14 @@ func TestEscapeSplitBetweenReads(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressShowsNoKeyLine: a private key whose BEGIN line has left the
+// progress message's last 1 KiB: the base64 line it would show is part of
+// the key, found with the output before it as context.
+func TestProgressShowsNoKeyLine(t *testing.T) {
+	line := "MIIEowIBAAKCAQEAzQ3x9Lk2Vb8Rr1dF6gH0jK4pW7sY5aE2uIZq3T9xLmV2bN8c"
+	cmd := "printf -- '-----BEGIN RSA PRIVATE KEY-----\\n'; for i in $(seq 30); do echo " + line + "; done"
+	if got := firstProgress(t, cmd); strings.Contains(got, line[:20]) {
+		t.Errorf("a progress message shows a line of a private key: %q", got)
+	}
+}
