@@ -29,9 +29,11 @@ type parked struct {
 }
 
 // parkStream closes a Consumed stream: the Result without texts, and the
-// unread bytes parked. Where they cannot be (no spill file to read back,
-// one that stopped at MaxSpillBytes), the ring stays as it is. Called by
-// Close with wmu and mu held.
+// unread bytes parked. Where no spill file can be read back, the ring
+// stays as it is; where the file does not hold all of it (it stopped at
+// MaxSpillBytes, or the spill total left no room), only the last
+// ParkedBytes stay, and the next read is lossy: a finished stream never
+// keeps its whole ring. Called by Close with wmu and mu held.
 func (c *Collector) parkStream() {
 	c.result = Result{Truncated: c.overflowed(), OmittedBytes: c.keptFrom() - int64(len(c.head))}
 	if !c.overflowed() {
@@ -49,10 +51,13 @@ func (c *Collector) parkStream() {
 	if _, ok := c.opts.Spill.(Reopener); !ok {
 		return
 	}
-	if !c.spilling && !c.spillWhole() {
-		return
-	}
-	if c.path == "" || c.spillBytes < c.total {
+	if (!c.spilling && !c.spillWhole()) || c.path == "" || c.spillBytes < c.total {
+		// No whole file to read back (the spill total was reached, or
+		// MaxSpillBytes): keep what a parked stream keeps, and the
+		// context before it; the next read is lossy.
+		from = max(c.readPos, c.total-ParkedBytes)
+		keep = from - int64(len(c.before(from)))
+		c.parkAt(from, keep, keep)
 		return
 	}
 	c.parkAt(from, keep, c.total-ParkedBytes)
