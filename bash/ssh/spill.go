@@ -36,8 +36,11 @@ const (
 		`while :; do ls -ldn -- "$d" || exit; [ "$d" = / ] && exit; d=${d%/*}; d=${d:-/}; done`
 	// mkdirScript makes the base "$1" (a checked path without symlinks) if
 	// missing and the private directory "$2" in it, and prints the private
-	// directory's path, resolved, and `ls -ldn` of it.
-	mkdirScript = `umask 077 && mkdir -p -- "$1" && cd -- "$1" && mkdir -- "$2" && cd -- "$2" && pwd -P && ls -ldn .`
+	// directory's path, resolved, `ls -ldn` of it, then `ls -ldn` of the
+	// base and of each directory above it: a part of the base that was
+	// missing when it was checked may have been made by another meanwhile.
+	mkdirScript = `umask 077 && mkdir -p -- "$1" && cd -- "$1" && mkdir -- "$2" && cd -- "$2" && pwd -P && ls -ldn . && ` +
+		`d=$(cd .. && pwd -P) && while :; do ls -ldn -- "$d" || exit; [ "$d" = / ] && exit; d=${d%/*}; d=${d:-/}; done`
 	// writeScript writes its stdin to a new file "$1"; cat's exit status
 	// says whether every byte was written.
 	writeScript = `umask 077 && set -C && exec cat > "$1"`
@@ -139,10 +142,8 @@ func (e *Executor) checkBase(ctx context.Context, wait bool, base string) (check
 	if err != nil {
 		return checkedBase{}, err
 	}
-	for _, d := range r.chain {
-		if err := capture.CheckBaseDir(r.given, d.path, d.mode, d.owner, r.uid); err != nil {
-			return checkedBase{}, err
-		}
+	if err := checkChain(r.given, r.chain, r.uid); err != nil {
+		return checkedBase{}, err
 	}
 	return checkedBase{real: r.real, uid: r.uid}, nil
 }
@@ -159,21 +160,42 @@ func (e *Executor) makePrivate(base checkedBase, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	want := path.Join(base.real, name)
-	dir, ls, _ := strings.Cut(strings.TrimSuffix(out, "\n"), "\n")
-	d, perr := parseLs(ls, dir)
-	switch {
-	case perr != nil || dir != want:
-		err = fmt.Errorf("unexpected output making %s: %q", want, out)
-	case d.owner != base.uid || d.mode.Perm() != 0o700:
-		err = capture.NotOwnDirError(dir, d.mode)
-	default:
+	dir, err := judgePrivate(out, base, name)
+	if err == nil {
 		return dir, nil
 	}
+	want := path.Join(base.real, name)
 	if rc, rerr := e.startRemote(context.Background(), false, removeDirScript, want); rerr == nil {
 		_, _ = rc.wait()
 	}
 	return "", err
+}
+
+// judgePrivate reads mkdirScript's output: the private directory, which
+// must be the remote user's with mode 0700 and where it was asked for,
+// and the base's chain, each directory judged again as the base was.
+func judgePrivate(out string, base checkedBase, name string) (string, error) {
+	want := path.Join(base.real, name)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	bad := fmt.Errorf("unexpected output making %s: %q", want, out)
+	if len(lines) < 3 || lines[0] != want {
+		return "", bad
+	}
+	d, err := parseLs(lines[1], lines[0])
+	if err != nil {
+		return "", bad
+	}
+	chain, err := parseChain(lines[2:], base.real)
+	if err != nil {
+		return "", bad
+	}
+	if d.owner != base.uid || d.mode.Perm() != 0o700 {
+		return "", capture.NotOwnDirError(lines[0], d.mode)
+	}
+	if err := checkChain(base.real, chain, base.uid); err != nil {
+		return "", err
+	}
+	return lines[0], nil
 }
 
 // remoteBase is what baseScript reports.
@@ -206,24 +228,44 @@ func parseBase(out string) (remoteBase, error) {
 	}
 	resolved := lines[3]
 	r := remoteBase{given: lines[0], uid: uid, real: path.Join(resolved, lines[2])}
-	dirs := lines[4:]
-	for p := resolved; ; p = path.Dir(p) {
-		if len(dirs) == 0 {
-			return remoteBase{}, bad
+	if r.chain, err = parseChain(lines[4:], resolved); err != nil {
+		return remoteBase{}, bad
+	}
+	return r, nil
+}
+
+// parseChain reads one `ls -ldn` line of a directory for from and each
+// directory above it, up to /.
+func parseChain(lines []string, from string) ([]remoteDir, error) {
+	var chain []remoteDir
+	for p := from; ; p = path.Dir(p) {
+		if len(lines) == 0 {
+			return nil, errors.New("too few lines")
 		}
-		d, err := parseLs(dirs[0], p)
+		d, err := parseLs(lines[0], p)
 		if err != nil || !d.mode.IsDir() {
-			return remoteBase{}, bad
+			return nil, fmt.Errorf("not a directory: %q", lines[0])
 		}
-		r.chain, dirs = append(r.chain, d), dirs[1:]
+		chain, lines = append(chain, d), lines[1:]
 		if p == "/" {
 			break
 		}
 	}
-	if len(dirs) != 0 {
-		return remoteBase{}, bad
+	if len(lines) != 0 {
+		return nil, errors.New("too many lines")
 	}
-	return r, nil
+	return chain, nil
+}
+
+// checkChain judges each directory of a base's chain as the local base
+// is judged.
+func checkChain(given string, chain []remoteDir, uid int) error {
+	for _, d := range chain {
+		if err := capture.CheckBaseDir(given, d.path, d.mode, d.owner, uid); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseLs reads the mode and numeric owner from an `ls -ldn` line of p:
