@@ -4,7 +4,7 @@
 // allowed, a failing, a timed-out, a denied, a redacted, a background and a
 // killed command; after the server ended, the audit file holds exactly the
 // expected lines, field by field (time and durationMs checked by shape and
-// range).
+// range), each under the session's name, not its id.
 // Usage: node .ci/mcp-audit.mjs URL WORKDIR AUDITFILE SERVERPID
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -38,7 +38,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const client = new Client({ name: "dsh-ci-audit", version: "7.1" }, { capabilities: {} });
 const transport = new StreamableHTTPClientTransport(new URL(url));
 await client.connect(transport);
-const session = transport.sessionId;
+const sessionId = transport.sessionId;
 const bash = (command, extra = {}) => client.callTool({ name: "bash", arguments: { command, description: "audit", ...extra } });
 
 const secret = "ghp_" + "A".repeat(36);
@@ -66,7 +66,13 @@ for (let i = 0; i < 100; i++) {
   await sleep(100);
 }
 
-const lines = readFileSync(auditFile, "utf8").split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+const raw = readFileSync(auditFile, "utf8");
+const lines = raw.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+// A session is named by a keyed hash of its id, never by the id, which
+// with the token lets one post in the session (issue 26).
+const session = lines[0]?.session;
+if (/^s-[0-9a-f]{16}$/.test(session ?? "") && !raw.includes(sessionId)) pass("session named, its id nowhere");
+else fail(`session ${JSON.stringify(session)}: want s- and 16 hex digits, and the id ${sessionId} nowhere in the log`);
 const timeRe = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 // check compares one line with want; time and durationMs by shape and
 // range [min, max] ms.
