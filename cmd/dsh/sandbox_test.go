@@ -285,12 +285,26 @@ func TestEndToEndSandboxEscapeDisabled(t *testing.T) {
 
 func TestServeHidesItsTokenFile(t *testing.T) {
 	t.Parallel()
-	token := filepath.Join(t.TempDir(), "token")
+	for _, relative := range []bool{false, true} {
+		t.Run(fmt.Sprint("relative=", relative), func(t *testing.T) { serveHidesItsTokenFile(t, relative) })
+	}
+}
+
+// serveHidesItsTokenFile is TestServeHidesItsTokenFile with --token-file
+// absolute, or relative to dsh's cwd.
+func serveHidesItsTokenFile(t *testing.T, relative bool) {
+	dir := t.TempDir()
+	token := filepath.Join(dir, "token")
 	if err := os.WriteFile(token, []byte("e2e-token-file-secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0", "--token-file", token,
+	arg := token
+	if relative {
+		arg = "token"
+	}
+	cmd := exec.Command(dshBin, "serve", "--addr", "127.0.0.1:0", "--token-file", arg,
 		"--config", sandboxConfig(t, "    mode: workspace-write\n"))
+	cmd.Dir = dir
 	stderr := newNotifyBuffer()
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -304,8 +318,8 @@ func TestServeHidesItsTokenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "cat " + token, "description": "read the token"}))
-	if strings.Contains(got, "e2e-token-file-secret") {
+	got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "cat " + token + "; echo read", "description": "read the token"}))
+	if strings.Contains(got, "e2e-token-file-secret") || !strings.HasSuffix(got, "read\n") {
 		t.Errorf("a sandboxed command read dsh serve's token file: %q", got)
 	}
 }

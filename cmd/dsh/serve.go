@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -307,6 +308,10 @@ func (fe *frontEnd) close() {
 func hideTokenFile(file string) []host.Option {
 	if file == "" {
 		return nil
+	}
+	// By its absolute path: the sandbox's cwd is the command's, not dsh's.
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
 	}
 	return []host.Option{host.WithHidden(file)}
 }
