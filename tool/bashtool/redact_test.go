@@ -128,30 +128,7 @@ func openGate(t *testing.T, gate fifo) {
 // Neither read shows a part of the token, and together they read as the
 // whole output would.
 func TestSecretSplitBetweenReads(t *testing.T) {
-	s := newStack(t, nil)
-	a := session.New("a", "")
-	defer a.End()
-	ready, gate := readyFifo(t), readyFifo(t)
-	id := s.start(t, a, "printf 'token "+patHalves[0]+"'; echo > "+ready.path+"; read _ < "+gate.path+"; printf '"+patHalves[1]+"\\n'")
-	ready.wait(t)
-	// The first half reaches the collector through a goroutine: read
-	// until the text before it is there.
-	var reads []string
-	proctest.Eventually(t, proctest.Wait, func() error {
-		read := s.call(t, a, "task_output", map[string]any{"task_id": id}).Text()
-		reads = append(reads, read)
-		if !strings.HasPrefix(read, "token") {
-			return fmt.Errorf("read %q", read)
-		}
-		return nil
-	})
-	openGate(t, gate)
-	reads = append(reads, s.output(t, a, id))
-	for _, read := range reads {
-		if part := showsPart(read); part != "" {
-			t.Errorf("a read shows %q of the token: %q", part, read)
-		}
-	}
+	reads := readsAcrossAGate(t, "token "+patHalves[0], patHalves[1]+"\\n")
 	if got, want := reads[len(reads)-2]+"|"+reads[len(reads)-1], "token \n[status: running]|[REDACTED:github-pat]\n[status: completed, exit code: 0]"; got != want {
 		t.Errorf("the two reads: %q, want %q", got, want)
 	}
@@ -279,12 +256,24 @@ func TestEscapeSplitAtTheTailCut(t *testing.T) {
 // TestEscapeSplitBetweenReads: a colour sequence split between two reads
 // ("\033[3", then "2m" and a token) is removed whole in the second.
 func TestEscapeSplitBetweenReads(t *testing.T) {
+	readsAcrossAGate(t, "token \\033[3", "2m"+fakePAT+"\\n")
+}
+
+// readsAcrossAGate runs a background task that prints first (printf
+// format, starting "token"), waits for the test, then prints second; it
+// reads the task until the first part is there, lets it go on, reads it
+// to its end, and fails if any read shows part of a token. It returns the
+// reads.
+func readsAcrossAGate(t *testing.T, first, second string) []string {
+	t.Helper()
 	s := newStack(t, nil)
 	a := session.New("a", "")
 	defer a.End()
 	ready, gate := readyFifo(t), readyFifo(t)
-	id := s.start(t, a, "printf 'token \\033[3'; echo > "+ready.path+"; read _ < "+gate.path+"; printf '2m"+fakePAT+"\\n'")
+	id := s.start(t, a, "printf '"+first+"'; echo > "+ready.path+"; read _ < "+gate.path+"; printf '"+second+"'")
 	ready.wait(t)
+	// The first part reaches the collector through a goroutine: read
+	// until the text before it is there.
 	var reads []string
 	proctest.Eventually(t, proctest.Wait, func() error {
 		read := s.call(t, a, "task_output", map[string]any{"task_id": id}).Text()
@@ -301,6 +290,7 @@ func TestEscapeSplitBetweenReads(t *testing.T) {
 			t.Errorf("a read shows %q of the token: %q", part, read)
 		}
 	}
+	return reads
 }
 
 // TestProgressShowsNoKeyLine: a private key whose BEGIN line has left the
