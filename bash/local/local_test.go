@@ -230,16 +230,7 @@ func TestEnvironment(t *testing.T) {
 	cfg.Env.Set["PAGER"] = "more"
 	e := newExecutor(t, cfg)
 
-	spec, _ := e.Resolve(bash.Request{Command: "env", Env: map[string]string{"FROM_SPEC": "spec", "FROM_SET": "spec wins"}})
-	r, err := e.Run(context.Background(), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for line := range strings.SplitSeq(strings.TrimSpace(r.Stdout.Text), "\n") {
-		k, v, _ := strings.Cut(line, "=")
-		got[k] = v
-	}
+	got := commandEnv(t, e, map[string]string{"FROM_SPEC": "spec", "FROM_SET": "spec wins"})
 	for _, name := range []string{"OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "NPMTOKEN", "INNOCENT_NAME", "DATABASE_URL", "MY_CUSTOM_THING"} {
 		if v, ok := got[name]; ok {
 			t.Errorf("%s=%s reached the command", name, v)
@@ -265,6 +256,23 @@ func TestEnvironment(t *testing.T) {
 	}
 }
 
+// commandEnv is the environment a command of e sees, with env added to
+// its request.
+func commandEnv(t *testing.T, e *Executor, env map[string]string) map[string]string {
+	t.Helper()
+	spec, _ := e.Resolve(bash.Request{Command: "env", Env: env})
+	r, err := e.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(r.Stdout.Text), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k] = v
+	}
+	return got
+}
+
 // TestEnvironmentScrubsMoreNames: a command does not see credentials the
 // server holds under these names, in values no value rule would catch;
 // look-alike names pass.
@@ -284,16 +292,7 @@ func TestEnvironmentScrubsMoreNames(t *testing.T) {
 		t.Setenv(name, v)
 	}
 	e := newExecutor(t, testConfig(t))
-	spec, _ := e.Resolve(bash.Request{Command: "env"})
-	r, err := e.Run(context.Background(), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for line := range strings.SplitSeq(strings.TrimSpace(r.Stdout.Text), "\n") {
-		k, v, _ := strings.Cut(line, "=")
-		got[k] = v
-	}
+	got := commandEnv(t, e, nil)
 	for _, name := range gone {
 		if v, ok := got[name]; ok {
 			t.Errorf("%s=%s reached the command", name, v)
