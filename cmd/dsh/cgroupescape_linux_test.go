@@ -157,12 +157,8 @@ func removeCgroups(dir string) {
 		}
 	}
 	_ = os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
-	for range 100 {
-		if os.Remove(dir) == nil {
-			return
-		}
-		proctest.Within(proctest.Wait/100, func() bool { return false })
-	}
+	// A cgroup can be removed once its killed processes are gone.
+	proctest.Within(proctest.Wait, func() bool { return os.Remove(dir) == nil })
 }
 
 // nobodyRunDir is a directory the user nobody can use: dsh's binary, its
