@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/num"
+
 	"github.com/dsh-go/dsh/bash/capture"
-	"github.com/dsh-go/dsh/config"
 )
 
 // ResolveTimeout is the effective timeout of a request (docs/spec.md §1):
@@ -21,10 +22,10 @@ func ResolveTimeout(name string, given *float64, def, max int64) (int64, error) 
 	ms := def
 	if given != nil {
 		v := *given
-		if !config.PositiveFinite(v) { // NaN, zero, negative (-Inf too) or +Inf
+		if !num.PositiveFinite(v) { // NaN, zero, negative (-Inf too) or +Inf
 			return 0, errors.New(name + ": request.timeoutMs must be a positive finite number")
 		}
-		ms = config.WholeMillis(v)
+		ms = num.WholeMillis(v)
 	}
 	return min(ms, max), nil
 }

@@ -32,8 +32,8 @@
 // §2.1). [Parse] and [File.Validate] root the key at the top of the file
 // and add its line when it is known. Every error is an *[Error].
 //
-// [PositiveFinite] is the rule for every count, size and duration
-// ([NonNegativeFinite] for keepHeadBytes and yieldAfterMs);
-// [Millis], [WholeMillis] and [Bytes] turn the float64 numbers of the config
-// into the integers an executor uses, rounding up and saturating.
+// Every count, size and duration must be a positive finite number
+// (keepHeadBytes and yieldAfterMs may also be 0); package internal/num
+// holds that rule and turns the numbers into the integers an executor
+// uses, rounding up and saturating, for the model's arguments as well.
 package config

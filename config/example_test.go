@@ -3,6 +3,8 @@ package config_test
 import (
 	"fmt"
 
+	"github.com/dsh-go/dsh/internal/num"
+
 	"github.com/dsh-go/dsh/config"
 )
 
@@ -22,7 +24,7 @@ tools: [bash]         # no task tools: no background runs
 	}
 	f = f.WithDefaults()
 	c := f.Local
-	fmt.Println(config.Millis(c.TimeoutMs), config.Millis(c.GraceMs), config.Bytes(c.MaxOutputBytes), c.Env.Set["DEBUG"])
+	fmt.Println(num.Millis(c.TimeoutMs), num.Millis(c.GraceMs), num.Bytes(c.MaxOutputBytes), c.Env.Set["DEBUG"])
 	fmt.Println(f.Tools, f.Bash.Background())
 
 	_, err = config.Parse([]byte("local:\n  graceMs: 0\n"))

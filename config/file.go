@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/redact"
 )
 
@@ -105,7 +106,7 @@ func (b Bash) YieldAfter() int64 {
 	if b.YieldAfterMs == nil {
 		return DefaultYieldAfterMs
 	}
-	return WholeMillis(*b.YieldAfterMs)
+	return num.WholeMillis(*b.YieldAfterMs)
 }
 
 // Serve is the section of dsh serve; the other front ends ignore it.
@@ -183,7 +184,7 @@ func (b Bash) WithDefaults() Bash {
 // Validate refuses a negative limit or a yieldAfterMs that is not a
 // finite number ≥ 0, with its key relative to the section.
 func (b Bash) Validate() error {
-	if b.YieldAfterMs != nil && !NonNegativeFinite(*b.YieldAfterMs) {
+	if b.YieldAfterMs != nil && !num.NonNegativeFinite(*b.YieldAfterMs) {
 		return errNonNegative("yieldAfterMs", 0)
 	}
 	return checkCounts(b.counts())
@@ -387,13 +388,13 @@ func (t Tasks) Validate() error {
 		key string
 		v   float64
 	}{{"waitTimeoutMs", t.WaitTimeoutMs}, {"maxWaitTimeoutMs", t.MaxWaitTimeoutMs}} {
-		if n.v != 0 && !PositiveFinite(n.v) {
+		if n.v != 0 && !num.PositiveFinite(n.v) {
 			return errPositive(n.key, 0)
 		}
 	}
 	if d := t.WithDefaults(); d.WaitTimeoutMs > d.MaxWaitTimeoutMs {
-		e := keyErr("waitTimeoutMs", 0, "(%s) exceeds", JSONNumber(d.WaitTimeoutMs))
-		e.other, e.tail = "maxWaitTimeoutMs", " ("+JSONNumber(d.MaxWaitTimeoutMs)+")"
+		e := keyErr("waitTimeoutMs", 0, "(%s) exceeds", num.JSONNumber(d.WaitTimeoutMs))
+		e.other, e.tail = "maxWaitTimeoutMs", " ("+num.JSONNumber(d.MaxWaitTimeoutMs)+")"
 		return e
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/internal/lazyre"
+	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/policy"
 )
 
@@ -103,7 +104,7 @@ func (h Hook) validate(key string) *Error {
 		return keyProblem(key+".type", 0, fmt.Sprintf("%q: dsh runs only hooks of type %q", h.Type, HookCommand))
 	case strings.TrimSpace(h.Command) == "":
 		return keyErr(key+".command", 0, "must be a command")
-	case h.Timeout != 0 && !PositiveFinite(h.Timeout):
+	case h.Timeout != 0 && !num.PositiveFinite(h.Timeout):
 		return errPositive(key+".timeout", 0)
 	}
 	if h.If != "" {

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dsh-go/dsh/internal/lazyre"
+	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/policy"
 )
 
@@ -422,7 +423,7 @@ func optBool(dst **bool) decoder {
 // number decodes a positive finite number.
 func number(dst *float64) decoder {
 	return func(_ *parser, n *yaml.Node, path string) error {
-		v, err := numberWhere(n, path, PositiveFinite, errPositive)
+		v, err := numberWhere(n, path, num.PositiveFinite, errPositive)
 		if err == nil {
 			*dst = v
 		}
@@ -434,7 +435,7 @@ func number(dst *float64) decoder {
 // its own, so an explicit 0 is a value and not the default.
 func optNumber(dst **float64) decoder {
 	return func(_ *parser, n *yaml.Node, path string) error {
-		v, err := numberWhere(n, path, NonNegativeFinite, errNonNegative)
+		v, err := numberWhere(n, path, num.NonNegativeFinite, errNonNegative)
 		if err == nil {
 			*dst = &v
 		}

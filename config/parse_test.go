@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-go/dsh/internal/num"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.yaml.in/yaml/v3"
@@ -590,11 +591,11 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("WithDefaults is not idempotent: %s", cmp.Diff(d, dd))
 		}
 		for _, n := range d.Local.numeric() {
-			if v := *n.v; !PositiveFinite(v) {
+			if v := *n.v; !num.PositiveFinite(v) {
 				t.Errorf("WithDefaults: local.%s = %v", n.key, v)
 			}
 		}
-		if h := d.Local.KeepHeadBytes; h == nil || !NonNegativeFinite(*h) || Bytes(*h) >= Bytes(d.Local.MaxOutputBytes) {
+		if h := d.Local.KeepHeadBytes; h == nil || !num.NonNegativeFinite(*h) || num.Bytes(*h) >= num.Bytes(d.Local.MaxOutputBytes) {
 			t.Errorf("WithDefaults: local.keepHeadBytes = %v with maxOutputBytes %v", h, d.Local.MaxOutputBytes)
 		}
 		roundTripLocal(t, c.Local)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/policy"
 )
 
@@ -80,7 +81,7 @@ func (p Permissions) Validate() error {
 	if p.AskFallback != "" && !slices.Contains(askFallbacks, p.AskFallback) {
 		return errOneOf("askFallback", p.AskFallback, 0, askFallbacks)
 	}
-	if p.AskTimeoutMs != 0 && !PositiveFinite(p.AskTimeoutMs) {
+	if p.AskTimeoutMs != 0 && !num.PositiveFinite(p.AskTimeoutMs) {
 		return errPositive("askTimeoutMs", 0)
 	}
 	for _, l := range p.lists() {

@@ -3,6 +3,7 @@ package config
 import (
 	"testing"
 
+	"github.com/dsh-go/dsh/internal/num"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -154,7 +155,7 @@ func TestSSHWithDefaults(t *testing.T) {
 func checkSSHDefaults(t *testing.T, c SSH) {
 	t.Helper()
 	for _, n := range c.numeric() {
-		if v := *n.v; !PositiveFinite(v) {
+		if v := *n.v; !num.PositiveFinite(v) {
 			t.Errorf("WithDefaults: ssh.%s = %v", n.key, v)
 		}
 	}

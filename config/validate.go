@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/dsh-go/dsh/internal/num"
 )
 
 // Defaults of the numeric keys of [Local] (docs/spec.md §2.1).
@@ -127,7 +129,7 @@ func defaultCounts(keys []countKey) {
 // a negative, NaN or infinite number fails.
 func checkNumbers(keys []numKey) error {
 	for _, n := range keys {
-		if v := *n.v; v != 0 && !PositiveFinite(v) {
+		if v := *n.v; v != 0 && !num.PositiveFinite(v) {
 			return errPositive(n.key, 0)
 		}
 	}
@@ -152,13 +154,13 @@ func checkKeepHead(keep *float64, maxOutput float64) error {
 		return nil
 	}
 	v := *keep
-	if !NonNegativeFinite(v) {
+	if !num.NonNegativeFinite(v) {
 		return errNonNegative("keepHeadBytes", 0)
 	}
 	if maxOutput == 0 {
 		maxOutput = DefaultMaxOutputBytes
 	}
-	if Bytes(v) >= Bytes(maxOutput) {
+	if num.Bytes(v) >= num.Bytes(maxOutput) {
 		e := keyErr("keepHeadBytes", 0, "must be smaller than")
 		e.other = "maxOutputBytes"
 		return e
@@ -172,7 +174,7 @@ func defaultKeepHead(keep *float64, maxOutput float64) *float64 {
 	if keep != nil {
 		return keep
 	}
-	head := float64(Bytes(maxOutput) / 4)
+	head := float64(num.Bytes(maxOutput) / 4)
 	return &head
 }
 

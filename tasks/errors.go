@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/num"
 )
 
 // The errors of the service. Those with a fixed text are returned as they
@@ -49,7 +49,7 @@ func forbiddenMessage(id string) string { return "task " + id + " belongs to ano
 
 func unknownMessage(id string) string { return "unknown task " + id }
 
-func invalidTimeoutMessage(ms float64) string { return invalidTimeoutText(config.JSONNumber(ms)) }
+func invalidTimeoutMessage(ms float64) string { return invalidTimeoutText(num.JSONNumber(ms)) }
 
 func invalidTimeoutText(raw string) string {
 	return "invalid wait timeout: expected a positive number of milliseconds, got " + raw

@@ -12,7 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/num"
+
 	"github.com/dsh-go/dsh/internal/safe"
 	"github.com/dsh-go/dsh/session"
 )
@@ -831,8 +832,8 @@ var testHookWaitWoke func()
 // waitDuration converts a wait timeout in milliseconds, rounded up to a
 // whole millisecond and saturating; it must be positive and finite.
 func waitDuration(ms float64) (time.Duration, error) {
-	if !config.PositiveFinite(ms) {
+	if !num.PositiveFinite(ms) {
 		return 0, errInvalidTimeout(ms)
 	}
-	return config.Millis(ms), nil
+	return num.Millis(ms), nil
 }

@@ -143,6 +143,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/num"
+
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/bash/local/guard"
@@ -386,13 +388,13 @@ func fromConfig(cfg config.Local, log *slog.Logger) *Executor {
 	}
 	return &Executor{
 		cwd:            cfg.Cwd,
-		timeoutMs:      config.WholeMillis(cfg.TimeoutMs),
-		maxTimeoutMs:   config.WholeMillis(cfg.MaxTimeoutMs),
-		maxOutputBytes: config.Bytes(cfg.MaxOutputBytes),
-		keepHeadBytes:  config.Bytes(*cfg.KeepHeadBytes),
-		maxSpillBytes:  config.Bytes(cfg.MaxSpillBytes),
-		spillBudget:    capture.NewBudget(config.Bytes(cfg.MaxSpillTotalBytes)),
-		grace:          config.Millis(cfg.GraceMs),
+		timeoutMs:      num.WholeMillis(cfg.TimeoutMs),
+		maxTimeoutMs:   num.WholeMillis(cfg.MaxTimeoutMs),
+		maxOutputBytes: num.Bytes(cfg.MaxOutputBytes),
+		keepHeadBytes:  num.Bytes(*cfg.KeepHeadBytes),
+		maxSpillBytes:  num.Bytes(cfg.MaxSpillBytes),
+		spillBudget:    capture.NewBudget(num.Bytes(cfg.MaxSpillTotalBytes)),
+		grace:          num.Millis(cfg.GraceMs),
 		shell:          shell,
 		env:            baseEnv(guard.Environ(), cfg.Env),
 		spill:          capture.NewSpillDir(cfg.SpillDir),

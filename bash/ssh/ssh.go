@@ -153,6 +153,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/num"
+
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/config"
@@ -228,7 +230,7 @@ func New(cfg config.SSH, opts ...Option) (*Executor, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	keepalive := config.Millis(cfg.KeepaliveMs)
+	keepalive := num.Millis(cfg.KeepaliveMs)
 	t, err := newTarget(cfg, keepalive)
 	if err != nil {
 		return nil, err
@@ -236,12 +238,12 @@ func New(cfg config.SSH, opts ...Option) (*Executor, error) {
 	e := &Executor{
 		target:         t,
 		cwd:            cfg.Cwd,
-		timeoutMs:      config.WholeMillis(cfg.TimeoutMs),
-		maxTimeoutMs:   config.WholeMillis(cfg.MaxTimeoutMs),
-		maxOutputBytes: config.Bytes(cfg.MaxOutputBytes),
-		keepHeadBytes:  config.Bytes(*cfg.KeepHeadBytes),
-		maxSpillBytes:  config.Bytes(cfg.MaxSpillBytes),
-		grace:          config.Millis(cfg.GraceMs),
+		timeoutMs:      num.WholeMillis(cfg.TimeoutMs),
+		maxTimeoutMs:   num.WholeMillis(cfg.MaxTimeoutMs),
+		maxOutputBytes: num.Bytes(cfg.MaxOutputBytes),
+		keepHeadBytes:  num.Bytes(*cfg.KeepHeadBytes),
+		maxSpillBytes:  num.Bytes(cfg.MaxSpillBytes),
+		grace:          num.Millis(cfg.GraceMs),
 		keepalive:      keepalive,
 		env:            append(slices.Clone(fixedEnv), assignments(cfg.Env.Set)...),
 		pool:           newPool(t, cfg.MaxConnections, keepalive, log),

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/num"
+
 	"github.com/google/go-cmp/cmp"
 	gossh "golang.org/x/crypto/ssh"
 
@@ -457,14 +459,14 @@ func checkLoss(t *testing.T, lc lossCase, cfg config.SSH) {
 	if st := lc.bg.State(); st.Status != bash.StatusKilled || st.Err == nil || st.Err.Error() != want {
 		t.Errorf("background: %+v", st)
 	}
-	bound := 3*config.Millis(cfg.KeepaliveMs) + config.Millis(cfg.GraceMs)
+	bound := 3*num.Millis(cfg.KeepaliveMs) + num.Millis(cfg.GraceMs)
 	for i, pg := range lc.pgids {
 		gone := lc.gone[i]
 		t.Logf("remote group %d gone %v after the drop (bound 3 × keepaliveMs + graceMs = %v); the call failed after %v", pg, gone, bound, lc.failed)
 		switch {
 		case gone < 0:
 			t.Errorf("remote group %d is still there %v after the drop (bound %v)", pg, proctest.Wait, bound)
-		case gone > bound+config.Millis(cfg.KeepaliveMs)/2:
+		case gone > bound+num.Millis(cfg.KeepaliveMs)/2:
 			t.Errorf("remote group %d outlived the drop by %v, more than %v and half a keep-alive interval", pg, gone, bound)
 		}
 	}
@@ -498,7 +500,7 @@ func TestDroppedConnection(t *testing.T) {
 // for it.
 func checkNoticedByKeepalive(t *testing.T, lc lossCase, cfg config.SSH) {
 	t.Helper()
-	interval := config.Millis(cfg.KeepaliveMs)
+	interval := num.Millis(cfg.KeepaliveMs)
 	if lc.failed < 3*interval-interval/2 {
 		t.Errorf("the call failed %v after the drop, well before 3 keep-alive intervals", lc.failed)
 	}
@@ -849,7 +851,7 @@ func TestBlockedLogin(t *testing.T) {
 	}
 	took := time.Since(begin)
 	// The timeout, graceMs for a frame on its way, then the kill.
-	bound := 500*time.Millisecond + 2*config.Millis(cfg.GraceMs) + 2*drainSlack + slack
+	bound := 500*time.Millisecond + 2*num.Millis(cfg.GraceMs) + 2*drainSlack + slack
 	t.Logf("timed out after %v (bound %v): %+v", took, bound, o.r)
 	if o.err != nil || !o.r.TimedOut || o.r.Aborted || o.r.TimeoutMs != 500 || o.r.ExitCode != nil || took > bound {
 		t.Fatalf("got %+v, %v after %v", o.r, o.err, took)

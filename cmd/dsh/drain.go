@@ -5,7 +5,8 @@ package main
 import (
 	"time"
 
-	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/num"
+
 	"github.com/dsh-go/dsh/metrics"
 )
 
@@ -105,7 +106,7 @@ func (fe *frontEnd) waitIdle(timeout time.Duration) bool {
 // drain.
 func (fe *frontEnd) abortCalls() {
 	fe.srv.AbortCalls()
-	deadline := time.NewTimer(config.Millis(fe.cfg.WithDefaults().Local.GraceMs) + abortSlack)
+	deadline := time.NewTimer(num.Millis(fe.cfg.WithDefaults().Local.GraceMs) + abortSlack)
 	defer deadline.Stop()
 	tick := time.NewTicker(drainPoll)
 	defer tick.Stop()

@@ -66,6 +66,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/dsh-go/dsh/internal/num"
+
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dsh-go/dsh/bash"
@@ -305,7 +307,7 @@ func request(a args, s *session.Session) (bash.Request, error) {
 	}
 	if a.TimeoutMs != nil {
 		ms, err := strconv.ParseFloat(string(*a.TimeoutMs), 64)
-		if err != nil || !config.PositiveFinite(ms) {
+		if err != nil || !num.PositiveFinite(ms) {
 			return bash.Request{}, invalid(invalidTimeout(string(*a.TimeoutMs)))
 		}
 		req.TimeoutMs = &ms

@@ -7,9 +7,10 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/dsh-go/dsh/internal/num"
+
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -29,7 +30,7 @@ func outputDefinition(svc *tasks.Service, defaultMs, maxMs float64) tool.Definit
 		Name: "task_output",
 		Description: fmt.Sprintf("Read a background task's new output (what arrived since your last read) and its status. "+
 			"wait: true blocks until the task finishes or timeout_ms passes (default %s, at most %s); use it only when you are blocked on the result.",
-			config.JSONNumber(defaultMs), config.JSONNumber(maxMs)),
+			num.JSONNumber(defaultMs), num.JSONNumber(maxMs)),
 		Parameters: &jsonschema.Schema{
 			Type: "object",
 			Properties: map[string]*jsonschema.Schema{
@@ -90,7 +91,7 @@ func (o output) waitMs(raw json.Number) (float64, error) {
 		return o.defaultMs, nil
 	}
 	ms, _ := strconv.ParseFloat(string(raw), 64)
-	if ms = math.Min(ms, o.maxMs); !config.PositiveFinite(ms) {
+	if ms = math.Min(ms, o.maxMs); !num.PositiveFinite(ms) {
 		return 0, toolError(tasks.InvalidWaitTimeout(string(raw)))
 	}
 	return ms, nil

@@ -1,4 +1,10 @@
-package config
+// Package num holds the rule every count, size and duration of dsh
+// follows (positive and finite) and the conversions from the float64 of
+// JSON and YAML to the whole milliseconds and bytes dsh uses, rounding up
+// and saturating. It is the config parser's and the model's arguments'
+// alike, and imports nothing of dsh, so that packages bash and tasks check
+// a request without importing the config parser.
+package num
 
 import (
 	"encoding/json"
