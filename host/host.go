@@ -47,8 +47,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/internal/safe"
-	"github.com/dsh-go/dsh/permissions"
 )
 
 type loaded struct {

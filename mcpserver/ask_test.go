@@ -15,9 +15,9 @@ import (
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/mcpserver"
-	"github.com/dsh-go/dsh/permissions"
 )
 
 // askingServer is a server whose policy asks about every command but

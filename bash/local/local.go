@@ -147,9 +147,9 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
-	"github.com/dsh-go/dsh/bash/local/guard"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/guard"
 )
 
 // spillDir is where the collectors' spill files go; *capture.SpillDir in

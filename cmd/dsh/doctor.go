@@ -14,8 +14,8 @@ import (
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/bash/ssh"
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/hooks"
-	"github.com/dsh-go/dsh/permissions"
+	"github.com/dsh-go/dsh/internal/hooks"
+	"github.com/dsh-go/dsh/internal/permissions"
 )
 
 // doctorTimeout bounds dsh doctor's checks of a remote host.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/dsh-go/dsh/internal/num"
 
-	"github.com/dsh-go/dsh/metrics"
+	"github.com/dsh-go/dsh/internal/metrics"
 )
 
 // drainPoll is how often a drain looks whether the work is done: it waits

@@ -243,11 +243,11 @@ import (
 
 	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/bash/local"
-	"github.com/dsh-go/dsh/bash/local/guard"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/bash/ssh"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/guard"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/permissions"
+	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/policy"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"

@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/dsh-go/dsh/bash/local/guard"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/guard"
 )
 
 // rootExposed is the warning for dsh running as root with its commands

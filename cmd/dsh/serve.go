@@ -21,9 +21,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dsh-go/dsh/bash/local/guard"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/guard"
 	"github.com/dsh-go/dsh/mcpserver"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-go/dsh/audit"
+	"github.com/dsh-go/dsh/internal/audit"
 	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
@@ -18,7 +18,7 @@ import (
 // round trip of such a call (BenchmarkOpsOverhead in cmd/dsh) it is the
 // log's share of the 3% budget.
 //
-//	go test -run '^$' -bench . -count 6 ./audit/
+//	go test -run '^$' -bench . -count 6 ./internal/audit/
 func BenchmarkCall(b *testing.B) {
 	red, _ := redact.New(redact.Known)
 	l := audit.Open(filepath.Join(b.TempDir(), "audit.jsonl"), audit.Options{Redactor: red})

@@ -17,8 +17,8 @@ import (
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/internal/proctest"
-	"github.com/dsh-go/dsh/permissions"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 )

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-go/dsh/metrics"
+	"github.com/dsh-go/dsh/internal/metrics"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
 )
@@ -12,7 +12,7 @@ import (
 // BenchmarkCall is the metrics' cost per call: counting a `bash true`
 // call (its share of the 3% budget; see BenchmarkOpsOverhead in cmd/dsh).
 //
-//	go test -run '^$' -bench . -count 6 ./metrics/
+//	go test -run '^$' -bench . -count 6 ./internal/metrics/
 func BenchmarkCall(b *testing.B) {
 	m := metrics.New([]string{"bash", "task_output", "task_list", "task_kill"}, metrics.Sources{})
 	code := 0

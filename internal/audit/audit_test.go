@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
-	"github.com/dsh-go/dsh/audit"
+	"github.com/dsh-go/dsh/internal/audit"
 	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/hooks"
+	"github.com/dsh-go/dsh/internal/hooks"
 	"github.com/dsh-go/dsh/tool"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/internal/proctest"
-	"github.com/dsh-go/dsh/permissions"
 )
 
 // TestProjectHooksAreSandboxed: with a sandbox on, a hook that the

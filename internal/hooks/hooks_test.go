@@ -14,10 +14,10 @@ import (
 
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/hooks"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/hooks"
+	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/internal/proctest"
-	"github.com/dsh-go/dsh/permissions"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/google/jsonschema-go/jsonschema"

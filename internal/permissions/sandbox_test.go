@@ -12,7 +12,7 @@ import (
 	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/permissions"
+	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dsh-go/dsh/bash/local"
-	"github.com/dsh-go/dsh/bash/local/guard"
+	"github.com/dsh-go/dsh/internal/guard"
 )
 
 // childEnv makes the test binary a program that calls guard.Main (unless

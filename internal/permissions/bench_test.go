@@ -8,7 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/permissions"
+	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -19,7 +19,7 @@ import (
 // deployment without a permissions section but with a sandbox or hooks,
 // and with one deciding a one-line command by rules.
 //
-//	go test -run '^$' -bench Gate -count 6 ./permissions/
+//	go test -run '^$' -bench Gate -count 6 ./internal/permissions/
 func BenchmarkGate(b *testing.B) {
 	noop := tool.Definition{Name: "bash", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) {
 		return tool.TextResult("ok"), nil

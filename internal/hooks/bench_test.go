@@ -11,7 +11,7 @@ import (
 // call, against one bare `bash -c true` spawn (the budget: the added cost
 // at most 1.2× the bare spawn):
 //
-//	go test -run '^$' -bench HookCost -count 6 ./hooks/
+//	go test -run '^$' -bench HookCost -count 6 ./internal/hooks/
 //
 // added = call/hook − call/none; ratio = added / bare.
 func BenchmarkHookCost(b *testing.B) {
