@@ -10,7 +10,6 @@ import (
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // A front end builds the stack from a config file, then sends each call
@@ -40,38 +39,4 @@ func ExampleStandard() {
 	// tool: bash
 	// hello
 	// [exit code: 3]
-}
-
-// A plugin of one's own: it is applied once the services it needs are
-// provided, and what it added goes away with them.
-func ExamplePlugin() {
-	greeting := host.NewKey[string]("greeting")
-	h := host.New()
-	defer h.Close()
-	reg := tool.NewRegistry()
-	_ = host.Provide(h, host.Tools, reg)
-
-	_ = h.Load(host.Plugin{
-		Name:  "greeter",
-		Needs: []host.ServiceKey{greeting, host.Tools},
-		Apply: func(env *host.Env) (func(), error) {
-			text, _ := host.Service(env, greeting)
-			return nil, env.AddTool(tool.Definition{
-				Name:       "greet",
-				Parameters: &jsonschema.Schema{Type: "object"},
-				Execute: func(context.Context, tool.Call) (tool.Result, error) {
-					return tool.TextResult(text), nil
-				},
-			})
-		},
-	})
-	fmt.Println(h.Active("greeter"), len(reg.List()))
-	_ = host.Provide(h, greeting, "hello")
-	fmt.Println(h.Active("greeter"), reg.Execute(context.Background(), tool.Call{Name: "greet"}).Text())
-	h.Remove(greeting)
-	fmt.Println(h.Active("greeter"), len(reg.List()))
-	// Output:
-	// false 0
-	// true hello
-	// false 0
 }

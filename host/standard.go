@@ -2,8 +2,8 @@ package host
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 
 	"github.com/dsh-go/dsh/bash"
@@ -45,36 +45,35 @@ type Stack struct {
 	// Audit is the audit log; nil without one configured.
 	Audit *audit.Log
 
-	host      *Host
 	hooksExec *local.Executor // the hooks' own executor, with executor ssh
 	running   atomic.Int64    // foreground commands running (the metrics)
+	// stopTools undoes what addTools did, for Close: the registered tools
+	// and sections removed, the task tools' attachment and notices
+	// stopped.
+	stopTools []func()
 }
 
 // ForegroundRunning counts the bash tool's foreground commands running
 // now, in all sessions.
 func (s *Stack) ForegroundRunning() int64 { return s.running.Load() }
 
-// plugins maps the names of the config's tools list to their plugins.
-var plugins = map[string]struct {
-	name string
-	make func(config.File, *redact.Redactor, options, *Stack) Plugin
-}{
-	config.ToolBash: {bashtool.PluginName, func(f config.File, r *redact.Redactor, o options, s *Stack) Plugin {
-		opts := []bashtool.Option{bashtool.WithSandbox(f.Local.Sandbox), bashtool.WithRedactor(r), bashtool.WithRunning(&s.running)}
-		if o.keepSpills {
-			opts = append(opts, bashtool.WithSpillsKept())
-		}
-		return BashTool(f.Bash, opts...)
-	}},
-	config.ToolTasks: {tasktool.PluginName, func(f config.File, _ *redact.Redactor, _ options, _ *Stack) Plugin { return TaskTools(f.Tasks) }},
-}
-
 // Standard builds the stack cfg describes (its zero value is the default
-// configuration; the defaults are applied here). The tools are registered
-// in the order cfg.Tools names them. On error nothing is left running.
+// configuration; the defaults are applied here). On error nothing is left
+// running.
+//
+// The parts are made in the order a call passes through them: the
+// executor and the task runtime that the tools run on first, since the
+// steps before them need them made; then the registry's pre-execute
+// steps ([Stack.usePreSteps]); then the tools, in the order cfg.Tools
+// names them; then what sees a call after it ran (the hooks' post step,
+// the audit log).
 func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	o := newOptions(opts)
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	red, err := redact.New(cfg.Redact)
+	if err != nil {
 		return nil, err
 	}
 	if cfg.Audit.IsFile() {
@@ -92,29 +91,114 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	if err := s.newExecutor(cfg, o); err != nil {
 		return nil, err
 	}
-	s.host = New(opts...)
 	if cfg.Has(config.ToolTasks) {
 		s.Tasks = tasks.New(tasks.Config{MaxRunningPerSession: cfg.Tasks.MaxRunningPerSession, MaxRunning: cfg.Tasks.MaxRunning, Logger: o.log})
 	}
-	if err := s.useHooks(cfg, o); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	s.Gate = newGate(cfg, o)
-	if s.Gate != nil {
-		s.Tools.UsePre(s.Gate.Middleware())
-	}
-	red, err := redact.New(cfg.Redact)
-	if err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	s.useAudit(cfg, red, o)
-	if err := s.compose(cfg, red, o); err != nil {
+	if err := s.wire(cfg, red, o); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// wire installs everything a call meets on the registry, in that order.
+func (s *Stack) wire(cfg config.File, red *redact.Redactor, o options) error {
+	if err := s.usePreSteps(cfg, o); err != nil {
+		return err
+	}
+	if err := s.addTools(cfg, red, o); err != nil {
+		return err
+	}
+	if s.Hooks != nil {
+		s.Tools.UsePost(s.Hooks.Post())
+	}
+	s.useAudit(cfg, red, o)
+	return nil
+}
+
+// usePreSteps installs the pre-execute steps, in the order a call meets
+// them (docs/spec.md §5, §10, §11):
+//
+//  1. The PreToolUse hooks: they may block the call or rewrite its
+//     arguments, and their allow or ask is advice (tool.Call.Advice) for
+//     the step that decides.
+//  2. The gate: the command policy decides a bash call, weighing that
+//     advice (a hook's ask is asked; its allow settles only the policy's
+//     default ask), and asks the user when it says ask.
+//  3. The sandbox escalation ask, inside the gate: a call that asks to
+//     leave the sandbox is refused when the config does not allow it,
+//     and otherwise asked about even when the policy allows it; the
+//     user's yes reaches the bash tool as a consent.
+//
+// Each is installed only when configured: hooks when there are any, the
+// gate with a permissions section, a sandbox or hooks (a hook may ask).
+func (s *Stack) usePreSteps(cfg config.File, o options) error {
+	if err := s.newHooks(cfg, o); err != nil {
+		return err
+	}
+	if s.Hooks != nil {
+		s.Tools.UsePre(s.Hooks.Pre(s.Tools))
+	}
+	if s.Gate = newGate(cfg, o); s.Gate != nil {
+		s.Tools.UsePre(s.Gate.Middleware())
+	}
+	return nil
+}
+
+// addTools registers the tools cfg.Tools names, in its order, with their
+// prompt sections: the bash tool over the executor (its background calls
+// go to the task runtime, when there is one), the task tools over the
+// task runtime.
+func (s *Stack) addTools(cfg config.File, red *redact.Redactor, o options) error {
+	for _, name := range cfg.Tools {
+		var err error
+		switch name {
+		case config.ToolBash:
+			err = s.addBash(cfg, red, o)
+		case config.ToolTasks:
+			err = s.addTaskTools(cfg)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addBash registers the bash tool and its section.
+func (s *Stack) addBash(cfg config.File, red *redact.Redactor, o options) error {
+	opts := []bashtool.Option{bashtool.WithSandbox(cfg.Local.Sandbox), bashtool.WithRedactor(red), bashtool.WithRunning(&s.running)}
+	if o.keepSpills {
+		opts = append(opts, bashtool.WithSpillsKept())
+	}
+	t := bashtool.New(s.Executor, s.Tasks, cfg.Bash, opts...)
+	return s.add([]tool.Definition{t.Definition()}, bashtool.Section)
+}
+
+// addTaskTools registers task_output, task_list and task_kill and their
+// section, then attaches them to the task runtime (it accepts tasks from
+// then on) and starts the finish notices. cfg was validated already.
+func (s *Stack) addTaskTools(cfg config.File) error {
+	if err := s.add(tasktool.Definitions(s.Tasks, cfg.Tasks), tasktool.Section()); err != nil {
+		return err
+	}
+	s.stopTools = append(s.stopTools, tasktool.Start(s.Tasks))
+	return nil
+}
+
+// add registers defs and adds sec, and remembers to remove them on Close.
+func (s *Stack) add(defs []tool.Definition, sec prompt.Section) error {
+	for _, def := range defs {
+		if err := s.Tools.Register(def); err != nil {
+			return err
+		}
+		s.stopTools = append(s.stopTools, func() { s.Tools.Remove(def.Name) })
+	}
+	if err := s.Prompt.Add(sec); err != nil {
+		return err
+	}
+	s.stopTools = append(s.stopTools, func() { s.Prompt.Remove(sec.Name) })
+	return nil
 }
 
 // useAudit opens the audit log, when cfg names one, and makes it see
@@ -174,42 +258,18 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 	return nil
 }
 
-// compose provides the services, then loads the plugins in the order the
-// config names them: each applies as it loads.
-func (s *Stack) compose(cfg config.File, red *redact.Redactor, o options) error {
-	errs := []error{
-		Provide(s.host, Tools, s.Tools),
-		Provide(s.host, Prompt, s.Prompt),
-		Provide(s.host, Executor, s.Executor),
-	}
-	if s.Tasks != nil {
-		errs = append(errs, Provide(s.host, Tasks, s.Tasks))
-	}
-	for _, name := range cfg.Tools {
-		errs = append(errs, s.host.Load(plugins[name].make(cfg, red, o, s)))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	// A plugin whose Apply failed stays pending (and its error was
-	// returned above); check anyway, so a silently missing tool cannot
-	// pass for a working configuration.
-	for _, name := range cfg.Tools {
-		if p := plugins[name].name; !s.host.Active(p) {
-			return fmt.Errorf("tool plugin %s did not load", p)
-		}
-	}
-	return nil
-}
-
-// Close ends everything the stack started, in order: the host disposes the
-// plugins (the tools stop taking calls that start tasks), the task runtime
+// Close ends everything the stack started, in order: the tools are
+// removed and the task tools stop (no call starts a task any more, and
+// none gets a finish notice), the task runtime
 // kills and awaits every task, and the executor kills and awaits whatever
 // is left and removes its spill directory, and the audit log is closed. Its
 // error is the executor's (a spill directory it could not remove) or the
 // audit log's.
 func (s *Stack) Close() error {
-	s.host.Close()
+	for _, stop := range slices.Backward(s.stopTools) {
+		stop()
+	}
+	s.stopTools = nil
 	if s.Tasks != nil {
 		s.Tasks.Close()
 	}
@@ -236,11 +296,10 @@ func (s *Stack) Started() {
 	}
 }
 
-// useHooks installs the hooks, when cfg has any, before the command policy
-// (they feed it: docs/spec.md §10). Hook commands run on this machine
-// through a local executor: the stack's, or one of their own with executor
-// ssh.
-func (s *Stack) useHooks(cfg config.File, o options) error {
+// newHooks makes the hooks, when cfg has any. Hook commands run on this
+// machine through a local executor: the stack's, or one of their own with
+// executor ssh.
+func (s *Stack) newHooks(cfg config.File, o options) error {
 	if !hooks.Configured(cfg) {
 		return nil
 	}
@@ -259,7 +318,5 @@ func (s *Stack) useHooks(cfg config.File, o options) error {
 		return err
 	}
 	s.Hooks = h
-	s.Tools.UsePre(h.Pre(s.Tools))
-	s.Tools.UsePost(h.Post())
 	return nil
 }

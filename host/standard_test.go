@@ -13,7 +13,6 @@ import (
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/proctest"
-	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -115,25 +114,30 @@ func TestStandardCloseEndsTasks(t *testing.T) {
 	}
 }
 
-// TestPluginsRefuseAServiceOfAnotherType: a key of the same name and
-// another type is refused with an error, not a panic.
-func TestPluginsRefuseAServiceOfAnotherType(t *testing.T) {
-	for _, tc := range []struct {
-		plugin host.Plugin
-		key    string
-		want   string
-	}{
-		{host.TaskTools(config.Tasks{}), "tasks", `host: plugin "tool-tasks": the "tasks" service is a string, not a *tasks.Service`},
-		{host.BashTool(config.Bash{}), "executor", `host: plugin "tool-bash": the "executor" service is a string, not a bash.Executor`},
-	} {
-		h := host.New(host.WithLogger(slog.New(slog.DiscardHandler)))
-		_ = host.Provide(h, host.Tools, tool.NewRegistry())
-		_ = host.Provide(h, host.Prompt, prompt.NewRegistry())
-		_ = host.Provide(h, host.NewKey[string](tc.key), "x")
-		if err := h.Load(tc.plugin); err == nil || err.Error() != tc.want {
-			t.Errorf("Load = %v, want %q", err, tc.want)
-		}
-		h.Close()
+// TestCloseRemovesTheTools: after Close a call is refused as unknown
+// rather than reaching a closed executor or task runtime, and the prompt
+// has no sections of tools that are gone; a tool the caller registered
+// stays.
+func TestCloseRemovesTheTools(t *testing.T) {
+	st := standard(t, "")
+	mine := tool.Definition{Name: "mine", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, tool.Call) (tool.Result, error) {
+		return tool.TextResult("ok"), nil
+	}}
+	if err := st.Tools.Register(mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Tools.List(); len(got) != 1 || got[0].Name != "mine" {
+		t.Errorf("tools after Close: %+v", got)
+	}
+	if got := st.Prompt.Sections(); len(got) != 0 {
+		t.Errorf("sections after Close: %+v", got)
+	}
+	args, _ := json.Marshal(map[string]any{"command": "true", "description": "do nothing"})
+	if res := st.Tools.Execute(context.Background(), tool.Call{Name: "bash", Args: args}); res.Text() != `Error: unknown tool "bash"` {
+		t.Errorf("bash after Close: %q", res.Text())
 	}
 }
 

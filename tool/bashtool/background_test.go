@@ -15,23 +15,22 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local"
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/proctest"
-	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
+	"github.com/dsh-go/dsh/tool/bashtool"
+	"github.com/dsh-go/dsh/tool/tasktool"
 )
 
-// stack is the whole composition: executor, task runtime, registry and
-// prompt as services, the bash and task tools as plugins.
+// stack is the whole composition, built as host.Standard builds it: the
+// bash tool over a local executor and the task tools over a task runtime,
+// in one registry.
 type stack struct {
-	reg    *tool.Registry
-	prompt *prompt.Registry
-	rt     *tasks.Service
+	reg *tool.Registry
+	rt  *tasks.Service
 
 	mu       sync.Mutex
 	finished map[string]chan struct{} // closed when the task's listeners ran
@@ -84,21 +83,17 @@ func newStackBash(t testing.TB, tune func(*config.Local), tc tasks.Config, bc co
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{reg: tool.NewRegistry(), prompt: prompt.NewRegistry(), rt: tasks.New(tc), finished: map[string]chan struct{}{}}
-	h := host.New()
-	err = errors.Join(host.Provide(h, host.Executor, bash.Executor(e)), host.Provide(h, host.Tools, s.reg),
-		host.Provide(h, host.Prompt, s.prompt), host.Provide(h, host.Tasks, s.rt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []host.Plugin{host.BashTool(bc), host.TaskTools(config.Tasks{})} {
-		if err := h.Load(p); err != nil {
+	s := &stack{reg: tool.NewRegistry(), rt: tasks.New(tc), finished: map[string]chan struct{}{}}
+	defs := append([]tool.Definition{bashtool.New(e, s.rt, bc).Definition()}, tasktool.Definitions(s.rt, config.Tasks{})...)
+	for _, def := range defs {
+		if err := s.reg.Register(def); err != nil {
 			t.Fatal(err)
 		}
 	}
+	stop := tasktool.Start(s.rt)
 	s.rt.OnFinish(func(snap tasks.Snapshot, _ *session.Session) { close(s.finishedCh(snap.ID)) })
 	t.Cleanup(func() {
-		h.Close()
+		stop()
 		s.rt.Close()
 		_ = e.Close()
 	})

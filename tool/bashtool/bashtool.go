@@ -52,7 +52,7 @@
 //     never yield.
 //
 // The package is a plug-in of package tool: it imports tool, tasks and bash,
-// and host wires it in ([host.BashTool]).
+// and host.Standard registers it ([New], [Tool.Definition], [Section]).
 package bashtool
 
 import (
@@ -173,14 +173,10 @@ var Section = prompt.Section{
 	Text:  "Check the [exit code: N] marker on every bash result. When a command fails, find out why before moving on.",
 }
 
-// Runtime returns the task runtime for background calls, or nil when none
-// is loaded.
-type Runtime func() *tasks.Service
-
 // Tool is the bash tool bound to an executor.
 type Tool struct {
 	exec     bash.Executor
-	runtime  Runtime
+	runtime  *tasks.Service // for background calls; nil: none
 	cfg      config.Bash
 	sandbox  config.Sandbox // the executor's, for the description, schema and hints
 	spills   spillTracker
@@ -219,11 +215,10 @@ func WithSpillsKept() Option {
 	return func(t *Tool) { t.spills.keep = true }
 }
 
-// New returns the tool. runtime may be nil (no background execution).
-func New(exec bash.Executor, runtime Runtime, cfg config.Bash, opts ...Option) *Tool {
-	if runtime == nil {
-		runtime = func() *tasks.Service { return nil }
-	}
+// New returns the tool over exec. Background calls, and foreground ones
+// that yield, become tasks of runtime; it may be nil (no background
+// execution).
+func New(exec bash.Executor, runtime *tasks.Service, cfg config.Bash, opts ...Option) *Tool {
 	known, _ := redact.New(redact.Known)
 	limits := cfg.WithDefaults()
 	t := &Tool{exec: exec, runtime: runtime, cfg: cfg, redactor: known,
@@ -252,10 +247,6 @@ func (t *Tool) Definition() tool.Definition {
 		Presenters:   tool.Presenters{Call: presentCall, Result: presentResult},
 	}
 }
-
-// PluginName is the name of the tool's host plugin ([host.BashTool]) and
-// of its config section.
-const PluginName = "tool-bash"
 
 // args are the tool's named arguments; nothing else of a call is read.
 type args struct {
@@ -360,7 +351,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 		// Cancelled as it yielded: the transport drops this call's
 		// response (docs/spec.md §6.4), so nobody would learn of the task.
 		// The cancel ends the command, as it ends a foreground one.
-		_, _, _ = t.runtime().Kill(s, taskID)
+		_, _, _ = t.runtime.Kill(s, taskID)
 		// The facts name the task for the audit log, whose task-end line
 		// ends it; an error result's facts never reach the model.
 		out := tool.ErrorResult(tool.CodeFailed, Aborted)
@@ -392,7 +383,7 @@ func (t *Tool) background(ctx context.Context, s *session.Session, req bash.Requ
 	if !t.cfg.Background() {
 		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errDisabled}
 	}
-	rt := t.runtime()
+	rt := t.runtime
 	if rt == nil {
 		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: errNoRuntime}
 	}

@@ -87,11 +87,7 @@ func newFixture(t *testing.T, cfg config.Bash, rt *tasks.Service, tune func(*con
 	}
 	t.Cleanup(func() { _ = e.Close() })
 	f := &fixture{reg: tool.NewRegistry(), exec: &recorder{Executor: e}, rt: rt, cfg: lc}
-	var runtime bashtool.Runtime
-	if rt != nil {
-		runtime = func() *tasks.Service { return rt }
-	}
-	if err := f.reg.Register(bashtool.New(f.exec, runtime, cfg).Definition()); err != nil {
+	if err := f.reg.Register(bashtool.New(f.exec, rt, cfg).Definition()); err != nil {
 		t.Fatal(err)
 	}
 	return f

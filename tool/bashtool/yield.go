@@ -73,7 +73,7 @@ var errNotYielded = errors.New("the command finished before it could yield")
 func (t *Tool) runOrYield(ctx context.Context, s *session.Session, req bash.Request, spec bash.Spec) (res bash.Result, taskID string, err error) {
 	arrived, allowed := tool.YieldAllowed(ctx)
 	afterMs := t.cfg.YieldAfter()
-	rt := t.runtime()
+	rt := t.runtime
 	if !allowed || afterMs == 0 || !t.cfg.Background() || rt == nil {
 		res, err = t.exec.Run(ctx, spec)
 		return res, "", err

@@ -3,9 +3,9 @@
 // tool:tasks prompt section, and the finish notices that tell a session
 // that one of its tasks ended (docs/spec.md §4.2, §4.3).
 //
-// [host.TaskTools] wires it all into a host once the task runtime, the tool
-// registry and the prompt are provided; while it is applied the service
-// accepts new tasks (it is attached, [Start]), and it posts the notices.
+// host.Standard registers [Definitions] and [Section] and calls [Start]:
+// from then on the service accepts new tasks (it is attached) and the
+// notices are posted, until the stop function Start returns is called.
 //
 // Texts the model reads (exact; docs/spec.md):
 //
@@ -55,13 +55,13 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// PluginName is the name of the tools' host plugin ([host.TaskTools])
-// and of their config section.
-const PluginName = "tool-tasks"
+// prefix names the task tools in their config errors and log lines
+// ("tool-tasks: …", docs/spec.md §4.2).
+const prefix = "tool-tasks"
 
 // Start attaches the task tools to svc (it accepts new tasks) and posts
-// the finish notices; the returned func stops both. [host.TaskTools] calls
-// it when the tools are applied.
+// the finish notices; the returned func stops both. Call it once the
+// tools are registered, and stop before closing svc.
 func Start(svc *tasks.Service) (stop func()) {
 	detach := svc.AttachTools()
 	stopNotices := svc.OnFinish(notifier(svc))

@@ -17,7 +17,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-go/dsh/config"
-	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/session"
@@ -74,28 +73,31 @@ func (p *producer) write(s string) {
 
 func (p *producer) finish(o tasks.Outcome) { p.once.Do(func() { p.done <- o }) }
 
-// rig is a host with the task runtime, the registry, the prompt and the
-// task tools plugin.
+// rig is the task tools as host.Standard sets them up: registered with
+// their section over a task runtime, and started.
 type rig struct {
-	h   *host.Host
-	svc *tasks.Service
-	reg *tool.Registry
-	pr  *prompt.Registry
+	svc  *tasks.Service
+	reg  *tool.Registry
+	pr   *prompt.Registry
+	stop func() // what Start returned
 }
 
 func newRig(t testing.TB, cfg config.Tasks) *rig {
 	t.Helper()
-	r := &rig{h: host.New(), svc: tasks.New(tasks.Config{}), reg: tool.NewRegistry(), pr: prompt.NewRegistry()}
+	r := &rig{svc: tasks.New(tasks.Config{}), reg: tool.NewRegistry(), pr: prompt.NewRegistry()}
 	t.Cleanup(func() {
-		r.h.Close()
+		r.stop()
 		r.svc.Close()
 	})
-	if err := errors.Join(host.Provide(r.h, host.Tasks, r.svc), host.Provide(r.h, host.Tools, r.reg), host.Provide(r.h, host.Prompt, r.pr)); err != nil {
+	for _, def := range tasktool.Definitions(r.svc, cfg) {
+		if err := r.reg.Register(def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.pr.Add(tasktool.Section()); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.h.Load(host.TaskTools(cfg)); err != nil {
-		t.Fatal(err)
-	}
+	r.stop = tasktool.Start(r.svc)
 	return r
 }
 
@@ -219,26 +221,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-func TestPluginRefusesBadConfig(t *testing.T) {
-	h, svc, reg := host.New(), tasks.New(tasks.Config{}), tool.NewRegistry()
-	defer svc.Close()
-	defer h.Close()
-	_ = host.Provide(h, host.Tasks, svc)
-	_ = host.Provide(h, host.Tools, reg)
-	_ = host.Provide(h, host.Prompt, prompt.NewRegistry())
-	err := h.Load(host.TaskTools(config.Tasks{WaitTimeoutMs: 700000}))
-	if err == nil || !strings.Contains(err.Error(), "tool-tasks: waitTimeoutMs (700000) exceeds maxWaitTimeoutMs (600000)") {
-		t.Errorf("load: %v", err)
-	}
-	if len(reg.List()) != 0 {
-		t.Errorf("tools registered: %v", reg.List())
-	}
-	if _, err := svc.Start(tasks.Spec{Kind: "calc", Label: "x", Run: (&producer{}).run}); !errors.Is(err, tasks.ErrNoTools) {
-		t.Errorf("start with no tools attached: %v", err)
-	}
-}
-
-func TestPluginLifecycle(t *testing.T) {
+func TestToolsLifecycle(t *testing.T) {
 	r := newRig(t, config.Tasks{})
 	var names []string
 	for _, s := range r.reg.List() {
@@ -267,19 +250,16 @@ func TestPluginLifecycle(t *testing.T) {
 	p := &producer{keepOn: true}
 	id := r.start(t, "calc", "x", a, p)
 
-	// Removing the runtime disposes the plugin: tools, section, attachment
-	// and notices go with it.
-	r.h.Remove(host.Tasks)
-	if len(r.reg.List()) != 0 || len(r.pr.Sections()) != 0 {
-		t.Errorf("left behind: %v %v", r.reg.List(), r.pr.Sections())
-	}
+	// Stopping detaches the tools and ends the notices.
+	r.stop()
+	r.stop = func() {}
 	if _, err := r.svc.Start(tasks.Spec{Kind: "calc", Label: "x", Run: (&producer{}).run}); !errors.Is(err, tasks.ErrNoTools) {
-		t.Errorf("start after dispose: %v", err)
+		t.Errorf("start after stop: %v", err)
 	}
 	p.finish(tasks.Outcome{Status: tasks.Completed})
 	r.settle(t, a, id)
 	if n := a.TakeNotices(); n != nil {
-		t.Errorf("notices after dispose: %q", n)
+		t.Errorf("notices after stop: %q", n)
 	}
 }
 
@@ -517,16 +497,14 @@ func TestNotices(t *testing.T) {
 func TestNoNoticeForReadAfterFinish(t *testing.T) {
 	r := newRig(t, config.Tasks{})
 	a := session.New("a", "")
-	// Put a gate before the plugin's listener: reload the plugin after it.
+	// Put a gate before the tools' listener: start them again after it.
 	gate, release := make(chan string), make(chan struct{})
 	r.svc.OnFinish(func(s tasks.Snapshot, _ *session.Session) {
 		gate <- s.ID
 		<-release
 	})
-	r.h.Unload(tasktool.PluginName)
-	if err := r.h.Load(host.TaskTools(config.Tasks{})); err != nil {
-		t.Fatal(err)
-	}
+	r.stop()
+	r.stop = tasktool.Start(r.svc)
 	p := &producer{}
 	id := r.start(t, "calc", "x", a, p)
 	p.finish(tasks.Outcome{Status: tasks.Completed, Output: "4"})
