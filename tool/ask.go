@@ -124,26 +124,16 @@ func Consented(ctx context.Context, what string) bool {
 }
 
 // Advice is what the steps before the one that decides (hooks) said about
-// a call: that it may run without asking, or that the user must be asked
-// (Ask is then the reason). The deciding step weighs it against its own
-// rules (docs/spec.md §10): advice never overrides a refusal.
+// a call ([Call.Advice]): that it may run without asking, or that the
+// user must be asked (Ask is then the reason). The deciding step weighs it
+// against its own rules (docs/spec.md §10): advice never overrides a
+// refusal. It travels on the call, not in its context, so that the order
+// it depends on (hooks before the policy) shows where the steps are
+// installed.
 type Advice struct {
 	Allow bool   `json:"allow,omitempty"`
 	Ask   string `json:"ask,omitempty"`
 	// By names the step whose advice counts (the first that asked, else
 	// the last that allowed), for the ruling of the step that decides.
 	By string `json:"by,omitempty"`
-}
-
-type adviceKey struct{}
-
-// WithAdvice returns ctx carrying a, for the steps after this one.
-func WithAdvice(ctx context.Context, a Advice) context.Context {
-	return context.WithValue(ctx, adviceKey{}, a)
-}
-
-// AdviceFrom returns the advice ctx carries; the zero Advice when none.
-func AdviceFrom(ctx context.Context) Advice {
-	a, _ := ctx.Value(adviceKey{}).(Advice)
-	return a
 }

@@ -176,7 +176,7 @@ func (r *Registry) execute(ctx context.Context, call Call) Result {
 		return refused(errorResult(err, CodeInvalidArgs), Ruling{Outcome: OutcomeInvalid})
 	}
 
-	call.Seq = r.seq.Add(1)
+	call.Seq, call.Advice = r.seq.Add(1), Advice{}
 	if call.Resume != nil && call.Resume.Seq != 0 {
 		call.Seq = call.Resume.Seq // the same call, repeated after a question
 	}

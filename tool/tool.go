@@ -101,6 +101,11 @@ type Call struct {
 	// is what the steps settled the first time; trusted: the front end
 	// checks that it gave it.
 	Resume *Resume
+	// Advice is what the pre-execute steps before the deciding one (the
+	// hooks) said about the call; a step sets it on the call it passes
+	// on, and the deciding step (the command policy) reads it. The
+	// registry clears what a front end put here: only the steps advise.
+	Advice Advice
 	// Seq numbers the call among the registry's calls, so that the steps
 	// before and after it can name it alike (a hook's tool_use_id); the
 	// registry sets it.

@@ -190,6 +190,29 @@ func TestPreWaterfallOrder(t *testing.T) {
 	}
 }
 
+// TestAdviceTravelsOnTheCall: the advice a step sets on the call it
+// passes on is what the steps after it see; a front end's is cleared.
+func TestAdviceTravelsOnTheCall(t *testing.T) {
+	var seen []Advice
+	r := newRegistry(t, Definition{Name: "t", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, Call) (Result, error) {
+		return TextResult("ok"), nil
+	}})
+	r.UsePre(func(ctx context.Context, call Call, next PreNext) Decision {
+		seen = append(seen, call.Advice)
+		call.Advice = Advice{Ask: "hook: check", By: "hook"}
+		return next(ctx, call)
+	})
+	r.UsePre(func(ctx context.Context, call Call, next PreNext) Decision {
+		seen = append(seen, call.Advice)
+		return next(ctx, call)
+	})
+	r.Execute(context.Background(), Call{Name: "t", Advice: Advice{Allow: true, By: "forged"}})
+	want := []Advice{{}, {Ask: "hook: check", By: "hook"}}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("advice seen (-want +got):\n%s", diff)
+	}
+}
+
 func TestDenyShortCircuitsAndReachesPost(t *testing.T) {
 	executed, laterRan := false, false
 	r := newRegistry(t, Definition{Name: "t", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, Call) (Result, error) {

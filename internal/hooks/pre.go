@@ -20,14 +20,14 @@ const (
 // decisions combine deny > ask > allow > none. A deny blocks the call
 // (`Error: blocked by hook: REASON`); the last updatedInput in the order
 // of docs/spec.md §10 replaces the input, which is validated again; allow
-// and ask go to the policy as tool.Advice.
+// and ask go to the policy as the call's Advice.
 func (h *Hooks) Pre(reg *tool.Registry) tool.PreExecute {
 	return func(ctx context.Context, call tool.Call, next tool.PreNext) tool.Decision {
 		if r := call.Resume; r != nil {
 			// A repeated call after a question: the hooks ran the first
 			// time, and what they said is what the user answered about.
-			call.Args = r.Args
-			d := next(tool.WithAdvice(ctx, r.Advice), call)
+			call.Args, call.Advice = r.Args, r.Advice
+			d := next(ctx, call)
 			d.Notes = append(d.Notes, r.Notes...)
 			return d
 		}
@@ -57,7 +57,8 @@ func (h *Hooks) Pre(reg *tool.Registry) tool.PreExecute {
 			}
 			call.Args = args
 		}
-		d := next(tool.WithAdvice(ctx, v.advice), call)
+		call.Advice = v.advice
+		d := next(ctx, call)
 		if d.Question != nil && d.Question.Resume != nil {
 			d.Question.Resume.Notes = v.notes // for the repeated call
 		}

@@ -30,7 +30,7 @@ const (
 func (g *Gate) Middleware() tool.PreExecute {
 	return func(ctx context.Context, call tool.Call, next tool.PreNext) tool.Decision {
 		if call.Name != bashtool.Name {
-			if ask := tool.AdviceFrom(ctx).Ask; ask != "" {
+			if ask := call.Advice.Ask; ask != "" {
 				// A hook asked about another tool: the policy has no rules
 				// for it, the user decides.
 				c := check{g: g, st: g.state(call.Session), call: call}
@@ -49,7 +49,7 @@ func (g *Gate) Middleware() tool.PreExecute {
 			return tool.Decision{Verdict: tool.Deny, Reason: err.Error()} // the registry validated: cannot happen
 		}
 		escape := g.sandbox.On() && args.Unsandboxed == true
-		advice := tool.AdviceFrom(ctx)
+		advice := call.Advice
 		switch {
 		case escape && !g.sandbox.Unsandboxed():
 			return tool.Decision{Verdict: tool.Deny, Reason: textEscapeDisabled, Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: byEscapeDisabled}}
@@ -160,7 +160,7 @@ func (c check) askedBy(res policy.Result) string {
 // askOther asks the user about a call of another tool a hook asked about:
 // no policy, no remember, the same one-question-at-a-time and outcomes.
 func (c check) askOther(ctx context.Context, next tool.PreNext, reason string) tool.Decision {
-	by := tool.AdviceFrom(ctx).By
+	by := c.call.Advice.By
 	select {
 	case c.st.asking <- struct{}{}:
 	case <-ctx.Done():
