@@ -67,13 +67,6 @@ func (l *Log) TaskEnd(snap tasks.Snapshot) {
 	l.write(TaskEnd(snap))
 }
 
-// bashArgs are the bash tool's arguments the log reads.
-type bashArgs struct {
-	Command         string `json:"command"`
-	Workdir         string `json:"workdir"`
-	RunInBackground any    `json:"run_in_background"`
-}
-
 // CallLine renders the line of call, which ended at end with res.
 func (l *Log) CallLine(call tool.Call, res tool.Result, end time.Time) CallLine {
 	line := CallLine{
@@ -114,19 +107,17 @@ func (l *Log) CallLine(call tool.Call, res tool.Result, end time.Time) CallLine 
 // bashFields fills what a bash call ran: the final arguments, and the
 // ones sent when a step rewrote the command.
 func (l *Log) bashFields(line *CallLine, call tool.Call, res tool.Result) {
-	var sent, ran bashArgs
-	_ = json.Unmarshal(call.Args, &sent) // validated, or an invalid call: its fields as far as they go
-	ran = sent
+	sent, _ := bashtool.DecodeArgs(call.Args) // validated, or an invalid call: its fields as far as they go
+	ran := sent
 	if res.Args != nil {
-		ran = bashArgs{}
-		_ = json.Unmarshal(res.Args, &ran)
+		ran, _ = bashtool.DecodeArgs(res.Args)
 	}
 	line.Command = l.red.Text(ran.Command)
 	if ran.Command != sent.Command {
 		line.OriginalCommand = l.red.Text(sent.Command)
 	}
-	line.Workdir = bashtool.Workdir(ran.Workdir, call.Session)
-	line.Background = ran.RunInBackground == true
+	line.Workdir = ran.ResolveWorkdir(call.Session)
+	line.Background = ran.Background()
 }
 
 // taskIDArg is the task_id argument of a task tool's call, if any.

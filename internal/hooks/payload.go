@@ -64,13 +64,16 @@ func newPayload(event string, call tool.Call, cwd string) payload {
 	}
 }
 
-// The bash tool's arguments and their names in a hook's tool_input:
-// timeoutMs is Claude Code's timeout; workdir and dangerouslyDisableSandbox
-// only when sent.
-var bashInputNames = [][2]string{
-	{"command", "command"}, {"description", "description"}, {"timeoutMs", "timeout"},
-	{"run_in_background", "run_in_background"}, {"workdir", "workdir"},
-	{"dangerouslyDisableSandbox", "dangerouslyDisableSandbox"},
+// bashInput is the bash tool's tool_input: its arguments as the model
+// sent them, under Claude Code's names (timeoutMs is timeout); a key the
+// model did not send is left out.
+type bashInput struct {
+	Command                   string          `json:"command"`
+	Description               string          `json:"description"`
+	Timeout                   *json.Number    `json:"timeout,omitempty"`
+	RunInBackground           json.RawMessage `json:"run_in_background,omitempty"`
+	Workdir                   *string         `json:"workdir,omitempty"`
+	DangerouslyDisableSandbox json.RawMessage `json:"dangerouslyDisableSandbox,omitempty"`
 }
 
 // toolInput is a call's tool_input: the bash tool's arguments under
@@ -82,15 +85,9 @@ func toolInput(call tool.Call) json.RawMessage {
 		}
 		return call.Args
 	}
-	var args map[string]json.RawMessage
-	_ = call.Decode(&args) // validated already
-	in := make(map[string]json.RawMessage, len(args))
-	for _, n := range bashInputNames {
-		if v, ok := args[n[0]]; ok {
-			in[n[1]] = v
-		}
-	}
-	data, _ := json.Marshal(in)
+	a, _ := bashtool.DecodeArgs(call.Args) // validated already
+	data, _ := json.Marshal(bashInput{Command: a.Command, Description: a.Description, Timeout: a.TimeoutMs,
+		RunInBackground: a.RunInBackground, Workdir: a.Workdir, DangerouslyDisableSandbox: a.DangerouslyDisableSandbox})
 	return data
 }
 

@@ -71,10 +71,7 @@ func (h *Hooks) Pre(reg *tool.Registry) tool.PreExecute {
 func (h *Hooks) matching(event string, call tool.Call) []Handler {
 	command := ""
 	if call.Name == bashtool.Name {
-		var args struct {
-			Command string `json:"command"`
-		}
-		_ = call.Decode(&args)
+		args, _ := bashtool.DecodeArgs(call.Args)
 		command = args.Command
 	}
 	var out []Handler
@@ -109,11 +106,8 @@ func (h *Hooks) runDir(cwd string) string {
 
 // workdir is the call's resolved working directory (the payload's cwd).
 func (h *Hooks) workdir(call tool.Call) string {
-	var args struct {
-		Workdir string `json:"workdir"`
-	}
-	_ = call.Decode(&args)
-	if wd := bashtool.Workdir(args.Workdir, call.Session); wd != "" {
+	args, _ := bashtool.DecodeArgs(call.Args)
+	if wd := args.ResolveWorkdir(call.Session); wd != "" {
 		return wd
 	}
 	return h.opts.DefaultCwd

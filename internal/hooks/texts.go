@@ -32,6 +32,14 @@ func (h *Hooks) logFailure(hd Handler, o outcome) {
 	h.log.Warn("hooks: a hook failed", "event", hd.Event, "command", hd.Command, "why", o.failed, "stderr", o.stderr, "source", hd.Source)
 }
 
+// inputNames pairs the bash tool's argument names with their names in a
+// hook's tool_input and updatedInput (bashInput's).
+var inputNames = [][2]string{
+	{"command", "command"}, {"description", "description"}, {"timeoutMs", "timeout"},
+	{"run_in_background", "run_in_background"}, {"workdir", "workdir"},
+	{"dangerouslyDisableSandbox", "dangerouslyDisableSandbox"},
+}
+
 // updatedArgs are the arguments a hook's updatedInput makes of call's.
 // For the bash tool, Claude Code's names map back to dsh's (timeout is
 // timeoutMs); description and workdir keep the model's values when the
@@ -44,15 +52,19 @@ func updatedArgs(call tool.Call, updated json.RawMessage) (json.RawMessage, erro
 	if call.Name != bashtool.Name {
 		return updated, nil
 	}
-	var model map[string]json.RawMessage
-	_ = call.Decode(&model)
+	model, _ := bashtool.DecodeArgs(call.Args)
 	out := make(map[string]json.RawMessage, len(in))
-	for _, n := range bashInputNames {
+	for _, n := range inputNames {
 		if v, ok := in[n[1]]; ok {
 			out[n[0]] = v
-		} else if v, ok := model[n[0]]; ok && (n[0] == "description" || n[0] == "workdir") {
-			out[n[0]] = v
 		}
+	}
+	// What the hook leaves out of these two keeps the model's value.
+	if _, ok := out["description"]; !ok {
+		out["description"], _ = json.Marshal(model.Description)
+	}
+	if _, ok := out["workdir"]; !ok && model.Workdir != nil {
+		out["workdir"], _ = json.Marshal(*model.Workdir)
 	}
 	return json.Marshal(out)
 }

@@ -38,17 +38,11 @@ func (g *Gate) Middleware() tool.PreExecute {
 			}
 			return next(ctx, call)
 		}
-		var args struct {
-			Command string `json:"command"`
-			Workdir string `json:"workdir"`
-			// Any JSON value: only the boolean true asks to leave (the
-			// property is not in the schema when leaving is disabled).
-			Unsandboxed any `json:"dangerouslyDisableSandbox"`
-		}
-		if err := call.Decode(&args); err != nil {
+		args, err := bashtool.DecodeArgs(call.Args)
+		if err != nil {
 			return tool.Decision{Verdict: tool.Deny, Reason: err.Error()} // the registry validated: cannot happen
 		}
-		escape := g.sandbox.On() && args.Unsandboxed == true
+		escape := g.sandbox.On() && args.LeavesSandbox()
 		advice := call.Advice
 		switch {
 		case escape && !g.sandbox.Unsandboxed():
@@ -60,18 +54,17 @@ func (g *Gate) Middleware() tool.PreExecute {
 		if st.managed != "" {
 			return tool.Decision{Verdict: tool.Deny, Reason: errManaged(st.managed), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: errManaged(st.managed)}}
 		}
-		c := check{g: g, st: st, call: call, command: args.Command, workdir: args.Workdir, escape: escape, advice: advice}
+		c := check{g: g, st: st, call: call, args: args, escape: escape, advice: advice}
 		return c.decide(ctx, next)
 	}
 }
 
 // check is one bash call on its way through the gate.
 type check struct {
-	g       *Gate
-	st      *sessionState
-	call    tool.Call
-	command string
-	workdir string
+	g    *Gate
+	st   *sessionState
+	call tool.Call
+	args bashtool.Args // the call's, decoded
 	// escape: the call asks to run outside the sandbox, which the config
 	// allows: it is always asked about.
 	escape bool
@@ -82,7 +75,7 @@ type check struct {
 // decide applies the policy, asking when it says ask, a hook asked, or
 // the call leaves the sandbox.
 func (c check) decide(ctx context.Context, next tool.PreNext) tool.Decision {
-	res := c.st.check(c.command)
+	res := c.st.check(c.args.Command)
 	switch {
 	case res.Decision == policy.Deny:
 		return tool.Decision{Verdict: tool.Deny, Reason: res.DenyText(), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: decidedBy(res)}}
@@ -127,15 +120,15 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 	select {
 	case c.st.asking <- struct{}{}:
 	case <-ctx.Done():
-		return c.aborted(c.askedBy(c.st.check(c.command)))
+		return c.aborted(c.askedBy(c.st.check(c.args.Command)))
 	}
-	res := c.st.check(c.command)
+	res := c.st.check(c.args.Command)
 	if res.Decision == policy.Deny || !c.needsAsk(res) {
 		<-c.st.asking
 		return c.decide(ctx, next)
 	}
 	by := c.askedBy(res)
-	q := question(c.command, c.resolvedWorkdir(), res, c.escape, c.advice.Ask)
+	q := question(c.args.Command, c.resolvedWorkdir(), res, c.escape, c.advice.Ask)
 	answer, err := c.askUser(ctx, q)
 	if err == nil && answer.Choice == tool.Accepted && answer.Remember && len(q.Remember) > 0 {
 		// Before the next question of the session is decided.
@@ -233,7 +226,7 @@ func (c check) fallback(ctx context.Context, next tool.PreNext, reason, by strin
 
 // resolvedWorkdir is where the command would run.
 func (c check) resolvedWorkdir() string {
-	if wd := bashtool.Workdir(c.workdir, c.call.Session); wd != "" {
+	if wd := c.args.ResolveWorkdir(c.call.Session); wd != "" {
 		return wd
 	}
 	return c.g.defaultCwd

@@ -57,9 +57,7 @@ package bashtool
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -248,36 +246,22 @@ func (t *Tool) Definition() tool.Definition {
 	}
 }
 
-// args are the tool's named arguments; nothing else of a call is read.
-type args struct {
-	Command     string       `json:"command"`
-	Description string       `json:"description"`
-	TimeoutMs   *json.Number `json:"timeoutMs"`
-	Workdir     string       `json:"workdir"`
-	// RunInBackground is any JSON value: when background execution is
-	// disabled the property is not in the schema, so the registry has not
-	// checked its type; only the boolean true asks for the background.
-	RunInBackground any `json:"run_in_background"`
-	// Unsandboxed, likewise: only true asks to leave the sandbox.
-	Unsandboxed any `json:"dangerouslyDisableSandbox"`
-}
-
 func (t *Tool) execute(ctx context.Context, call tool.Call) (tool.Result, error) {
 	t.spills.watch(call.Session)
-	var a args
-	if err := call.Decode(&a); err != nil {
+	a, err := DecodeArgs(call.Args)
+	if err != nil {
 		return tool.Result{}, &tool.Error{Code: tool.CodeInvalidArgs, Message: tool.InvalidArgsPrefix + err.Error()}
 	}
 	req, err := request(a, call.Session)
 	if err != nil {
 		return tool.Result{}, err
 	}
-	if a.Unsandboxed == true && t.sandbox.On() {
+	if a.LeavesSandbox() && t.sandbox.On() {
 		if err := t.leaveSandbox(ctx, &req); err != nil {
 			return tool.Result{}, err
 		}
 	}
-	if a.RunInBackground == true {
+	if a.Background() {
 		return t.background(ctx, call.Session, req)
 	}
 	return t.foreground(ctx, call.Session, req)
@@ -285,14 +269,14 @@ func (t *Tool) execute(ctx context.Context, call tool.Call) (tool.Result, error)
 
 // request checks the argument values (first failure wins) and builds the
 // executor request from the named arguments only.
-func request(a args, s *session.Session) (bash.Request, error) {
+func request(a Args, s *session.Session) (bash.Request, error) {
 	if strings.TrimSpace(a.Command) == "" {
 		return bash.Request{}, invalid(invalidBlank("command"))
 	}
 	if strings.TrimSpace(a.Description) == "" {
 		return bash.Request{}, invalid(invalidBlank("description"))
 	}
-	req := bash.Request{Command: a.Command, Workdir: Workdir(a.Workdir, s)}
+	req := bash.Request{Command: a.Command, Workdir: a.ResolveWorkdir(s)}
 	if s != nil {
 		req.Owner = s // never a nil *Session inside the interface
 	}
@@ -307,23 +291,6 @@ func request(a args, s *session.Session) (bash.Request, error) {
 }
 
 func invalid(msg string) error { return &tool.Error{Code: tool.CodeInvalidArgs, Message: msg} }
-
-// Workdir resolves the model's workdir against the session (docs/spec.md
-// §3.3); "" when neither gives one, for the executor's default.
-func Workdir(wd string, s *session.Session) string {
-	cwd := ""
-	if s != nil {
-		cwd = s.Cwd()
-	}
-	switch {
-	case wd == "":
-		return cwd // "" lets the executor apply its default
-	case filepath.IsAbs(wd) || cwd == "":
-		return wd
-	default:
-		return filepath.Join(cwd, wd)
-	}
-}
 
 func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Request) (tool.Result, error) {
 	release, err := t.limit.acquire(s)
