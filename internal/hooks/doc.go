@@ -4,7 +4,7 @@
 // and block with exit 2) work unchanged with dsh.
 //
 //	h, err := hooks.New(cfg, localExecutor, hooks.Options{})
-//	reg.UsePre(h.Pre(reg)) // before the command policy: hooks feed it
+//	reg.UsePre(h.Pre(reg)) // before the command policy: hooks advise it
 //	reg.UsePost(h.Post())
 //
 // (host.Standard does this when the config has hooks.) PreToolUse hooks run
@@ -21,7 +21,8 @@
 // updatedInput of the hook listed last wins (dsh's config, then managed,
 // user, project, local settings files, each in its own order) — where
 // Claude Code takes whichever finished last — and is validated again.
-// allow and ask reach the command policy as tool.Advice: a hook's allow
+// allow and ask reach the command policy as the call's advice
+// (tool.Call.Advice, set on the call the hooks pass on): a hook's allow
 // only settles a "no rule allows" ask of `default: ask`, and a hook's ask
 // asks the user with REASON `hook: REASON`. A PostToolUse hook's block
 // reason or additional context becomes a note `[hook] TEXT` after the
