@@ -61,12 +61,9 @@ func (s *Stack) ForegroundRunning() int64 { return s.running.Load() }
 // configuration; the defaults are applied here). On error nothing is left
 // running.
 //
-// The parts are made in the order a call passes through them: the
-// executor and the task runtime that the tools run on first, since the
-// steps before them need them made; then the registry's pre-execute
-// steps ([Stack.usePreSteps]); then the tools, in the order cfg.Tools
-// names them; then what sees a call after it ran (the hooks' post step,
-// the audit log).
+// The executor and the task runtime come first: everything else is built
+// over them. [Stack.wire] then installs on the registry what a call
+// meets, in the order it meets it.
 func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	o := newOptions(opts)
 	if err := cfg.Validate(); err != nil {
@@ -101,7 +98,32 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	return s, nil
 }
 
-// wire installs everything a call meets on the registry, in that order.
+// newExecutor makes the executor cfg names.
+func (s *Stack) newExecutor(cfg config.File, o options) error {
+	if cfg.Executor == config.ExecutorSSH {
+		e, err := ssh.New(cfg.SSH, ssh.WithLogger(o.log))
+		if err != nil {
+			return err
+		}
+		s.SSH, s.Executor = e, e
+		return nil
+	}
+	lopts := []local.Option{local.WithLogger(o.log), local.WithHidden(o.hide...)}
+	if o.keepSpills {
+		lopts = append(lopts, local.WithKeptSpill())
+	}
+	e, err := local.New(cfg.Local, lopts...)
+	if err != nil {
+		return err
+	}
+	s.Local, s.Executor = e, e
+	return nil
+}
+
+// wire installs on the registry what a call meets, in the order it meets
+// it: the pre-execute steps, the tools (in the order cfg.Tools names
+// them), then what sees the call after it ran: the hooks' post step and
+// the audit log.
 func (s *Stack) wire(cfg config.File, red *redact.Redactor, o options) error {
 	if err := s.usePreSteps(cfg, o); err != nil {
 		return err
@@ -143,6 +165,53 @@ func (s *Stack) usePreSteps(cfg config.File, o options) error {
 		s.Tools.UsePre(s.Gate.Middleware())
 	}
 	return nil
+}
+
+// newHooks makes the hooks, when cfg has any. Hook commands run on this
+// machine through a local executor: the stack's, or one of their own with
+// executor ssh.
+func (s *Stack) newHooks(cfg config.File, o options) error {
+	if !hooks.Configured(cfg) {
+		return nil
+	}
+	exec := s.Local
+	if exec == nil {
+		e, err := local.New(cfg.Local, local.WithLogger(o.log))
+		if err != nil {
+			return err
+		}
+		s.hooksExec, exec = e, e
+	}
+	po := o.permissions
+	h, err := hooks.New(cfg, exec, hooks.Options{Home: po.Home, ManagedDir: po.ManagedDir, ProjectDir: po.ProjectDir,
+		DefaultCwd: cfg.Local.Cwd, RemoteSessions: cfg.Executor == config.ExecutorSSH, Logger: o.log})
+	if err != nil {
+		return err
+	}
+	s.Hooks = h
+	return nil
+}
+
+// newGate makes the permissions gate: the command policy of a permissions
+// section, and with a sandbox on the asking about calls that leave it
+// (docs/spec.md §11), which needs the gate even without a section. nil
+// when there is neither: nothing to decide, nothing to pay.
+func newGate(cfg config.File, o options) *permissions.Gate {
+	// Hooks and leaving the sandbox may ask the user even without rules.
+	if cfg.Permissions == nil && !cfg.Local.Sandbox.On() && !hooks.Configured(cfg) {
+		return nil
+	}
+	po := o.permissions
+	po.Logger, po.DefaultCwd, po.Sandbox = o.log, cfg.Local.Cwd, cfg.Local.Sandbox
+	if cfg.Executor == config.ExecutorSSH {
+		// A session's cwd is on the remote host: PROJECT comes only
+		// from CLAUDE_PROJECT_DIR (docs/spec.md §13).
+		po.DefaultCwd, po.RemoteSessions = cfg.SSH.Cwd, true
+	}
+	if cfg.Permissions == nil {
+		return permissions.NewWithoutPolicy(po)
+	}
+	return permissions.New(*cfg.Permissions, po)
 }
 
 // addTools registers the tools cfg.Tools names, in its order, with their
@@ -214,50 +283,6 @@ func (s *Stack) useAudit(cfg config.File, red *redact.Redactor, o options) {
 	}
 }
 
-// newGate makes the permissions gate: the command policy of a permissions
-// section, and with a sandbox on the asking about calls that leave it
-// (docs/spec.md §11), which needs the gate even without a section. nil
-// when there is neither: nothing to decide, nothing to pay.
-func newGate(cfg config.File, o options) *permissions.Gate {
-	// Hooks and leaving the sandbox may ask the user even without rules.
-	if cfg.Permissions == nil && !cfg.Local.Sandbox.On() && !hooks.Configured(cfg) {
-		return nil
-	}
-	po := o.permissions
-	po.Logger, po.DefaultCwd, po.Sandbox = o.log, cfg.Local.Cwd, cfg.Local.Sandbox
-	if cfg.Executor == config.ExecutorSSH {
-		// A session's cwd is on the remote host: PROJECT comes only
-		// from CLAUDE_PROJECT_DIR (docs/spec.md §13).
-		po.DefaultCwd, po.RemoteSessions = cfg.SSH.Cwd, true
-	}
-	if cfg.Permissions == nil {
-		return permissions.NewWithoutPolicy(po)
-	}
-	return permissions.New(*cfg.Permissions, po)
-}
-
-// newExecutor makes the executor cfg names.
-func (s *Stack) newExecutor(cfg config.File, o options) error {
-	if cfg.Executor == config.ExecutorSSH {
-		e, err := ssh.New(cfg.SSH, ssh.WithLogger(o.log))
-		if err != nil {
-			return err
-		}
-		s.SSH, s.Executor = e, e
-		return nil
-	}
-	lopts := []local.Option{local.WithLogger(o.log), local.WithHidden(o.hide...)}
-	if o.keepSpills {
-		lopts = append(lopts, local.WithKeptSpill())
-	}
-	e, err := local.New(cfg.Local, lopts...)
-	if err != nil {
-		return err
-	}
-	s.Local, s.Executor = e, e
-	return nil
-}
-
 // Close ends everything the stack started, in order: the tools are
 // removed and the task tools stop (no call starts a task any more, and
 // none gets a finish notice), the task runtime
@@ -294,29 +319,4 @@ func (s *Stack) Started() {
 			e.Started()
 		}
 	}
-}
-
-// newHooks makes the hooks, when cfg has any. Hook commands run on this
-// machine through a local executor: the stack's, or one of their own with
-// executor ssh.
-func (s *Stack) newHooks(cfg config.File, o options) error {
-	if !hooks.Configured(cfg) {
-		return nil
-	}
-	exec := s.Local
-	if exec == nil {
-		e, err := local.New(cfg.Local, local.WithLogger(o.log))
-		if err != nil {
-			return err
-		}
-		s.hooksExec, exec = e, e
-	}
-	po := o.permissions
-	h, err := hooks.New(cfg, exec, hooks.Options{Home: po.Home, ManagedDir: po.ManagedDir, ProjectDir: po.ProjectDir,
-		DefaultCwd: cfg.Local.Cwd, RemoteSessions: cfg.Executor == config.ExecutorSSH, Logger: o.log})
-	if err != nil {
-		return err
-	}
-	s.Hooks = h
-	return nil
 }
