@@ -131,8 +131,10 @@
 //     is requested and the frame awaited graceMs more; without one, sshd
 //     is asked to SIGKILL the session's process group (the "signal"
 //     request) and the channel is closed graceMs later at most. The call
-//     ends timed out or aborted; Start fails as the executor is closed.
-//     The command's own timeout starts at the start frame, as before.
+//     ends timed out or aborted; Start fails as the executor is closed,
+//     or as aborted before spawn when its context ended (Start's context
+//     bounds the dial and this wait, never the process). The command's
+//     own timeout starts at the start frame, as before.
 //   - RunOrYield looks at the yield once the command started (its start
 //     frame came), and its timeout counts from there, as Run's does; a
 //     yielded command is then a background one, with the collectors (and
