@@ -741,10 +741,6 @@ func (e *Executor) placeInSandbox(ls *launchSpec, spec bash.Spec, scope *scopeEn
 
 // newRun is the run of a command whose shell was just spawned.
 func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, l *launched, cc *commandContainer, p *pipes, spill spillDir) *run {
-	var head int64
-	if foreground {
-		head = e.keepHeadBytes
-	}
 	r := &run{
 		grace:  e.grace,
 		cmd:    l.cmd,
@@ -757,8 +753,7 @@ func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, l 
 		outR:   p.outR,
 		errR:   p.errR,
 	}
-	stdout := e.collector("stdout", head, !foreground, spec.Observe, spill)
-	stderr := e.collector("stderr", head, !foreground, spec.Observe, spill)
+	stdout, stderr := e.collectors(spec, foreground, spill)
 	r.Run = execcore.NewRun(spec.Command, started, stdout, stderr, r)
 	return r
 }
@@ -776,24 +771,14 @@ func (e *Executor) forget(r *run, scope *scopeEntry) {
 	e.wg.Done()
 }
 
-// collector is a stream's collector, keeping head bytes of its start
-// besides the tail (a background stream, consumed by reads, is parked
-// when it ends: capture.Options.Consumed).
-func (e *Executor) collector(stream string, head int64, consumed bool, observe func(string, []byte), spill spillDir) *capture.Collector {
-	opts := capture.Options{
-		Stream:        stream,
+// collectors are the collectors of a run of spec, spilling into spill.
+func (e *Executor) collectors(spec bash.Spec, foreground bool, spill spillDir) (stdout, stderr *capture.Collector) {
+	return execcore.Collectors(capture.Options{
 		MaxBytes:      e.maxOutputBytes,
-		HeadBytes:     head,
-		ContextBytes:  bash.ContextBytes,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         spill,
-		Consumed:      consumed,
 		Budget:        e.spillBudget,
-	}
-	if observe != nil {
-		opts.Observe = func(p []byte) { observe(stream, p) }
-	}
-	return capture.New(opts)
+	}, foreground, e.keepHeadBytes, spec.Observe)
 }
 
 // checkWorkdir turns an unusable working directory into an error that names

@@ -463,10 +463,6 @@ func (e *Executor) forget(r *run) {
 
 // newRun is the run of spec on s, not started.
 func (e *Executor) newRun(spec bash.Spec, foreground bool, s *session) *run {
-	var head int64
-	if foreground {
-		head = e.keepHeadBytes
-	}
 	env := append(slices.Clone(e.env), assignments(spec.Env)...)
 	r := &run{
 		e:        e,
@@ -475,8 +471,7 @@ func (e *Executor) newRun(spec bash.Spec, foreground bool, s *session) *run {
 		frame:    make(chan frameResult, 1),
 		stopFeed: make(chan struct{}),
 	}
-	stdout := e.collector("stdout", head, !foreground, spec.Observe)
-	stderr := e.collector("stderr", head, !foreground, spec.Observe)
+	stdout, stderr := e.collectors(spec, foreground)
 	r.Run = execcore.NewRun(spec.Command, time.Now(), stdout, stderr, r)
 	return r
 }
@@ -489,23 +484,14 @@ func newNonce() string {
 	return "dsh-" + hex.EncodeToString(b[:])
 }
 
-// collector is a stream's collector, keeping head bytes of its start
-// besides the tail (a background stream, consumed by reads, is parked
-// when it ends: capture.Options.Consumed); it spills to the remote host.
-func (e *Executor) collector(stream string, head int64, consumed bool, observe func(string, []byte)) *capture.Collector {
-	opts := capture.Options{
-		Stream:        stream,
+// collectors are the collectors of a run of spec; they spill to the
+// remote host.
+func (e *Executor) collectors(spec bash.Spec, foreground bool) (stdout, stderr *capture.Collector) {
+	return execcore.Collectors(capture.Options{
 		MaxBytes:      e.maxOutputBytes,
-		HeadBytes:     head,
-		ContextBytes:  bash.ContextBytes,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         e.spill,
-		Consumed:      consumed,
-	}
-	if observe != nil {
-		opts.Observe = func(p []byte) { observe(stream, p) }
-	}
-	return capture.New(opts)
+	}, foreground, e.keepHeadBytes, spec.Observe)
 }
 
 // checkSpec refuses what cannot reach a remote shell: a NUL in the

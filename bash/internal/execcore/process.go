@@ -98,3 +98,27 @@ func outputOf(c capture.Result) bash.Output {
 		TotalBytes:   c.TotalBytes,
 	}
 }
+
+// Collectors are a run's stdout and stderr collectors, made from opts,
+// which carries the executor's caps and spill files; the rest is set here.
+// A foreground run keeps headBytes of each stream's start besides the
+// tail; a background one, consumed by reads, keeps none and is parked when
+// it ends (capture.Options.Consumed). Both keep bash.ContextBytes before
+// the tail. observe, when set, sees every chunk with its stream's name.
+func Collectors(opts capture.Options, foreground bool, headBytes int64, observe func(stream string, p []byte)) (stdout, stderr *capture.Collector) {
+	opts.ContextBytes = bash.ContextBytes
+	opts.Consumed = !foreground
+	opts.HeadBytes = 0
+	if foreground {
+		opts.HeadBytes = headBytes
+	}
+	collector := func(stream string) *capture.Collector {
+		o := opts
+		o.Stream = stream
+		if observe != nil {
+			o.Observe = func(p []byte) { observe(stream, p) }
+		}
+		return capture.New(o)
+	}
+	return collector("stdout"), collector("stderr")
+}
