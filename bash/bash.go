@@ -1,17 +1,18 @@
 // Package bash is the executor seam: the types every executor speaks and the
 // [Executor] interface that the local executor (bash/local) and the SSH
-// executor (bash/ssh) implement, and that a sandboxed one will implement
-// later.
+// executor (bash/ssh) implement.
 //
 // The seam knows nothing of tools, tasks, sessions or models. A caller builds a
 // [Request] from what it trusts, turns it into a [Spec] with
 // [Executor.Resolve] (pure defaulting and clamping with the executor's config),
-// and then either waits for the command with [Executor.Run] or starts it in the
+// and then either waits for the command with [Run] or starts it in the
 // background with [Executor.Start]. Run and Start never re-default: a Spec is
 // taken as it is, so what a caller resolved is what runs.
 // [Executor.RunOrYield] is Run that can hand the command over to the
 // background half way (a call that would outlast its client's timeout,
 // docs/spec.md §12): it returns the output so far and the live Process.
+// Run is RunOrYield that never yields, so an executor implements one
+// foreground path and a wrapper intercepts one method.
 //
 // Errors are for infrastructure only. A command that exits non-zero, is killed
 // by its timeout, is cancelled by its caller or dies by a signal has run: all of
@@ -49,28 +50,31 @@ type Executor interface {
 	// nothing on disk: the working directory is checked by Run and Start.
 	Resolve(r Request) (Spec, error)
 
-	// Run runs spec in the foreground and waits for it, its timeout, or the
-	// cancellation of ctx, whichever comes first. A timeout or a
-	// cancellation kills the command's process group (SIGTERM, then SIGKILL
-	// after the executor's grace) and is reported in the Result. The error
-	// is non-nil only when nothing could be run.
-	Run(ctx context.Context, spec Spec) (Result, error)
-
-	// RunOrYield is Run until yield closes (nil: never); then, unless the
-	// command has already exited, it returns at once with the output so
-	// far in the Result (no exit facts: ExitCode nil, Signal empty) and
-	// the live Process, which goes on detached from ctx but still bound
-	// to spec's timeout, counted from the spawn: when that fires the
-	// process is killed and its State says TimedOut. The Process's first
-	// Read starts right after the output the Result holds
-	// (docs/spec.md §12). A command that ended before the yield returns
-	// its Result and a nil Process, as Run would.
+	// RunOrYield runs spec in the foreground and waits for it, its
+	// timeout, the cancellation of ctx, or the closing of yield (nil:
+	// never), whichever comes first. A timeout or a cancellation kills
+	// the command's process group (SIGTERM, then SIGKILL after the
+	// executor's grace) and is reported in the Result. The error is
+	// non-nil only when nothing could be run.
+	//
+	// When yield closes, unless the command has already exited, it
+	// returns at once with the output so far in the Result (no exit
+	// facts: ExitCode nil, Signal empty) and the live Process, which
+	// goes on detached from ctx but still bound to spec's timeout,
+	// counted from the spawn: when that fires the process is killed and
+	// its State says TimedOut. The Process's first Read starts right
+	// after the output the Result holds (docs/spec.md §12). A command
+	// that ended before the yield returns its Result and a nil Process,
+	// as [Run] would.
 	RunOrYield(ctx context.Context, spec Spec, yield <-chan struct{}) (Result, Process, error)
 
-	// Start runs spec in the background and returns at once. No timeout
-	// applies; the process ends by itself, by [Process.Kill], or by Close.
-	// A spawn failure is returned synchronously and leaves nothing behind.
-	Start(spec Spec) (Process, error)
+	// Start runs spec in the background and returns once it runs. ctx
+	// bounds the start only (a dial, a remote start): a ctx that ended
+	// before the spawn fails it as Run does ("aborted before spawn: …"),
+	// and the process does not see ctx afterwards. No timeout applies;
+	// the process ends by itself, by [Process.Kill], or by Close. A spawn
+	// failure is returned synchronously and leaves nothing behind.
+	Start(ctx context.Context, spec Spec) (Process, error)
 
 	// Close kills every process the executor still runs, waits until each
 	// has exited, and releases the executor's files. Run and Start fail
@@ -78,14 +82,24 @@ type Executor interface {
 	Close() error
 }
 
+// Run runs spec on e in the foreground and waits for it, its timeout, or
+// the cancellation of ctx: [Executor.RunOrYield] without a yield.
+func Run(ctx context.Context, e Executor, spec Spec) (Result, error) {
+	res, _, err := e.RunOrYield(ctx, spec, nil)
+	return res, err
+}
+
 // Request is what a caller asks for. Optional fields are pointers or nil
 // slices and maps so that absent stays distinguishable from empty.
 type Request struct {
 	// Command is run by the shell as `bash -c Command`.
 	Command string
-	// TimeoutMs, when set, overrides the executor's default timeout. It must
-	// be finite and > 0; it is rounded up to a whole millisecond and clamped
-	// to the executor's maximum.
+	// TimeoutMs, when set, overrides the executor's default timeout, in
+	// milliseconds. It must be finite and > 0; it is rounded up to a whole
+	// millisecond and clamped to the executor's maximum. It stays the
+	// number the model sent (JSON), so that the executor judges every
+	// value by one rule and answers a bad one with the exact text of
+	// docs/spec.md §1.
 	TimeoutMs *float64
 	// Workdir is the working directory; empty means the executor's default.
 	Workdir string
@@ -122,12 +136,12 @@ type Owner interface {
 // Spec is a resolved Request: every default applied, every cap enforced.
 type Spec struct {
 	Command string
-	// TimeoutMs is the effective foreground timeout in whole milliseconds.
-	// Start ignores it.
-	TimeoutMs int64
-	Workdir   string
-	Stdin     []byte
-	Env       map[string]string
+	// Timeout is the effective foreground timeout, a whole number of
+	// milliseconds. Start ignores it.
+	Timeout time.Duration
+	Workdir string
+	Stdin   []byte
+	Env     map[string]string
 	// Observe, when set, is called with every chunk of output as it is
 	// collected ("stdout" or "stderr"), on the collecting goroutine: it
 	// must be quick and must not keep p.
@@ -136,9 +150,6 @@ type Spec struct {
 	Owner       Owner
 	Unsandboxed bool
 }
-
-// Timeout returns the effective timeout as a duration.
-func (s Spec) Timeout() time.Duration { return time.Duration(s.TimeoutMs) * time.Millisecond }
 
 // Result is the outcome of a foreground run.
 type Result struct {
@@ -152,8 +163,8 @@ type Result struct {
 	// They are never both true.
 	TimedOut bool
 	Aborted  bool
-	// TimeoutMs is the effective timeout the run had.
-	TimeoutMs int64
+	// Timeout is the effective timeout the run had.
+	Timeout time.Duration
 	// Duration is the wall time from spawn to the end of output collection.
 	Duration time.Duration
 	Stdout   Output

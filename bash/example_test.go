@@ -23,24 +23,24 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := exec.Run(context.Background(), spec)
+	res, err := bash.Run(context.Background(), exec, spec)
 	if err != nil {
 		log.Fatal(err) // nothing could be run: a bad workdir, no shell, …
 	}
-	fmt.Printf("%q exit=%d timeout=%dms\n", bash.JoinStreams(res.Stdout.Text, res.Stderr.Text), *res.ExitCode, res.TimeoutMs)
+	fmt.Printf("%q exit=%d timeout=%v\n", bash.JoinStreams(res.Stdout.Text, res.Stderr.Text), *res.ExitCode, res.Timeout)
 
 	timeout := 50.0
 	spec, _ = exec.Resolve(bash.Request{Command: "sleep 60", TimeoutMs: &timeout})
-	res, _ = exec.Run(context.Background(), spec)
+	res, _ = bash.Run(context.Background(), exec, spec)
 	fmt.Println("timed out:", res.TimedOut, "signal:", res.Signal)
 
 	// In the background: a handle to read, wait for and kill.
-	p, _ := exec.Start(spec)
+	p, _ := exec.Start(context.Background(), spec)
 	p.Kill()
 	<-p.Done()
 	fmt.Println(p.State().Status, p.State().Signal)
 	// Output:
-	// "hello\n[stderr]\noops\n" exit=3 timeout=120000ms
+	// "hello\n[stderr]\noops\n" exit=3 timeout=2m0s
 	// timed out: true signal: SIGTERM
 	// killed SIGTERM
 }

@@ -50,7 +50,7 @@ func benchSpawnTrue(b *testing.B, e *Executor) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if r, err := e.Run(context.Background(), spec); err != nil || *r.ExitCode != 0 {
+		if r, err := bash.Run(context.Background(), e, spec); err != nil || *r.ExitCode != 0 {
 			b.Fatal(r, err)
 		}
 		bare, run = bare+t1.Sub(t0), run+time.Since(t1)
@@ -80,7 +80,7 @@ func BenchmarkThroughput(b *testing.B) {
 			spec, _ := e.Resolve(bash.Request{Command: fmt.Sprintf("head -c %d /dev/zero", n)})
 			heap := executortest.StartHeapSampler()
 			for b.Loop() {
-				r, err := e.Run(context.Background(), spec)
+				r, err := bash.Run(context.Background(), e, spec)
 				if err != nil || r.Stdout.TotalBytes != n {
 					b.Fatal(r, err)
 				}
@@ -137,7 +137,7 @@ func runOnce(b *testing.B, e *Executor, n int64) (time.Duration, uint64) {
 	}
 	heap := executortest.StartHeapSampler()
 	t0 := time.Now()
-	r, err := e.Run(context.Background(), spec)
+	r, err := bash.Run(context.Background(), e, spec)
 	d := time.Since(t0)
 	peak, _ := heap.Stop()
 	if err != nil || r.Stdout.TotalBytes != n || !r.Stdout.Truncated {
@@ -161,7 +161,7 @@ func BenchmarkBackground200(b *testing.B) {
 	for b.Loop() {
 		var wg sync.WaitGroup
 		for range procs {
-			p, err := e.Start(spec)
+			p, err := e.Start(context.Background(), spec)
 			if err != nil {
 				b.Fatal(err)
 			}

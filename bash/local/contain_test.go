@@ -42,7 +42,7 @@ func TestRunIDInEnvironment(t *testing.T) {
 	// A spec cannot override it.
 	spec, _ := e.Resolve(bash.Request{Command: "echo $" + RunIDEnv})
 	spec.Env = map[string]string{RunIDEnv: "forged"}
-	res, err := e.Run(t.Context(), spec)
+	res, err := bash.Run(t.Context(), e, spec)
 	if err != nil || !strings.HasPrefix(res.Stdout.Text, prefix) {
 		t.Fatalf("with a forged id in the spec: %q, %v", res.Stdout.Text, err)
 	}

@@ -105,8 +105,8 @@
 //   - Every command's spill files share one [capture.Budget] of
 //     maxSpillTotalBytes; [Executor.RemoveSpills] deletes a file and gives
 //     its bytes back (the bash tool deletes through it).
-//   - A spec with a non-positive TimeoutMs (one that did not go through
-//     Resolve) is refused by Run.
+//   - A spec with a non-positive Timeout (one that did not go through
+//     Resolve) is refused by RunOrYield.
 //   - The shell is looked up in PATH on every spawn, so a missing shell is
 //     an error of that call, not of construction.
 //   - Commands longer than 64 KiB are handed to bash on fd 3 and run with
@@ -147,6 +147,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/bash/internal/execcore"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/guard"
@@ -470,96 +471,45 @@ func sweepSpillDirs(log *slog.Logger, base string) {
 
 // Resolve applies the executor's defaults and caps to r.
 func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
-	ms, err := bash.ResolveTimeout(Name, r.TimeoutMs, e.timeoutMs, e.maxTimeoutMs)
+	spec, err := execcore.Resolve(Name, r, e.cwd, e.timeoutMs, e.maxTimeoutMs)
 	if err != nil {
 		return bash.Spec{}, err
 	}
-	wd := r.Workdir
-	if wd == "" {
-		wd = e.cwd
-	}
-	if wd == "" {
+	if spec.Workdir == "" {
 		cwd, err := os.Getwd()
 		if err != nil {
 			return bash.Spec{}, fmt.Errorf("%s: process working directory: %w", Name, err)
 		}
-		wd = cwd
+		spec.Workdir = cwd
 	}
-	return bash.Spec{
-		Command:     r.Command,
-		TimeoutMs:   ms,
-		Workdir:     wd,
-		Stdin:       r.Stdin,
-		Env:         r.Env,
-		Observe:     r.Observe,
-		Owner:       r.Owner,
-		Unsandboxed: r.Unsandboxed,
-	}, nil
-}
-
-// Run runs spec in the foreground. See [bash.Executor].
-func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error) {
-	res, _, err := e.RunOrYield(ctx, spec, nil)
-	return res, err
+	spec.Owner, spec.Unsandboxed = r.Owner, r.Unsandboxed
+	return spec, nil
 }
 
 // RunOrYield runs spec in the foreground until yield closes. See
 // [bash.Executor].
 func (e *Executor) RunOrYield(ctx context.Context, spec bash.Spec, yield <-chan struct{}) (bash.Result, bash.Process, error) {
-	if ctx.Err() != nil {
-		return bash.Result{}, nil, bash.AbortedBeforeSpawn(ctx)
-	}
-	if spec.TimeoutMs <= 0 {
-		return bash.Result{}, nil, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
+	if err := execcore.CheckForeground(Name, ctx, spec); err != nil {
+		return bash.Result{}, nil, err
 	}
 	r, err := e.spawn(spec, true)
 	if err != nil {
 		return bash.Result{}, nil, err
 	}
-
-	timer := time.NewTimer(spec.Timeout())
-	var timedOut, aborted bool
-	select {
-	case <-r.exited:
-	case <-r.killCh: // Close
-		aborted = true
-	case <-ctx.Done():
-		aborted = r.killUnlessExited()
-	case <-timer.C:
-		timedOut = r.killUnlessExited()
-	case <-yield:
-		if r.detach() {
-			res := bash.SoFar(spec.TimeoutMs, r.started, r.stdout, r.stderr)
-			go r.keepTimeout(timer)
-			return res, &process{run: r}, nil
-		}
-		// It exited in the same instant: its result, as if no yield came.
-	}
-	timer.Stop()
-	<-r.done
-
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	code, sig := exitInfo(r.state)
-	return bash.Result{
-		ExitCode:  code,
-		Signal:    sig,
-		TimedOut:  timedOut,
-		Aborted:   aborted,
-		TimeoutMs: spec.TimeoutMs,
-		Duration:  r.ended.Sub(r.started),
-		Stdout:    bash.OutputOf(r.outRes),
-		Stderr:    bash.OutputOf(r.errRes),
-	}, nil, nil
+	return r.Foreground(ctx, spec.Timeout, yield)
 }
 
-// Start runs spec in the background. See [bash.Executor].
-func (e *Executor) Start(spec bash.Spec) (bash.Process, error) {
+// Start runs spec in the background. See [bash.Executor]. ctx only
+// bounds the spawn, which does not wait for anything.
+func (e *Executor) Start(ctx context.Context, spec bash.Spec) (bash.Process, error) {
+	if ctx.Err() != nil {
+		return nil, execcore.AbortedBeforeSpawn(ctx)
+	}
 	r, err := e.spawn(spec, false)
 	if err != nil {
 		return nil, err
 	}
-	return &process{run: r}, nil
+	return r.Process(), nil
 }
 
 // Close kills every live process, kept ones included, waits until each has
@@ -574,7 +524,7 @@ func (e *Executor) Close() error {
 	e.mu.Lock()
 	e.closed = true
 	for r := range e.runs {
-		r.kill()
+		r.Kill()
 	}
 	kept := e.kept
 	e.kept = nil
@@ -705,7 +655,7 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 		// Close, or the end of the run's session, came while this spawn
 		// was in flight: the run is killed like every other, and its
 		// caller sees that in its result.
-		r.kill()
+		r.Kill()
 	}
 	return r, nil
 }
@@ -791,35 +741,27 @@ func (e *Executor) placeInSandbox(ls *launchSpec, spec bash.Spec, scope *scopeEn
 
 // newRun is the run of a command whose shell was just spawned.
 func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, l *launched, cc *commandContainer, p *pipes, spill spillDir) *run {
-	var head int64
-	if foreground {
-		head = e.keepHeadBytes
+	r := &run{
+		grace:  e.grace,
+		cmd:    l.cmd,
+		status: l.status,
+		reaped: l.reaped,
+		grp:    cc,
+		keep:   foreground && e.keepDetached,
+		onKept: e.keep,
+		log:    e.log,
+		outR:   p.outR,
+		errR:   p.errR,
 	}
-	return &run{
-		command: spec.Command,
-		grace:   e.grace,
-		started: started,
-		cmd:     l.cmd,
-		status:  l.status,
-		reaped:  l.reaped,
-		grp:     cc,
-		keep:    foreground && e.keepDetached,
-		onKept:  e.keep,
-		log:     e.log,
-		stdout:  e.collector("stdout", head, !foreground, spec.Observe, spill),
-		stderr:  e.collector("stderr", head, !foreground, spec.Observe, spill),
-		outR:    p.outR,
-		errR:    p.errR,
-		exited:  make(chan struct{}),
-		done:    make(chan struct{}),
-		killCh:  make(chan struct{}),
-	}
+	stdout, stderr := e.collectors(spec, foreground, spill)
+	r.Run = execcore.NewRun(spec.Command, started, stdout, stderr, r)
+	return r
 }
 
 // forget drops a run from the live set, and from its scope's, once it is
 // done.
 func (e *Executor) forget(r *run, scope *scopeEntry) {
-	<-r.done
+	<-r.Done
 	e.mu.Lock()
 	delete(e.runs, r)
 	if scope != nil {
@@ -829,24 +771,14 @@ func (e *Executor) forget(r *run, scope *scopeEntry) {
 	e.wg.Done()
 }
 
-// collector is a stream's collector, keeping head bytes of its start
-// besides the tail (a background stream, consumed by reads, is parked
-// when it ends: capture.Options.Consumed).
-func (e *Executor) collector(stream string, head int64, consumed bool, observe func(string, []byte), spill spillDir) *capture.Collector {
-	opts := capture.Options{
-		Stream:        stream,
+// collectors are the collectors of a run of spec, spilling into spill.
+func (e *Executor) collectors(spec bash.Spec, foreground bool, spill spillDir) (stdout, stderr *capture.Collector) {
+	return execcore.Collectors(capture.Options{
 		MaxBytes:      e.maxOutputBytes,
-		HeadBytes:     head,
-		ContextBytes:  bash.ContextBytes,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         spill,
-		Consumed:      consumed,
 		Budget:        e.spillBudget,
-	}
-	if observe != nil {
-		opts.Observe = func(p []byte) { observe(stream, p) }
-	}
-	return capture.New(opts)
+	}, foreground, e.keepHeadBytes, spec.Observe)
 }
 
 // checkWorkdir turns an unusable working directory into an error that names

@@ -32,7 +32,7 @@ func TestShellNotFound(t *testing.T) {
 	cfg.Shell = "dsh-no-such-shell"
 	e := newExecutor(t, cfg)
 	spec, _ := e.Resolve(bash.Request{Command: "true"})
-	if _, err := e.Run(context.Background(), spec); err == nil || !strings.Contains(err.Error(), `shell "dsh-no-such-shell" not found`) {
+	if _, err := bash.Run(context.Background(), e, spec); err == nil || !strings.Contains(err.Error(), `shell "dsh-no-such-shell" not found`) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -261,7 +261,7 @@ func TestEnvironment(t *testing.T) {
 func commandEnv(t *testing.T, e *Executor, env map[string]string) map[string]string {
 	t.Helper()
 	spec, _ := e.Resolve(bash.Request{Command: "env", Env: env})
-	r, err := e.Run(context.Background(), spec)
+	r, err := bash.Run(context.Background(), e, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,13 +319,13 @@ func TestResolve(t *testing.T) {
 		want bash.Spec
 		err  string
 	}{
-		{"defaults", e, bash.Request{Command: "x"}, bash.Spec{Command: "x", TimeoutMs: 2000, Workdir: cwd}, ""},
-		{"given", e, bash.Request{Command: "x", TimeoutMs: new(300.0), Workdir: "/tmp"}, bash.Spec{Command: "x", TimeoutMs: 300, Workdir: "/tmp"}, ""},
-		{"fraction rounds up", e, bash.Request{TimeoutMs: new(0.1)}, bash.Spec{TimeoutMs: 1, Workdir: cwd}, ""},
-		{"1.5 rounds up", e, bash.Request{TimeoutMs: new(1.5)}, bash.Spec{TimeoutMs: 2, Workdir: cwd}, ""},
-		{"clamped silently", e, bash.Request{TimeoutMs: new(1e12)}, bash.Spec{TimeoutMs: 5000, Workdir: cwd}, ""},
-		{"default clamped", clamped, bash.Request{}, bash.Spec{TimeoutMs: 5000, Workdir: cwd}, ""},
-		{"stdin and env kept", e, bash.Request{Stdin: []byte{}, Env: map[string]string{"A": "1"}}, bash.Spec{TimeoutMs: 2000, Workdir: cwd, Stdin: []byte{}, Env: map[string]string{"A": "1"}}, ""},
+		{"defaults", e, bash.Request{Command: "x"}, bash.Spec{Command: "x", Timeout: 2000 * time.Millisecond, Workdir: cwd}, ""},
+		{"given", e, bash.Request{Command: "x", TimeoutMs: new(300.0), Workdir: "/tmp"}, bash.Spec{Command: "x", Timeout: 300 * time.Millisecond, Workdir: "/tmp"}, ""},
+		{"fraction rounds up", e, bash.Request{TimeoutMs: new(0.1)}, bash.Spec{Timeout: 1 * time.Millisecond, Workdir: cwd}, ""},
+		{"1.5 rounds up", e, bash.Request{TimeoutMs: new(1.5)}, bash.Spec{Timeout: 2 * time.Millisecond, Workdir: cwd}, ""},
+		{"clamped silently", e, bash.Request{TimeoutMs: new(1e12)}, bash.Spec{Timeout: 5000 * time.Millisecond, Workdir: cwd}, ""},
+		{"default clamped", clamped, bash.Request{}, bash.Spec{Timeout: 5000 * time.Millisecond, Workdir: cwd}, ""},
+		{"stdin and env kept", e, bash.Request{Stdin: []byte{}, Env: map[string]string{"A": "1"}}, bash.Spec{Timeout: 2000 * time.Millisecond, Workdir: cwd, Stdin: []byte{}, Env: map[string]string{"A": "1"}}, ""},
 		{"zero", e, bash.Request{TimeoutMs: new(0.0)}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
 		{"negative", e, bash.Request{TimeoutMs: new(-1.0)}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
 		{"NaN", e, bash.Request{TimeoutMs: new(math.NaN())}, bash.Spec{}, "bash-local: request.timeoutMs must be a positive finite number"},
@@ -351,7 +351,7 @@ func TestResolve(t *testing.T) {
 		t.Errorf("absent stdin/env became present: %+v", s)
 	}
 	// A spec that skipped Resolve is refused rather than run with no timeout.
-	if _, err := e.Run(context.Background(), bash.Spec{Command: "true"}); err == nil {
+	if _, err := bash.Run(context.Background(), e, bash.Spec{Command: "true"}); err == nil {
 		t.Error("Run accepted a spec with no timeout")
 	}
 }
@@ -408,7 +408,7 @@ func runHelperProcess() {
 		os.Exit(2)
 	}
 	spec, _ := e.Resolve(bash.Request{Command: "echo $$ > " + fifo + "; exec sleep 60"})
-	p, err := e.Start(spec)
+	p, err := e.Start(context.Background(), spec)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -457,10 +457,10 @@ func TestFailedSpawnLeavesNothing(t *testing.T) {
 	}
 	e := newExecutor(t, cfg)
 	spec, _ := e.Resolve(bash.Request{Command: "true"})
-	if _, err := e.Start(spec); err == nil || !strings.Contains(err.Error(), "bash-local: spawn: ") {
+	if _, err := e.Start(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "bash-local: spawn: ") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := e.Run(context.Background(), spec); err == nil {
+	if _, err := bash.Run(context.Background(), e, spec); err == nil {
 		t.Fatal("Run of a broken shell succeeded")
 	}
 	e.mu.Lock()

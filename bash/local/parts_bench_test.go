@@ -44,8 +44,7 @@ func BenchmarkRunParts(b *testing.B) {
 	})
 	b.Run("collectors", func(b *testing.B) {
 		for b.Loop() {
-			out := e.collector("stdout", e.keepHeadBytes, false, nil, e.spill)
-			errc := e.collector("stderr", e.keepHeadBytes, false, nil, e.spill)
+			out, errc := e.collectors(bash.Spec{}, true, e.spill)
 			out.Close()
 			errc.Close()
 		}

@@ -12,26 +12,27 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/bash/internal/execcore"
 )
 
 // run is one spawned command, foreground or background. Its goroutines,
 // all started by start but the last:
 //
-//   - waiter (wait): cmd.Wait, then closes exited;
+//   - waiter (wait): cmd.Wait, then closes Exited;
 //   - two readers: one per stream, pipe → collector, until EOF or the
 //     drain deadline;
 //   - feeders: one per input pipe (stdin bytes, a long command), until
 //     written or the run ends;
 //   - supervise: owns the kill sequence and the end of collection, and
-//     closes done when nothing of the run is left but its result;
+//     closes Done when nothing of the run is left but its result;
 //   - the readers' watcher, started by supervise's drain: closes a channel
 //     once both readers returned, which they do by the drain deadline.
 //
-// Every one of them ends by the time done is closed.
+// Every one of them ends by the time Done is closed. The run's life cycle
+// (kill request, foreground wait, yield) is the shared one, execcore.Run.
 type run struct {
-	command string
-	grace   time.Duration
-	started time.Time
+	*execcore.Run
+	grace time.Duration
 
 	cmd *exec.Cmd
 	// status and reaped are the launcher's (a sandbox's): the shell's
@@ -46,58 +47,30 @@ type run struct {
 	onKept func(container)
 	log    *slog.Logger
 
-	stdout, stderr *capture.Collector
-	outR, errR     *os.File
-	feeds          []*os.File // parent ends of the input pipes
-	feedWG         sync.WaitGroup
-	readWG         sync.WaitGroup
+	outR, errR *os.File
+	feeds      []*os.File // parent ends of the input pipes
+	feedWG     sync.WaitGroup
+	readWG     sync.WaitGroup
 
-	exited chan struct{} // leader reaped; state is set
-	done   chan struct{} // everything collected and cleaned up
-	killCh chan struct{} // closed by the first kill request
-
-	killOnce sync.Once
-	mu       sync.Mutex
-	state    *syscall.WaitStatus // nil until reaped
-	// timedOut: the timeout of a run that was yielded to the background
-	// (detach) killed it.
-	timedOut bool
-	ended    time.Time
-	outRes   capture.Result
-	errRes   capture.Result
+	mu    sync.Mutex
+	state *syscall.WaitStatus // nil until reaped (then Exited closes)
 }
 
-// kill requests the kill sequence. It reports whether this call was the
-// first request.
-func (r *run) kill() bool {
-	first := false
-	r.killOnce.Do(func() {
-		first = true
-		close(r.killCh)
-	})
-	return first
+// Exit is how the command ended, once it has ([execcore.Ending]).
+func (r *run) Exit() (code *int, signal string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	code, signal = exitInfo(r.state)
+	return code, signal, nil
 }
 
-// killUnlessExited requests the kill of a run whose leader has not
-// exited, and reports whether it did: one that exited in the same instant
-// ended by itself.
-func (r *run) killUnlessExited() bool {
-	select {
-	case <-r.exited:
-		return false
-	default:
-		r.kill()
-		return true
-	}
-}
-
-// detach turns a foreground run into one that goes on in the background
+// Detach turns a foreground run into one that goes on in the background
 // (RunOrYield's yield), unless its leader has already exited; it reports
 // whether it did. What a detached command leaves behind ends with it, as
 // for a background one: keepDetached no longer applies. Deciding under mu,
 // which the waiter holds to record the exit, keeps this from racing
 // supervise's look at keep.
-func (r *run) detach() bool {
+func (r *run) Detach() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state != nil {
@@ -105,33 +78,6 @@ func (r *run) detach() bool {
 	}
 	r.keep = false
 	return true
-}
-
-// keepTimeout is the goroutine that keeps a yielded run bound to its
-// timeout: when timer fires before the leader exits, the run is killed
-// and marked timed out. It ends when the leader exits (Close and Kill
-// lead there too) or the timer fires.
-func (r *run) keepTimeout(timer *time.Timer) {
-	defer timer.Stop()
-	select {
-	case <-r.exited:
-	case <-timer.C:
-		r.mu.Lock()
-		if r.state == nil {
-			r.timedOut = true
-		}
-		r.mu.Unlock()
-		r.killUnlessExited()
-	}
-}
-
-func (r *run) killRequested() bool {
-	select {
-	case <-r.killCh:
-		return true
-	default:
-		return false
-	}
 }
 
 // start starts the run's goroutines: a feeder per input pipe, the two
@@ -143,14 +89,14 @@ func (r *run) start(cc *commandContainer, feeds []feed) {
 		go r.feed(f.w, f.data)
 	}
 	r.readWG.Add(2)
-	go func() { defer r.readWG.Done(); collect(r.outR, r.stdout) }()
-	go func() { defer r.readWG.Done(); collect(r.errR, r.stderr) }()
+	go func() { defer r.readWG.Done(); collect(r.outR, r.Stdout) }()
+	go func() { defer r.readWG.Done(); collect(r.errR, r.Stderr) }()
 	go r.wait(cc)
 	go r.supervise()
 }
 
 // wait is the waiter: it reaps the shell, records its wait status (in a
-// sandbox the one its starter reported, when it did) and closes exited.
+// sandbox the one its starter reported, when it did) and closes Exited.
 func (r *run) wait(cc *commandContainer) {
 	awaitChildExit(r.cmd.Process.Pid)
 	_ = r.cmd.Wait() // at once: the shell has exited
@@ -167,7 +113,7 @@ func (r *run) wait(cc *commandContainer) {
 	r.mu.Lock()
 	r.state = &ws
 	r.mu.Unlock()
-	close(r.exited)
+	close(r.Exited)
 }
 
 // supervise drives the run from spawn to done, in phases: await the
@@ -178,8 +124,8 @@ func (r *run) wait(cc *commandContainer) {
 // graceMs later, whichever comes first, so a descendant that escaped the
 // group and holds a pipe open cannot hold the run forever.
 func (r *run) supervise() {
-	defer close(r.done)
-	k := &killer{grp: r.grp, grace: r.grace, req: r.killCh}
+	defer close(r.Done)
+	k := &killer{grp: r.grp, grace: r.grace, req: r.Killing()}
 	r.awaitLeader(k)
 	exitedAt := time.Now()
 	kept := r.leftovers(k)
@@ -262,7 +208,7 @@ func (k *killer) finish() {
 func (r *run) awaitLeader(k *killer) {
 	for {
 		select {
-		case <-r.exited:
+		case <-r.Exited:
 			return
 		case <-k.req:
 			k.start()
@@ -339,17 +285,9 @@ func (r *run) stopFeeders() {
 func (r *run) closeCollectors() {
 	_ = r.outR.Close()
 	_ = r.errR.Close()
-	outRes, errRes := r.stdout.Close(), r.stderr.Close()
-	for _, res := range []capture.Result{outRes, errRes} {
-		if res.SpillErr != nil {
-			// The result says "(unavailable)"; the log says why.
-			r.log.Warn("bash-local: spill file withheld", "err", res.SpillErr)
-		}
-	}
-	r.mu.Lock()
-	r.outRes, r.errRes = outRes, errRes
-	r.ended = time.Now()
-	r.mu.Unlock()
+	r.CloseCollectors(func(err error) {
+		r.log.Warn("bash-local: spill file withheld", "err", err)
+	})
 }
 
 // collect copies a pipe into its collector. When the drain deadline cuts

@@ -141,10 +141,10 @@ func (e *Executor) endScope(owner bash.Owner) {
 		return
 	}
 	for _, r := range runs {
-		r.kill()
+		r.Kill()
 	}
 	for _, r := range runs {
-		<-r.done
+		<-r.Done
 	}
 	if err := entry.sc.Close(); err != nil {
 		e.log.Warn("bash-local: removing a session's sandbox directory", "err", err)

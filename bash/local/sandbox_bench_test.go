@@ -69,7 +69,7 @@ func runTrue(e *Executor, owner bash.Owner) error {
 	if err != nil {
 		return err
 	}
-	r, err := e.Run(context.Background(), spec)
+	r, err := bash.Run(context.Background(), e, spec)
 	if err == nil && (r.ExitCode == nil || *r.ExitCode != 0) {
 		err = errors.New("true failed: " + r.Stderr.Text)
 	}

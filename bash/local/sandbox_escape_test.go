@@ -4,6 +4,7 @@ package local
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -136,7 +137,7 @@ func TestSandboxSignals(t *testing.T) {
 			// A background task killed: killed by SIGTERM.
 			spec, err := s.e.Resolve(bash.Request{Command: "sleep 60", Owner: s.owner})
 			must(t, err)
-			p, err := s.e.Start(spec)
+			p, err := s.e.Start(context.Background(), spec)
 			must(t, err)
 			p.Kill()
 			wait(t, p)
@@ -180,7 +181,7 @@ func TestSandboxSessionEndEndsItsTasks(t *testing.T) {
 			s := newSbx(t, b, config.SandboxWorkspaceWrite, nil)
 			spec, err := s.e.Resolve(bash.Request{Command: "sleep 60", Owner: s.owner})
 			must(t, err)
-			p, err := s.e.Start(spec)
+			p, err := s.e.Start(context.Background(), spec)
 			must(t, err)
 			s.owner.End()
 			wait(t, p)
@@ -189,7 +190,7 @@ func TestSandboxSessionEndEndsItsTasks(t *testing.T) {
 			}
 			// A late call of the ended session does not run.
 			spec.Command = "true"
-			if _, err := s.e.Run(t.Context(), spec); err == nil || !strings.Contains(err.Error(), "the session has ended") {
+			if _, err := bash.Run(t.Context(), s.e, spec); err == nil || !strings.Contains(err.Error(), "the session has ended") {
 				t.Errorf("a call after its session ended: %v", err)
 			}
 		})

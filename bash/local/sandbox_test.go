@@ -106,7 +106,7 @@ func (s *sbx) runSpec(req bash.Request) bash.Result {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	res, err := s.e.Run(context.Background(), spec)
+	res, err := bash.Run(context.Background(), s.e, spec)
 	if err != nil {
 		s.t.Fatalf("Run(%q): %v", req.Command, err)
 	}
@@ -366,7 +366,7 @@ func TestSandboxSessionSharesItsNetwork(t *testing.T) {
 			}
 			spec, err := s.e.Resolve(bash.Request{Command: "exec /usr/bin/python3 -u -m http.server 8765 --bind 127.0.0.1", Owner: s.owner})
 			must(t, err)
-			p, err := s.e.Start(spec)
+			p, err := s.e.Start(context.Background(), spec)
 			must(t, err)
 			defer func() { p.Kill(); <-p.Done() }()
 			proctest.Eventually(t, proctest.Wait, func() error {

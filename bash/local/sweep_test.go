@@ -277,7 +277,7 @@ func runPidnsHelper(base string) {
 	if err != nil {
 		fail(err)
 	}
-	res, err := e.Run(context.Background(), spec)
+	res, err := bash.Run(context.Background(), e, spec)
 	if err != nil {
 		fail(err)
 	}

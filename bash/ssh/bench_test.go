@@ -108,7 +108,7 @@ func benchRun(b *testing.B, e *Executor, command string) bash.Result {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := e.Run(context.Background(), spec)
+	r, err := bash.Run(context.Background(), e, spec)
 	if err != nil || r.ExitCode == nil || *r.ExitCode != 0 {
 		b.Fatal(r, err)
 	}

@@ -96,7 +96,7 @@ func (e *Executor) runTrue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.Run(ctx, spec)
+	_, err = bash.Run(ctx, e, spec)
 	return err
 }
 

@@ -7,8 +7,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/dsh-go/dsh/bash"
-	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/bash/internal/execcore"
 )
 
 // drainSlack is how much longer than the local executor a run waits for
@@ -20,7 +19,7 @@ const drainSlack = 250 * time.Millisecond
 // background. Its goroutines, started by spawn:
 //
 //   - requests: reads the channel's requests, records the exit status and
-//     closes exited as soon as it arrives (or once the channel ended
+//     closes Exited as soon as it arrives (or once the channel ended
 //     without one); when the server has confirmed the channel's close (or
 //     the connection is gone), gives the channel's slot back to the pool;
 //   - two readers: stdout (the wrapper's start frame first, then the
@@ -31,30 +30,25 @@ const drainSlack = 250 * time.Millisecond
 //     stops it;
 //   - supervise: waits for the exit status or the connection's loss,
 //     drains the output until EOF or the drain deadline, closes the
-//     channel, stops the feeder, closes the collectors and closes done;
+//     channel, stops the feeder, closes the collectors and closes Done;
 //   - the readers' watcher, started by supervise's drain: closes a
 //     channel once both readers returned.
 //
-// All of them but requests end by the time done closes; requests ends once
+// All of them but requests end by the time Done closes; requests ends once
 // the channel is closed on both sides, and the executor's WaitGroup counts
-// it.
+// it. The run's life cycle (kill request, foreground wait, yield) is the
+// shared one, execcore.Run: the kill frame the feeder sends is how it
+// carries out a kill request.
 type run struct {
-	e       *Executor
-	command string
-	s       *session
-	inv     invocation
-	started time.Time
-
-	stdout, stderr *capture.Collector
+	*execcore.Run
+	e   *Executor
+	s   *session
+	inv invocation
 
 	frame    chan frameResult // the start frame or why none came: one value
-	exited   chan struct{}    // the exit status arrived, or the channel ended without one
-	done     chan struct{}    // everything collected and closed
-	killCh   chan struct{}    // closed by the first kill request
 	stopFeed chan struct{}
 	readWG   sync.WaitGroup
 	feedWG   sync.WaitGroup
-	killOnce sync.Once
 	exitOnce sync.Once
 
 	mu        sync.Mutex
@@ -62,12 +56,7 @@ type run struct {
 	abandoned bool // given up before its start frame: dsh closed the channel
 	status    exitStatus
 	exitAt    time.Time
-	killAt    time.Time
 	err       error // the run failed: its connection was lost, or no exit status came
-	timedOut  bool  // the timeout of a yielded run killed it (keepTimeout)
-	ended     time.Time
-	outRes    capture.Result
-	errRes    capture.Result
 }
 
 // frameResult is the wrapper's start frame, or why none came.
@@ -76,73 +65,38 @@ type frameResult struct {
 	err error
 }
 
-// kill requests the kill: the feeder sends the kill frame, and the
-// wrapper's watchdog runs TERM, grace, KILL on the command's group. It
-// reports whether this call was the first request.
-func (r *run) kill() bool {
-	first := false
-	r.killOnce.Do(func() {
-		first = true
-		r.mu.Lock()
-		r.killAt = time.Now()
-		r.mu.Unlock()
-		close(r.killCh)
-	})
-	return first
+// Exit is how the command ended, once it has, or why that is not known
+// ([execcore.Ending]).
+func (r *run) Exit() (code *int, signal string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return nil, "", r.err
+	}
+	code, signal = r.status.exitInfo()
+	return code, signal, nil
 }
 
-// killUnlessExited requests the kill of a run whose exit status has not
-// come, and reports whether it did: one that ended in the same instant
-// ended by itself.
-func (r *run) killUnlessExited() bool {
+// Detach lets a foreground run go on in the background (RunOrYield's
+// yield) unless its exit status has come.
+func (r *run) Detach() bool {
 	select {
-	case <-r.exited:
+	case <-r.Exited:
 		return false
 	default:
-		r.kill()
 		return true
-	}
-}
-
-// keepTimeout is the goroutine that keeps a yielded run bound to its
-// timeout: when timer fires before the exit status came, the run is
-// killed and marked timed out. It ends when the run exits (Close, Kill
-// and a lost connection lead there too) or the timer fires.
-func (r *run) keepTimeout(timer *time.Timer) {
-	defer timer.Stop()
-	select {
-	case <-r.exited:
-	case <-r.done:
-	case <-timer.C:
-		select {
-		case <-r.exited:
-		default:
-			r.mu.Lock()
-			r.timedOut = true
-			r.mu.Unlock()
-			r.kill()
-		}
-	}
-}
-
-func (r *run) killRequested() bool {
-	select {
-	case <-r.killCh:
-		return true
-	default:
-		return false
 	}
 }
 
 // setExit records how the command ended (an unknown status when the
-// channel ended without one) and closes exited, once.
+// channel ended without one) and closes Exited, once.
 func (r *run) setExit(st exitStatus) {
 	r.exitOnce.Do(func() {
 		r.mu.Lock()
 		r.status = st
 		r.exitAt = time.Now()
 		r.mu.Unlock()
-		close(r.exited)
+		close(r.Exited)
 	})
 }
 
@@ -160,7 +114,7 @@ func (r *run) startIO() {
 	go r.readStdout()
 	go func() {
 		defer r.readWG.Done()
-		_, _ = r.stderr.ReadFrom(r.s.ch.Stderr())
+		_, _ = r.Stderr.ReadFrom(r.s.ch.Stderr())
 	}()
 	r.feedWG.Add(1)
 	go r.feed()
@@ -178,9 +132,9 @@ func (r *run) readStdout() {
 		return
 	}
 	if len(rest) > 0 {
-		_, _ = r.stdout.Write(rest)
+		_, _ = r.Stdout.Write(rest)
 	}
-	_, _ = r.stdout.ReadFrom(r.s.ch)
+	_, _ = r.Stdout.ReadFrom(r.s.ch)
 }
 
 // awaitFrame reads stdout until the wrapper's start frame and sends it on
@@ -222,7 +176,7 @@ func (r *run) feed() {
 	}
 	t := time.NewTicker(r.e.keepalive)
 	defer t.Stop()
-	kill := r.killCh
+	kill := r.Killing()
 	for {
 		var frame []byte
 		select {
@@ -244,10 +198,10 @@ func (r *run) feed() {
 // when it misses the heartbeats or sees its stdin end); otherwise the
 // output is drained, then everything is closed.
 func (r *run) supervise() {
-	defer close(r.done)
+	defer close(r.Done)
 	lost := r.s.c.lost
 	select {
-	case <-r.exited:
+	case <-r.Exited:
 	case <-lost:
 	}
 	r.mu.Lock()
@@ -280,7 +234,7 @@ func (r *run) supervise() {
 // still sees the channel close: a wrapper that gets that far finds its
 // stdin at its end, so its watchdog kills what it started.
 func (r *run) abandon() {
-	r.kill()
+	r.Kill()
 	r.mu.Lock()
 	r.abandoned = true
 	r.mu.Unlock()
@@ -288,7 +242,7 @@ func (r *run) abandon() {
 	t := time.NewTimer(r.e.grace)
 	defer t.Stop()
 	select {
-	case <-r.exited:
+	case <-r.Exited:
 	case <-t.C:
 	case <-r.s.c.lost:
 	}
@@ -332,11 +286,12 @@ func (r *run) drain() {
 // process holding the output cannot hold the run beyond timeout plus
 // grace), plus drainSlack for the network.
 func (r *run) drainDeadline() time.Time {
+	killAt := r.KillAt()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	deadline := r.exitAt.Add(r.e.grace)
-	if !r.killAt.IsZero() {
-		deadline = r.killAt.Add(r.e.grace)
+	if !killAt.IsZero() {
+		deadline = killAt.Add(r.e.grace)
 		if deadline.Before(r.exitAt) {
 			deadline = r.exitAt
 		}
@@ -346,16 +301,9 @@ func (r *run) drainDeadline() time.Time {
 
 // closeCollectors closes the collectors and records what they kept.
 func (r *run) closeCollectors() {
-	outRes, errRes := r.stdout.Close(), r.stderr.Close()
-	for _, res := range []capture.Result{outRes, errRes} {
-		if res.SpillErr != nil {
-			r.e.log.Warn("ssh: spill file withheld", "host", r.e.target.host, "err", res.SpillErr)
-		}
-	}
-	r.mu.Lock()
-	r.outRes, r.errRes = outRes, errRes
-	r.ended = time.Now()
-	r.mu.Unlock()
+	r.CloseCollectors(func(err error) {
+		r.e.log.Warn("ssh: spill file withheld", "host", r.e.target.host, "err", err)
+	})
 }
 
 // exitInfo is the exit code (nil for a signal death) and the signal name.
@@ -368,21 +316,4 @@ func (st exitStatus) exitInfo() (*int, string) {
 	}
 	code := st.code
 	return &code, ""
-}
-
-// result is the Result of a foreground run that is done.
-func (r *run) result(timeoutMs int64, timedOut, aborted bool) bash.Result {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	code, sig := r.status.exitInfo()
-	return bash.Result{
-		ExitCode:  code,
-		Signal:    sig,
-		TimedOut:  timedOut,
-		Aborted:   aborted,
-		TimeoutMs: timeoutMs,
-		Duration:  r.ended.Sub(r.started),
-		Stdout:    bash.OutputOf(r.outRes),
-		Stderr:    bash.OutputOf(r.errRes),
-	}
 }

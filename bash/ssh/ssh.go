@@ -131,8 +131,10 @@
 //     is requested and the frame awaited graceMs more; without one, sshd
 //     is asked to SIGKILL the session's process group (the "signal"
 //     request) and the channel is closed graceMs later at most. The call
-//     ends timed out or aborted; Start fails as the executor is closed.
-//     The command's own timeout starts at the start frame, as before.
+//     ends timed out or aborted; Start fails as the executor is closed,
+//     or as aborted before spawn when its context ended (Start's context
+//     bounds the dial and this wait, never the process). The command's
+//     own timeout starts at the start frame, as before.
 //   - RunOrYield looks at the yield once the command started (its start
 //     frame came), and its timeout counts from there, as Run's does; a
 //     yielded command is then a background one, with the collectors (and
@@ -157,6 +159,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/capture"
+	"github.com/dsh-go/dsh/bash/internal/execcore"
 	"github.com/dsh-go/dsh/config"
 )
 
@@ -271,104 +274,49 @@ func (e *Executor) Host() string { return e.target.host }
 // directory is r's, else ssh.cwd, else empty: the remote user's home,
 // where sshd starts a command.
 func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
-	ms, err := bash.ResolveTimeout(Name, r.TimeoutMs, e.timeoutMs, e.maxTimeoutMs)
-	if err != nil {
-		return bash.Spec{}, err
-	}
-	wd := r.Workdir
-	if wd == "" {
-		wd = e.cwd
-	}
-	return bash.Spec{
-		Command:   r.Command,
-		TimeoutMs: ms,
-		Workdir:   wd,
-		Stdin:     r.Stdin,
-		Env:       r.Env,
-		Observe:   r.Observe,
-	}, nil
-}
-
-// Run runs spec in the foreground. See [bash.Executor]. A connection lost
-// before the command's exit status arrived is an error
-// ("ssh: connection to HOST lost"), with no Result.
-func (e *Executor) Run(ctx context.Context, spec bash.Spec) (bash.Result, error) {
-	res, _, err := e.RunOrYield(ctx, spec, nil)
-	return res, err
+	return execcore.Resolve(Name, r, e.cwd, e.timeoutMs, e.maxTimeoutMs)
 }
 
 // RunOrYield runs spec in the foreground until yield closes. See
-// [bash.Executor]. The yield is looked at once the command started (its
-// start frame came); its timeout counts from there, as Run's does.
+// [bash.Executor]. A connection lost before the command's exit status
+// arrived is an error ("ssh: connection to HOST lost"), with no Result.
+// The yield is looked at once the command started (its start frame
+// came); its timeout counts from there.
 func (e *Executor) RunOrYield(ctx context.Context, spec bash.Spec, yield <-chan struct{}) (bash.Result, bash.Process, error) {
-	if ctx.Err() != nil {
-		return bash.Result{}, nil, bash.AbortedBeforeSpawn(ctx)
+	if err := execcore.CheckForeground(Name, ctx, spec); err != nil {
+		return bash.Result{}, nil, err
 	}
-	if spec.TimeoutMs <= 0 {
-		return bash.Result{}, nil, fmt.Errorf("%s: spec.TimeoutMs must be > 0 (resolve the request first)", Name)
-	}
-	r, why, err := e.spawn(ctx, spec, spec.Timeout())
+	r, why, err := e.spawn(ctx, spec, spec.Timeout)
 	if err != nil {
 		return bash.Result{}, nil, err
 	}
-	// Cut before its start, the run is being killed, or is done.
-	timedOut, aborted := why == cutTimeout, why == cutAborted
 	if why == notCut {
-		var yielded bool
-		timedOut, aborted, yielded = r.await(ctx, spec.Timeout(), yield)
-		if yielded {
-			return bash.SoFar(spec.TimeoutMs, r.started, r.stdout, r.stderr), &process{run: r}, nil
-		}
+		return r.Foreground(ctx, spec.Timeout, yield)
 	}
-	<-r.done
-	r.mu.Lock()
-	err = r.err
-	r.mu.Unlock()
-	if err != nil {
-		return bash.Result{}, nil, err
-	}
-	return r.result(spec.TimeoutMs, timedOut, aborted), nil, nil
+	// Cut before its start: the run is being killed, or is done.
+	res, err := r.Result(spec.Timeout, why == cutTimeout, why == cutAborted)
+	return res, nil, err
 }
 
-// await waits for a started run's end, its timeout or its caller's
-// context, killing it for either of these; it reports which ended it.
-// When yield closes first, the run goes on in the background, still bound
-// to its timeout (keepTimeout), and await reports yielded.
-func (r *run) await(ctx context.Context, timeout time.Duration, yield <-chan struct{}) (timedOut, aborted, yielded bool) {
-	timer := time.NewTimer(timeout)
-	select {
-	case <-r.exited:
-	case <-r.done:
-	case <-r.killCh: // Close
-		aborted = true
-	case <-ctx.Done():
-		aborted = r.killUnlessExited()
-	case <-timer.C:
-		timedOut = r.killUnlessExited()
-	case <-yield:
-		select {
-		case <-r.exited: // it ended in the same instant: its result
-		default:
-			go r.keepTimeout(timer)
-			return false, false, true
-		}
+// Start runs spec in the background. See [bash.Executor]. It dials (when
+// no connection is free) and waits for the remote wrapper's report that
+// the command started, or why it could not, under ctx: a spawn failure is
+// an error here, and so are ctx's end ("aborted before spawn: …") and
+// Close meanwhile, which kill what was started.
+func (e *Executor) Start(ctx context.Context, spec bash.Spec) (bash.Process, error) {
+	if ctx.Err() != nil {
+		return nil, execcore.AbortedBeforeSpawn(ctx)
 	}
-	timer.Stop()
-	return timedOut, aborted, false
-}
-
-// Start runs spec in the background. See [bash.Executor]. It returns once
-// the remote wrapper reported that the command started (or why it could
-// not), so a spawn failure is an error here; so is Close meanwhile.
-func (e *Executor) Start(spec bash.Spec) (bash.Process, error) {
-	r, why, err := e.spawn(context.Background(), spec, 0)
+	r, why, err := e.spawn(ctx, spec, 0)
 	switch {
 	case err != nil:
 		return nil, err
+	case why != notCut && ctx.Err() != nil:
+		return nil, execcore.AbortedBeforeSpawn(ctx)
 	case why != notCut: // Close: the run is being killed, or is done
 		return nil, errClosed
 	}
-	return &process{run: r}, nil
+	return r.Process(), nil
 }
 
 // Close kills every live command, waits until each is done, removes the
@@ -379,7 +327,7 @@ func (e *Executor) Close() error {
 	e.mu.Lock()
 	e.closed = true
 	for r := range e.runs {
-		r.kill()
+		r.Kill()
 	}
 	e.mu.Unlock()
 	e.wg.Wait()
@@ -423,7 +371,7 @@ func (e *Executor) spawn(ctx context.Context, spec bash.Spec, timeout time.Durat
 	if err != nil {
 		e.wg.Done()
 		if ctx.Err() != nil {
-			return nil, notCut, bash.AbortedBeforeSpawn(ctx)
+			return nil, notCut, execcore.AbortedBeforeSpawn(ctx)
 		}
 		return nil, notCut, err
 	}
@@ -442,7 +390,7 @@ func (e *Executor) spawn(ctx context.Context, spec bash.Spec, timeout time.Durat
 	switch {
 	case !framed:
 		r.abandon()
-		<-r.done
+		<-r.Done
 		if err := r.failure(); err != nil {
 			return nil, notCut, err
 		}
@@ -453,7 +401,7 @@ func (e *Executor) spawn(ctx context.Context, spec bash.Spec, timeout time.Durat
 		r.mu.Unlock()
 		return r, why, nil
 	}
-	<-r.done
+	<-r.Done
 	return nil, notCut, e.startError(spec, r, fr)
 }
 
@@ -468,7 +416,7 @@ func (e *Executor) spawn(ctx context.Context, spec bash.Spec, timeout time.Durat
 func (r *run) awaitStart(ctx context.Context, timeout time.Duration) (fr frameResult, why cut, framed bool) {
 	var expired <-chan time.Time
 	if timeout > 0 {
-		t := time.NewTimer(time.Until(r.started.Add(timeout)))
+		t := time.NewTimer(time.Until(r.Started.Add(timeout)))
 		defer t.Stop()
 		expired = t.C
 	}
@@ -479,9 +427,9 @@ func (r *run) awaitStart(ctx context.Context, timeout time.Duration) (fr frameRe
 	case <-expired:
 		why = cutTimeout
 	case <-ctx.Done():
-	case <-r.killCh:
+	case <-r.Killing():
 	}
-	r.kill()
+	r.Kill()
 	t := time.NewTimer(r.e.grace)
 	defer t.Stop()
 	select {
@@ -500,13 +448,13 @@ func (e *Executor) track(r *run) {
 	closed := e.closed
 	e.mu.Unlock()
 	if closed {
-		r.kill()
+		r.Kill()
 	}
 }
 
 // forget drops a run from the live set once it is done.
 func (e *Executor) forget(r *run) {
-	<-r.done
+	<-r.Done
 	e.mu.Lock()
 	delete(e.runs, r)
 	e.mu.Unlock()
@@ -515,25 +463,17 @@ func (e *Executor) forget(r *run) {
 
 // newRun is the run of spec on s, not started.
 func (e *Executor) newRun(spec bash.Spec, foreground bool, s *session) *run {
-	var head int64
-	if foreground {
-		head = e.keepHeadBytes
-	}
 	env := append(slices.Clone(e.env), assignments(spec.Env)...)
-	return &run{
+	r := &run{
 		e:        e,
-		command:  spec.Command,
 		s:        s,
 		inv:      invocationFor(newNonce(), spec.Command, spec.Workdir, spec.Stdin, env, e.keepalive, e.grace),
-		started:  time.Now(),
-		stdout:   e.collector("stdout", head, !foreground, spec.Observe),
-		stderr:   e.collector("stderr", head, !foreground, spec.Observe),
 		frame:    make(chan frameResult, 1),
-		exited:   make(chan struct{}),
-		done:     make(chan struct{}),
-		killCh:   make(chan struct{}),
 		stopFeed: make(chan struct{}),
 	}
+	stdout, stderr := e.collectors(spec, foreground)
+	r.Run = execcore.NewRun(spec.Command, time.Now(), stdout, stderr, r)
+	return r
 }
 
 // newNonce is a frame nonce: a command's output cannot guess it, and the
@@ -544,23 +484,14 @@ func newNonce() string {
 	return "dsh-" + hex.EncodeToString(b[:])
 }
 
-// collector is a stream's collector, keeping head bytes of its start
-// besides the tail (a background stream, consumed by reads, is parked
-// when it ends: capture.Options.Consumed); it spills to the remote host.
-func (e *Executor) collector(stream string, head int64, consumed bool, observe func(string, []byte)) *capture.Collector {
-	opts := capture.Options{
-		Stream:        stream,
+// collectors are the collectors of a run of spec; they spill to the
+// remote host.
+func (e *Executor) collectors(spec bash.Spec, foreground bool) (stdout, stderr *capture.Collector) {
+	return execcore.Collectors(capture.Options{
 		MaxBytes:      e.maxOutputBytes,
-		HeadBytes:     head,
-		ContextBytes:  bash.ContextBytes,
 		MaxSpillBytes: e.maxSpillBytes,
 		Spill:         e.spill,
-		Consumed:      consumed,
-	}
-	if observe != nil {
-		opts.Observe = func(p []byte) { observe(stream, p) }
-	}
-	return capture.New(opts)
+	}, foreground, e.keepHeadBytes, spec.Observe)
 }
 
 // checkSpec refuses what cannot reach a remote shell: a NUL in the
@@ -587,8 +518,9 @@ func checkSpec(spec bash.Spec) error {
 // startError is why a command did not start, from its frame or, without
 // one, from its stderr.
 func (e *Executor) startError(spec bash.Spec, r *run, fr frameResult) error {
+	_, errRes := r.Collected()
 	r.mu.Lock()
-	err, st, stderr := r.err, r.status, r.errRes.Text
+	err, st, stderr := r.err, r.status, errRes.Text
 	r.mu.Unlock()
 	if err != nil {
 		return err // the connection was lost

@@ -40,7 +40,7 @@ func runIt(t *testing.T, e *Executor, command string, timeoutMs float64) (bash.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.Run(context.Background(), spec)
+	return bash.Run(context.Background(), e, spec)
 }
 
 func mustRun(t *testing.T, e *Executor, command string) bash.Result {
@@ -235,11 +235,11 @@ func TestResolve(t *testing.T) {
 		err  string
 	}{
 		// No workdir and no ssh.cwd: empty, the remote user's home.
-		{"the remote home", home, bash.Request{Command: "x"}, bash.Spec{Command: "x", TimeoutMs: 2000}, ""},
-		{"ssh.cwd", cwd, bash.Request{Command: "x"}, bash.Spec{Command: "x", TimeoutMs: 120000, Workdir: "/srv/work"}, ""},
-		{"given", cwd, bash.Request{Workdir: "rel", TimeoutMs: new(0.5)}, bash.Spec{TimeoutMs: 1, Workdir: "rel"}, ""},
-		{"clamped", home, bash.Request{TimeoutMs: new(1e9)}, bash.Spec{TimeoutMs: 5000}, ""},
-		{"stdin and env kept", home, bash.Request{Stdin: []byte{}, Env: map[string]string{"A": "1"}}, bash.Spec{TimeoutMs: 2000, Stdin: []byte{}, Env: map[string]string{"A": "1"}}, ""},
+		{"the remote home", home, bash.Request{Command: "x"}, bash.Spec{Command: "x", Timeout: 2000 * time.Millisecond}, ""},
+		{"ssh.cwd", cwd, bash.Request{Command: "x"}, bash.Spec{Command: "x", Timeout: 120000 * time.Millisecond, Workdir: "/srv/work"}, ""},
+		{"given", cwd, bash.Request{Workdir: "rel", TimeoutMs: new(0.5)}, bash.Spec{Timeout: 1 * time.Millisecond, Workdir: "rel"}, ""},
+		{"clamped", home, bash.Request{TimeoutMs: new(1e9)}, bash.Spec{Timeout: 5000 * time.Millisecond}, ""},
+		{"stdin and env kept", home, bash.Request{Stdin: []byte{}, Env: map[string]string{"A": "1"}}, bash.Spec{Timeout: 2000 * time.Millisecond, Stdin: []byte{}, Env: map[string]string{"A": "1"}}, ""},
 		{"zero", home, bash.Request{TimeoutMs: new(0.0)}, bash.Spec{}, "ssh: request.timeoutMs must be a positive finite number"},
 	} {
 		got, err := tc.e.Resolve(tc.req)
@@ -270,11 +270,11 @@ func TestRefusedSpecs(t *testing.T) {
 		spec bash.Spec
 		want string
 	}{
-		{bash.Spec{Command: "echo a\x00b", TimeoutMs: 1000}, "ssh: the command holds a NUL byte, which no shell can run"},
-		{bash.Spec{Command: "true", TimeoutMs: 1000, Env: map[string]string{"A-B": "1"}}, `ssh: request env name "A-B" is not a valid variable name`},
-		{bash.Spec{Command: "true", TimeoutMs: 1000, Env: map[string]string{"A": "\x00"}}, `ssh: request env value of "A" holds a NUL byte`},
+		{bash.Spec{Command: "echo a\x00b", Timeout: 1000 * time.Millisecond}, "ssh: the command holds a NUL byte, which no shell can run"},
+		{bash.Spec{Command: "true", Timeout: 1000 * time.Millisecond, Env: map[string]string{"A-B": "1"}}, `ssh: request env name "A-B" is not a valid variable name`},
+		{bash.Spec{Command: "true", Timeout: 1000 * time.Millisecond, Env: map[string]string{"A": "\x00"}}, `ssh: request env value of "A" holds a NUL byte`},
 	} {
-		if _, err := e.Run(context.Background(), tc.spec); err == nil || err.Error() != tc.want {
+		if _, err := bash.Run(context.Background(), e, tc.spec); err == nil || err.Error() != tc.want {
 			t.Errorf("err = %v, want %q", err, tc.want)
 		}
 	}
@@ -319,7 +319,7 @@ func TestEnvironmentAsSSHGivesIt(t *testing.T) {
 	cfg.Env.Set["TRICKY"] = "a 'b' \"c\" $d `e` \\f\ng"
 	e := newExecutor(t, cfg)
 	spec, _ := e.Resolve(bash.Request{Command: "env -0", Env: map[string]string{"FROM_SPEC": "spec", "FROM_SET": "spec wins"}})
-	r, err := e.Run(context.Background(), spec)
+	r, err := bash.Run(context.Background(), e, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func runThroughLoss(t *testing.T, srv *sshtest.Server, e *Executor, cut func()) 
 	ready, reached := executortest.ReadyFifo(t, dir)
 	spec, _ := e.Resolve(bash.Request{Command: "trap '' TERM; sleep 60 & echo $$ > " + fgPg + "; echo > " + ready + "; wait"})
 	errc := make(chan error, 1)
-	go func() { _, err := e.Run(context.Background(), spec); errc <- err }()
+	go func() { _, err := bash.Run(context.Background(), e, spec); errc <- err }()
 	reached()
 	lc.pgids = []int{proctest.ReadPid(t, bgPg), proctest.ReadPid(t, fgPg)}
 	lc.cutAt = time.Now()
@@ -789,7 +789,7 @@ func TestReservedEnvNames(t *testing.T) {
 		name := slices.Collect(maps.Keys(env))[0]
 		spec, _ := e.Resolve(bash.Request{Command: "touch " + marker, Env: env})
 		want := fmt.Sprintf("ssh: request env name %q is reserved: the remote wrapper uses it", name)
-		if r, err := e.Run(context.Background(), spec); err == nil || err.Error() != want {
+		if r, err := bash.Run(context.Background(), e, spec); err == nil || err.Error() != want {
 			t.Errorf("env %v: got %+v, %v; want the error %q", env, r, err, want)
 		}
 		if _, err := os.Stat(marker); err == nil {
@@ -805,7 +805,7 @@ func TestReservedEnvNames(t *testing.T) {
 	}
 	// Names that only look alike are the command's own.
 	spec, _ := e.Resolve(bash.Request{Command: `echo "$BASHX $__dsh $_dsh_x"`, Env: map[string]string{"BASHX": "a", "__dsh": "b", "_dsh_x": "c"}})
-	if r, err := e.Run(context.Background(), spec); err != nil || r.Stdout.Text != "a b c\n" {
+	if r, err := bash.Run(context.Background(), e, spec); err != nil || r.Stdout.Text != "a b c\n" {
 		t.Fatalf("got %+v, %v", r, err)
 	}
 }
@@ -839,7 +839,7 @@ func TestBlockedLogin(t *testing.T) {
 	spec, _ := e.Resolve(bash.Request{Command: "touch " + marker, TimeoutMs: new(500.0)})
 	got := make(chan outcome, 1)
 	begin := time.Now()
-	go func() { r, err := e.Run(context.Background(), spec); got <- outcome{r, err} }()
+	go func() { r, err := bash.Run(context.Background(), e, spec); got <- outcome{r, err} }()
 	if !proctest.Within(proctest.Wait, blocked) {
 		t.Fatal("the login did not block")
 	}
@@ -853,7 +853,7 @@ func TestBlockedLogin(t *testing.T) {
 	// The timeout, graceMs for a frame on its way, then the kill.
 	bound := 500*time.Millisecond + 2*num.Millis(cfg.GraceMs) + 2*drainSlack + slack
 	t.Logf("timed out after %v (bound %v): %+v", took, bound, o.r)
-	if o.err != nil || !o.r.TimedOut || o.r.Aborted || o.r.TimeoutMs != 500 || o.r.ExitCode != nil || took > bound {
+	if o.err != nil || !o.r.TimedOut || o.r.Aborted || o.r.Timeout != 500*time.Millisecond || o.r.ExitCode != nil || took > bound {
 		t.Fatalf("got %+v, %v after %v", o.r, o.err, took)
 	}
 	nothingLeft("timeout")
@@ -862,7 +862,7 @@ func TestBlockedLogin(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	spec, _ = e.Resolve(bash.Request{Command: "touch " + marker})
-	go func() { r, err := e.Run(ctx, spec); got <- outcome{r, err} }()
+	go func() { r, err := bash.Run(ctx, e, spec); got <- outcome{r, err} }()
 	if !proctest.Within(proctest.Wait, blocked) {
 		t.Fatal("the login did not block")
 	}
@@ -877,6 +877,31 @@ func TestBlockedLogin(t *testing.T) {
 	}
 	nothingLeft("cancellation")
 
+	// The caller's cancellation, during a background start.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	startErr := make(chan error, 1)
+	go func() {
+		p, err := e.Start(ctx, spec)
+		if err == nil {
+			err = fmt.Errorf("started %v", p)
+		}
+		startErr <- err
+	}()
+	if !proctest.Within(proctest.Wait, blocked) {
+		t.Fatal("the login did not block")
+	}
+	cancel()
+	select {
+	case err := <-startErr:
+		if err == nil || err.Error() != "aborted before spawn: aborted" {
+			t.Fatalf("cancelled start: %v", err)
+		}
+	case <-time.After(proctest.Wait):
+		t.Fatal("the cancelled start did not end")
+	}
+	nothingLeft("cancelled start")
+
 	// Close, during a background start.
 	e2, err := New(cfg)
 	if err != nil {
@@ -885,7 +910,7 @@ func TestBlockedLogin(t *testing.T) {
 	started := make(chan error, 1)
 	go func() {
 		spec, _ := e2.Resolve(bash.Request{Command: "touch " + marker})
-		p, err := e2.Start(spec)
+		p, err := e2.Start(context.Background(), spec)
 		if err == nil {
 			err = fmt.Errorf("started %v", p)
 		}

@@ -714,7 +714,7 @@ func TestCommandCgroupsCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.exec.Start(spec)
+	p, err := s.exec.Start(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,8 +89,8 @@ func testRunBasics(t *testing.T, h Harness) {
 			t.Errorf("%q: stdout %q stderr %q exit %s; want %q, %q, %s",
 				tc.command, r.Stdout.Text, r.Stderr.Text, ExitCode(r), tc.stdout, tc.stderr, tc.exit)
 		}
-		if r.TimedOut || r.Aborted || r.TimeoutMs != 5000 {
-			t.Errorf("%q: timedOut %v aborted %v timeoutMs %d", tc.command, r.TimedOut, r.Aborted, r.TimeoutMs)
+		if r.TimedOut || r.Aborted || r.Timeout != 5*time.Second {
+			t.Errorf("%q: timedOut %v aborted %v timeout %v", tc.command, r.TimedOut, r.Aborted, r.Timeout)
 		}
 	}
 }
@@ -107,7 +107,7 @@ func testTimeoutKillsWithSIGTERM(t *testing.T, h Harness) {
 	e := h.newExecutor(t, Limits{})
 	begin := time.Now()
 	r := RunCmd(t, e, "sleep 60", 100)
-	if !r.TimedOut || r.Aborted || r.Signal != "SIGTERM" || r.TimeoutMs != 100 {
+	if !r.TimedOut || r.Aborted || r.Signal != "SIGTERM" || r.Timeout != 100*time.Millisecond {
 		t.Fatalf("got %+v", r)
 	}
 	if took := time.Since(begin); took > 5*time.Second {
@@ -122,7 +122,7 @@ func testTrappedTERMDiesBySIGKILLAfterGrace(t *testing.T, h Harness) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := make(chan bash.Result, 1)
-	go func() { r, _ := e.Run(ctx, spec); got <- r }()
+	go func() { r, _ := bash.Run(ctx, e, spec); got <- r }()
 	reached()
 	begin := time.Now()
 	cancel()
@@ -167,7 +167,7 @@ func testCancelAborts(t *testing.T, h Harness) {
 	spec, _ := e.Resolve(bash.Request{Command: "echo started; echo > " + ready + "; sleep 60"})
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan bash.Result, 1)
-	go func() { r, _ := e.Run(ctx, spec); got <- r }()
+	go func() { r, _ := bash.Run(ctx, e, spec); got <- r }()
 	reached()
 	cancel()
 	if r := <-got; !r.Aborted || r.TimedOut || r.Signal != "SIGTERM" || r.Stdout.Text != "started\n" {
@@ -179,7 +179,7 @@ func testCancelAborts(t *testing.T, h Harness) {
 	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	spec, _ = e.Resolve(bash.Request{Command: "sleep 60"})
-	if r, _ := e.Run(ctx, spec); !r.Aborted || r.TimedOut {
+	if r, _ := bash.Run(ctx, e, spec); !r.Aborted || r.TimedOut {
 		t.Fatalf("caller deadline: got %+v", r)
 	}
 }
@@ -191,15 +191,19 @@ func testAbortedBeforeSpawn(t *testing.T, h Harness) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := e.Run(ctx, spec)
+	_, err := bash.Run(ctx, e, spec)
 	if err == nil || err.Error() != "aborted before spawn: aborted" {
 		t.Fatalf("err = %v", err)
 	}
 	ctx, cancelCause := context.WithCancelCause(context.Background())
 	cancelCause(errors.New("client went away"))
-	_, err = e.Run(ctx, spec)
+	_, err = bash.Run(ctx, e, spec)
 	if err == nil || err.Error() != "aborted before spawn: client went away" {
 		t.Fatalf("err = %v", err)
+	}
+	// Start too: its context bounds the start (an SSH dial).
+	if p, err := e.Start(ctx, spec); err == nil || err.Error() != "aborted before spawn: client went away" {
+		t.Fatalf("Start: %v, %v", p, err)
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a cancelled run spawned its command")
@@ -218,10 +222,10 @@ func testUnusableWorkdir(t *testing.T, h Harness) {
 		file:    h.WorkdirError(file, "is not a directory"),
 	} {
 		spec, _ := e.Resolve(bash.Request{Command: "true", Workdir: dir})
-		if _, err := e.Run(context.Background(), spec); err == nil || err.Error() != want {
+		if _, err := bash.Run(context.Background(), e, spec); err == nil || err.Error() != want {
 			t.Errorf("Run: err = %v, want %s", err, want)
 		}
-		if _, err := e.Start(spec); err == nil || err.Error() != want {
+		if _, err := e.Start(context.Background(), spec); err == nil || err.Error() != want {
 			t.Errorf("Start: err = %v, want %s", err, want)
 		}
 	}
@@ -235,7 +239,7 @@ func testWorkdir(t *testing.T, h Harness) {
 	}
 	other := h.Dir(t)
 	spec, _ := e.Resolve(bash.Request{Command: "pwd", Workdir: other})
-	if r, _ := e.Run(context.Background(), spec); r.Stdout.Text != other+"\n" {
+	if r, _ := bash.Run(context.Background(), e, spec); r.Stdout.Text != other+"\n" {
 		t.Fatalf("given workdir: %q", r.Stdout.Text)
 	}
 }
@@ -243,7 +247,7 @@ func testWorkdir(t *testing.T, h Harness) {
 func testStdin(t *testing.T, h Harness) {
 	e := h.newExecutor(t, Limits{})
 	spec, _ := e.Resolve(bash.Request{Command: "cat; echo", Stdin: []byte("from stdin")})
-	if r, _ := e.Run(context.Background(), spec); r.Stdout.Text != "from stdin\n" {
+	if r, _ := bash.Run(context.Background(), e, spec); r.Stdout.Text != "from stdin\n" {
 		t.Fatalf("got %q", r.Stdout.Text)
 	}
 	// Every byte value arrives as it was.
@@ -252,19 +256,19 @@ func testStdin(t *testing.T, h Harness) {
 		all = append(all, byte(i), '\\', 0)
 	}
 	spec, _ = e.Resolve(bash.Request{Command: "od -An -v -tx1 | tr -d ' \\n'", Stdin: all})
-	if r, _ := e.Run(context.Background(), spec); r.Stdout.Text != fmt.Sprintf("%x", all) {
+	if r, _ := bash.Run(context.Background(), e, spec); r.Stdout.Text != fmt.Sprintf("%x", all) {
 		t.Fatalf("binary stdin came out as %q", r.Stdout.Text)
 	}
 	// 1 MiB into a command that never reads it: the write fails (EPIPE)
 	// and is ignored; the real exit status is reported.
 	spec, _ = e.Resolve(bash.Request{Command: "exit 7", Stdin: make([]byte, 1<<20)})
-	if r, _ := e.Run(context.Background(), spec); ExitCode(r) != "7" {
+	if r, _ := bash.Run(context.Background(), e, spec); ExitCode(r) != "7" {
 		t.Fatalf("got exit %s", ExitCode(r))
 	}
 	// A command that neither reads nor exits is still timed out, and the
 	// writer blocked on the full pipe does not outlive the run.
 	spec, _ = e.Resolve(bash.Request{Command: "sleep 60", Stdin: make([]byte, 1<<20), TimeoutMs: new(100.0)})
-	if r, _ := e.Run(context.Background(), spec); !r.TimedOut {
+	if r, _ := bash.Run(context.Background(), e, spec); !r.TimedOut {
 		t.Fatalf("got %+v", r)
 	}
 }
@@ -618,10 +622,10 @@ func testCloseWaitsForTrappingBackgroundChild(t *testing.T, h Harness) {
 		t.Fatalf("state %+v", st)
 	}
 	spec, _ := e.Resolve(bash.Request{Command: "true"})
-	if _, err := e.Run(context.Background(), spec); err == nil {
+	if _, err := bash.Run(context.Background(), e, spec); err == nil {
 		t.Fatal("Run after Close succeeded")
 	}
-	if _, err := e.Start(spec); err == nil {
+	if _, err := e.Start(context.Background(), spec); err == nil {
 		t.Fatal("Start after Close succeeded")
 	}
 }
@@ -632,7 +636,7 @@ func testCloseAbortsForegroundRuns(t *testing.T, h Harness) {
 	spec, _ := e.Resolve(bash.Request{Command: "echo started; echo > " + ready + "; sleep 60"})
 	got := make(chan bash.Result)
 	go func() {
-		r, _ := e.Run(context.Background(), spec)
+		r, _ := bash.Run(context.Background(), e, spec)
 		got <- r
 	}()
 	reached()
@@ -651,14 +655,14 @@ func testConcurrentRuns(t *testing.T, h Harness) {
 		wg.Go(func() {
 			if i%2 == 0 {
 				spec, _ := e.Resolve(bash.Request{Command: fmt.Sprintf("echo %d", i)})
-				r, err := e.Run(context.Background(), spec)
+				r, err := bash.Run(context.Background(), e, spec)
 				if err != nil || r.Stdout.Text != fmt.Sprintf("%d\n", i) {
 					t.Errorf("run %d: %q %v", i, r.Stdout.Text, err)
 				}
 				return
 			}
 			spec, _ := e.Resolve(bash.Request{Command: fmt.Sprintf("echo %d; sleep 60", i)})
-			p, err := e.Start(spec)
+			p, err := e.Start(context.Background(), spec)
 			if err != nil {
 				t.Error(err)
 				return
@@ -710,7 +714,7 @@ func testBackgroundIgnoresTimeout(t *testing.T, h Harness) {
 	e := h.newExecutor(t, Limits{})
 	ready := h.file(t, "ready")
 	spec, _ := e.Resolve(bash.Request{Command: "sleep 0.5; touch " + ready, TimeoutMs: new(50.0)})
-	p, err := e.Start(spec)
+	p, err := e.Start(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -727,7 +731,7 @@ func testLongCommandNeedsNothingOnPath(t *testing.T, h Harness) {
 	e := h.newExecutor(t, Limits{})
 	command := strings.Repeat(": padding\n", 7000) + "echo $0; exit 5"
 	spec, _ := e.Resolve(bash.Request{Command: command, Env: map[string]string{"PATH": "/nonexistent"}})
-	r, err := e.Run(context.Background(), spec)
+	r, err := bash.Run(context.Background(), e, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -840,7 +844,7 @@ func testYieldHandsOverTheLiveProcess(t *testing.T, h Harness) {
 	if res.Stdout.Text != "first\n" || res.Stderr.Text != "" || res.ExitCode != nil || res.Signal != "" || res.TimedOut || res.Aborted {
 		t.Fatalf("yielded result %+v", res)
 	}
-	if res.Stdout.TotalBytes != 6 || res.TimeoutMs <= 0 {
+	if res.Stdout.TotalBytes != 6 || res.Timeout <= 0 {
 		t.Fatalf("yielded facts %+v", res)
 	}
 	cancel() // the caller is gone: the process is not its any more

@@ -100,7 +100,7 @@ func RunCmd(t *testing.T, e bash.Executor, command string, timeoutMs float64) ba
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Run(t.Context(), spec)
+	res, err := bash.Run(t.Context(), e, spec)
 	if err != nil {
 		t.Fatalf("Run(%q): %v", command, err)
 	}
@@ -114,7 +114,7 @@ func Start(t *testing.T, e bash.Executor, command string) bash.Process {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := e.Start(spec)
+	p, err := e.Start(t.Context(), spec)
 	if err != nil {
 		t.Fatalf("Start(%q): %v", command, err)
 	}

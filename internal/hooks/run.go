@@ -50,7 +50,7 @@ func (h *Hooks) run(ctx context.Context, hd Handler, payload []byte, workdir str
 	if err != nil {
 		return outcome{failed: err.Error()}
 	}
-	res, err := h.exec.Run(ctx, spec)
+	res, err := bash.Run(ctx, h.exec, spec)
 	if err != nil {
 		return outcome{failed: err.Error()}
 	}
@@ -79,7 +79,7 @@ func streamStart(o bash.Output) string {
 func judge(res bash.Result) outcome {
 	switch {
 	case res.TimedOut:
-		return outcome{failed: "timed out after " + strconv.FormatFloat(float64(res.TimeoutMs)/1000, 'f', -1, 64) + "s"}
+		return outcome{failed: "timed out after " + strconv.FormatFloat(float64(res.Timeout.Milliseconds())/1000, 'f', -1, 64) + "s"}
 	case res.Signal != "":
 		return outcome{failed: "killed by signal " + res.Signal}
 	case res.ExitCode != nil && *res.ExitCode == 2:

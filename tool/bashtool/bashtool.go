@@ -365,7 +365,7 @@ func (t *Tool) background(ctx context.Context, s *session.Session, req bash.Requ
 		Kind:  TaskKind,
 		Label: req.Command,
 		Owner: s,
-		Run:   func() (tasks.Hooks, error) { return t.startProcess(s, spec, req) },
+		Run:   func() (tasks.Hooks, error) { return t.startProcess(ctx, s, spec, req) },
 	})
 	if err != nil {
 		return tool.Result{}, err
@@ -376,14 +376,14 @@ func (t *Tool) background(ctx context.Context, s *session.Session, req bash.Requ
 }
 
 // startProcess is the bash producer of the task runtime. The caller's
-// context is deliberately not wired to the process: only task_kill,
-// session end and shutdown stop it.
-func (t *Tool) startProcess(s *session.Session, spec bash.Spec, req bash.Request) (tasks.Hooks, error) {
-	p, err := t.exec.Start(spec)
+// context bounds the start only and is deliberately not wired to the
+// process: only task_kill, session end and shutdown stop it.
+func (t *Tool) startProcess(ctx context.Context, s *session.Session, spec bash.Spec, req bash.Request) (tasks.Hooks, error) {
+	p, err := t.exec.Start(ctx, spec)
 	if err != nil {
 		return tasks.Hooks{}, err
 	}
-	return t.processHooks(s, p, req, spec.TimeoutMs, t.newStreams()), nil
+	return t.processHooks(s, p, req, spec.Timeout.Milliseconds(), t.newStreams()), nil
 }
 
 // processHooks are the task hooks of a background process: one started
@@ -589,7 +589,7 @@ func structured(r bash.Result) Structured {
 		ExitCode:   r.ExitCode,
 		Signal:     r.Signal,
 		TimedOut:   r.TimedOut,
-		TimeoutMs:  r.TimeoutMs,
+		TimeoutMs:  r.Timeout.Milliseconds(),
 		DurationMs: r.Duration.Milliseconds(),
 		StdoutText: streamText(r.Stdout),
 		StderrText: streamText(r.Stderr),

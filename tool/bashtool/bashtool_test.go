@@ -40,14 +40,14 @@ func (r *recorder) record(s bash.Spec) {
 	r.specs = append(r.specs, s)
 }
 
-func (r *recorder) Run(ctx context.Context, s bash.Spec) (bash.Result, error) {
+func (r *recorder) RunOrYield(ctx context.Context, s bash.Spec, yield <-chan struct{}) (bash.Result, bash.Process, error) {
 	r.record(s)
-	return r.Executor.Run(ctx, s)
+	return r.Executor.RunOrYield(ctx, s, yield)
 }
 
-func (r *recorder) Start(s bash.Spec) (bash.Process, error) {
+func (r *recorder) Start(ctx context.Context, s bash.Spec) (bash.Process, error) {
 	r.record(s)
-	return r.Executor.Start(s)
+	return r.Executor.Start(ctx, s)
 }
 
 func (r *recorder) last(t *testing.T) bash.Spec {

@@ -123,7 +123,7 @@ func render(r bash.Result, hint string) string {
 		markers = append(markers, hint)
 	}
 	if r.TimedOut {
-		markers = append(markers, timedOutMarker(r.TimeoutMs))
+		markers = append(markers, timedOutMarker(r.Timeout.Milliseconds()))
 	}
 	switch {
 	case r.Signal != "":

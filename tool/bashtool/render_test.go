@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -30,8 +31,8 @@ func TestRender(t *testing.T) {
 		{"exit code", bash.Result{ExitCode: code(3), Stdout: bash.Output{Text: "failing\n"}}, "failing\n[exit code: 3]"},
 		{"exit code, no newline", bash.Result{ExitCode: code(2), Stdout: bash.Output{Text: "partial"}}, "partial\n[exit code: 2]"},
 		{"exit code, no output", bash.Result{ExitCode: code(1)}, "(no output)\n[exit code: 1]"},
-		{"timeout", bash.Result{Signal: "SIGTERM", TimedOut: true, TimeoutMs: 100}, "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
-		{"timeout, trapped, exit 0", bash.Result{ExitCode: code(0), TimedOut: true, TimeoutMs: 100}, "(no output)\n[timed out after 100ms]"},
+		{"timeout", bash.Result{Signal: "SIGTERM", TimedOut: true, Timeout: 100 * time.Millisecond}, "(no output)\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
+		{"timeout, trapped, exit 0", bash.Result{ExitCode: code(0), TimedOut: true, Timeout: 100 * time.Millisecond}, "(no output)\n[timed out after 100ms]"},
 		{"signal", bash.Result{Signal: "SIGKILL", Stdout: bash.Output{Text: "x\n"}}, "x\n[killed by signal: SIGKILL]"},
 		// Truncated streams as keepHeadBytes: 0 reports them: no head,
 		// the bytes before the tail counted, today's texts.
@@ -74,7 +75,7 @@ func TestRenderHeadAndTail(t *testing.T) {
 				"[stderr]\ne1\n[… 30 bytes omitted …]\ne9\n[output truncated; full output: /s/2-stderr.log]\n[exit code: 2]"},
 		{"spill capped", bash.Result{ExitCode: code(0), Stdout: bash.Output{Head: "h\n", Text: "t\n", OmittedBytes: 1 << 30, Truncated: true, SpillPath: "/s/1-stdout.log", SpillCapped: true, SpillBytes: 67108864}},
 			"h\n[… 1073741824 bytes omitted …]\nt\n\n[output truncated; first 67108864 bytes saved: /s/1-stdout.log]"},
-		{"spill unavailable, timed out", bash.Result{Signal: "SIGTERM", TimedOut: true, TimeoutMs: 100, Stdout: bash.Output{Head: "h", Text: "t", OmittedBytes: 5, Truncated: true}},
+		{"spill unavailable, timed out", bash.Result{Signal: "SIGTERM", TimedOut: true, Timeout: 100 * time.Millisecond, Stdout: bash.Output{Head: "h", Text: "t", OmittedBytes: 5, Truncated: true}},
 			"h\n[… 5 bytes omitted …]\nt\n[output truncated; full output: (unavailable)]\n[timed out after 100ms]\n[killed by signal: SIGTERM]"},
 		{"stderr only", bash.Result{ExitCode: code(0), Stderr: bash.Output{Head: "w\n", Text: "x\n", OmittedBytes: 2, Truncated: true, SpillPath: "/s/2-stderr.log"}},
 			"[stderr]\nw\n[… 2 bytes omitted …]\nx\n\n[output truncated; full output: /s/2-stderr.log]"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -79,7 +80,7 @@ func TestSandboxHintWhen(t *testing.T) {
 		}
 	}
 	code := 1
-	r := bash.Result{ExitCode: &code, TimedOut: true, TimeoutMs: 5, Stderr: ro}
+	r := bash.Result{ExitCode: &code, TimedOut: true, Timeout: 5 * time.Millisecond, Stderr: ro}
 	want := "[stderr]\n" + ro.Text + "[sandbox: x]\n[timed out after 5ms]\n[exit code: 1]"
 	if got := render(r, "[sandbox: x]"); got != want {
 		t.Errorf("render with a hint:\n got %q\nwant %q", got, want)
@@ -159,12 +160,12 @@ type countingExecutor struct {
 }
 
 func (c *countingExecutor) Resolve(r bash.Request) (bash.Spec, error) {
-	return bash.Spec{Command: r.Command, TimeoutMs: 1000, Unsandboxed: r.Unsandboxed}, nil
+	return bash.Spec{Command: r.Command, Timeout: 1000 * time.Millisecond, Unsandboxed: r.Unsandboxed}, nil
 }
 
-func (c *countingExecutor) Run(_ context.Context, spec bash.Spec) (bash.Result, error) {
+func (c *countingExecutor) RunOrYield(_ context.Context, spec bash.Spec, _ <-chan struct{}) (bash.Result, bash.Process, error) {
 	c.runs++
 	c.unsandboxed = spec.Unsandboxed
 	zero := 0
-	return bash.Result{ExitCode: &zero}, nil
+	return bash.Result{ExitCode: &zero}, nil, nil
 }

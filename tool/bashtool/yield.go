@@ -75,7 +75,7 @@ func (t *Tool) runOrYield(ctx context.Context, s *session.Session, req bash.Requ
 	afterMs := t.cfg.YieldAfter()
 	rt := t.runtime
 	if !allowed || afterMs == 0 || !t.cfg.Background() || rt == nil {
-		res, err = t.exec.Run(ctx, spec)
+		res, err = bash.Run(ctx, t.exec, spec)
 		return res, "", err
 	}
 	y := &yielder{
@@ -95,7 +95,7 @@ func (t *Tool) runOrYield(ctx context.Context, s *session.Session, req bash.Requ
 				if h.p == nil {
 					return tasks.Hooks{}, errNotYielded
 				}
-				return t.processHooks(s, h.p, req, spec.TimeoutMs, h.streams), nil
+				return t.processHooks(s, h.p, req, spec.Timeout.Milliseconds(), h.streams), nil
 			},
 		})
 	})
