@@ -693,6 +693,32 @@ trustProjectHooks: true
 	}
 }
 
+// TestHookTimeoutSeconds: a hook's timeout is seconds, as in Claude Code,
+// rounded up to a whole millisecond, and written back as seconds.
+func TestHookTimeoutSeconds(t *testing.T) {
+	for doc, want := range map[string]time.Duration{
+		"10":     10 * time.Second,
+		"2.007":  2007 * time.Millisecond,
+		"0.0015": 2 * time.Millisecond,
+		"1e-9":   time.Millisecond,
+	} {
+		f, err := Parse([]byte("hooks: {PreToolUse: [{hooks: [{type: command, command: x, timeout: " + doc + "}]}]}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Hooks.PreToolUse[0].Hooks[0].Timeout; got != want {
+			t.Errorf("timeout %s = %v, want %v", doc, got, want)
+		}
+		out, err := yaml.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err := Parse(out); err != nil || !cmp.Equal(back.Hooks, f.Hooks) {
+			t.Errorf("timeout %s: written as %q, read back as %+v (%v)", doc, out, back.Hooks, err)
+		}
+	}
+}
+
 // TestParsePermissions: the permissions section (docs/spec.md §9.1): its
 // keys, the defaults of the absent ones, and a clear error naming the key,
 // the rule and the line for each value that cannot be used.
