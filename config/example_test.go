@@ -3,8 +3,6 @@ package config_test
 import (
 	"fmt"
 
-	"github.com/dsh-go/dsh/internal/num"
-
 	"github.com/dsh-go/dsh/config"
 )
 
@@ -12,7 +10,7 @@ func ExampleParse() {
 	f, err := config.Parse([]byte(`
 local:
   timeoutMs: 900000   # above maxTimeoutMs: clamped by WithDefaults
-  graceMs: 0.5        # rounded up to 1ms by Millis
+  graceMs: 0.5        # rounded up to a whole millisecond
   env:
     scrub: [MY_*]
     set: {DEBUG: 1}
@@ -24,7 +22,7 @@ tools: [bash]         # no task tools: no background runs
 	}
 	f = f.WithDefaults()
 	c := f.Local
-	fmt.Println(num.Millis(c.TimeoutMs), num.Millis(c.GraceMs), num.Bytes(c.MaxOutputBytes), c.Env.Set["DEBUG"])
+	fmt.Println(c.Timeout, c.Grace, c.MaxOutputBytes, c.Env.Set["DEBUG"])
 	fmt.Println(f.Tools, f.Bash.Background())
 
 	_, err = config.Parse([]byte("local:\n  graceMs: 0\n"))

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/redact"
@@ -89,24 +90,24 @@ type Bash struct {
 	// MaxForeground caps the foreground commands of all sessions together
 	// (default 128).
 	MaxForeground int `yaml:"maxForeground,omitempty"`
-	// YieldAfterMs is how long a foreground call waits before its command
+	// YieldAfter is how long a foreground call waits before its command
 	// goes on as a background task (docs/spec.md §12): nil means
-	// DefaultYieldAfterMs, 0 never. Only front ends that allow it yield
+	// DefaultYieldAfter, 0 never. Only front ends that allow it yield
 	// (MCP), and only with background runs on.
-	YieldAfterMs *float64 `yaml:"yieldAfterMs,omitempty"`
+	YieldAfter *time.Duration `yaml:"yieldAfterMs,omitempty"`
 }
 
-// DefaultYieldAfterMs is bash.yieldAfterMs's default: under the 60 s
+// DefaultYieldAfter is bash.yieldAfterMs's default: under the 60 s
 // request timeout common among MCP clients.
-const DefaultYieldAfterMs = 50000
+const DefaultYieldAfter = 50 * time.Second
 
-// YieldAfter is the effective yieldAfterMs in whole milliseconds: the
-// default when unset, 0 when yielding is off.
-func (b Bash) YieldAfter() int64 {
-	if b.YieldAfterMs == nil {
-		return DefaultYieldAfterMs
+// YieldDelay is the effective YieldAfter: the default when unset, 0 when
+// yielding is off.
+func (b Bash) YieldDelay() time.Duration {
+	if b.YieldAfter == nil {
+		return DefaultYieldAfter
 	}
-	return num.WholeMillis(*b.YieldAfterMs)
+	return *b.YieldAfter
 }
 
 // Serve is the section of dsh serve; the other front ends ignore it.
@@ -117,18 +118,18 @@ type Serve struct {
 	MaxSessions int `yaml:"maxSessions,omitempty"`
 	// MaxRequestBytes caps one request body (default 8 MiB): larger ones
 	// get 413.
-	MaxRequestBytes float64 `yaml:"maxRequestBytes,omitempty"`
-	// IdleSessionMs ends a session that made no tool call this long after
+	MaxRequestBytes int64 `yaml:"maxRequestBytes,omitempty"`
+	// IdleSession ends a session that made no tool call this long after
 	// its initialize (default 5 minutes); one that called once ends after
 	// --idle-timeout.
-	IdleSessionMs float64 `yaml:"idleSessionMs,omitempty"`
+	IdleSession time.Duration `yaml:"idleSessionMs,omitempty"`
 }
 
 // Defaults of [Serve].
 const (
 	DefaultMaxSessions     = 64
 	DefaultMaxRequestBytes = 8 << 20
-	DefaultIdleSessionMs   = 300000
+	DefaultIdleSession     = 5 * time.Minute
 )
 
 // counts lists the count keys of v.
@@ -139,8 +140,8 @@ func (v *Serve) counts() []countKey {
 // numeric lists the numeric keys of v.
 func (v *Serve) numeric() []numKey {
 	return []numKey{
-		{"maxRequestBytes", &v.MaxRequestBytes, DefaultMaxRequestBytes},
-		{"idleSessionMs", &v.IdleSessionMs, DefaultIdleSessionMs},
+		byteKey("maxRequestBytes", &v.MaxRequestBytes, DefaultMaxRequestBytes),
+		msKey("idleSessionMs", &v.IdleSession, DefaultIdleSession),
 	}
 }
 
@@ -151,8 +152,8 @@ func (v Serve) WithDefaults() Serve {
 	return v
 }
 
-// Validate refuses a negative session limit and a request size that is
-// not a positive finite number, with the key relative to the section.
+// Validate refuses a negative session limit, request size or idle time,
+// with the key relative to the section.
 func (v Serve) Validate() error {
 	if err := checkCounts(v.counts()); err != nil {
 		return err
@@ -181,10 +182,10 @@ func (b Bash) WithDefaults() Bash {
 	return b
 }
 
-// Validate refuses a negative limit or a yieldAfterMs that is not a
-// finite number ≥ 0, with its key relative to the section.
+// Validate refuses a negative limit or yieldAfterMs, with its key
+// relative to the section.
 func (b Bash) Validate() error {
-	if b.YieldAfterMs != nil && !num.NonNegativeFinite(*b.YieldAfterMs) {
+	if b.YieldAfter != nil && *b.YieldAfter < 0 {
 		return errNonNegative("yieldAfterMs", 0)
 	}
 	return checkCounts(b.counts())
@@ -203,18 +204,18 @@ type Tasks struct {
 	// MaxRunning caps the live background tasks of all sessions together
 	// (default 256).
 	MaxRunning int `yaml:"maxRunning,omitempty"`
-	// WaitTimeoutMs is task_output's default wait (default 30000).
-	WaitTimeoutMs float64 `yaml:"waitTimeoutMs,omitempty"`
-	// MaxWaitTimeoutMs caps task_output's waits (default 600000).
-	MaxWaitTimeoutMs float64 `yaml:"maxWaitTimeoutMs,omitempty"`
+	// WaitTimeout is task_output's default wait (default 30 s).
+	WaitTimeout time.Duration `yaml:"waitTimeoutMs,omitempty"`
+	// MaxWaitTimeout caps task_output's waits (default 10 minutes).
+	MaxWaitTimeout time.Duration `yaml:"maxWaitTimeoutMs,omitempty"`
 }
 
 // Defaults of [Tasks].
 const (
 	DefaultMaxRunningPerSession = 64
 	DefaultMaxRunning           = 256
-	DefaultWaitTimeoutMs        = 30000
-	DefaultMaxWaitTimeoutMs     = 600000
+	DefaultWaitTimeout          = 30 * time.Second
+	DefaultMaxWaitTimeout       = 10 * time.Minute
 )
 
 // Has reports whether f loads the named tool plugin.
@@ -238,9 +239,9 @@ func (f File) WithDefaults() File {
 		bg := f.Has(ToolTasks)
 		f.Bash.EnableRunInBackground = &bg
 	}
-	if f.Bash.YieldAfterMs == nil {
-		ms := float64(DefaultYieldAfterMs)
-		f.Bash.YieldAfterMs = &ms
+	if f.Bash.YieldAfter == nil {
+		d := DefaultYieldAfter
+		f.Bash.YieldAfter = &d
 	}
 	sandbox := f.Local.Sandbox
 	f.Bash = f.Bash.WithDefaults()
@@ -362,19 +363,19 @@ func (t Tasks) WithDefaults() Tasks {
 	if t.MaxRunning == 0 {
 		t.MaxRunning = DefaultMaxRunning
 	}
-	if t.WaitTimeoutMs == 0 {
-		t.WaitTimeoutMs = DefaultWaitTimeoutMs
+	if t.WaitTimeout == 0 {
+		t.WaitTimeout = DefaultWaitTimeout
 	}
-	if t.MaxWaitTimeoutMs == 0 {
-		t.MaxWaitTimeoutMs = DefaultMaxWaitTimeoutMs
+	if t.MaxWaitTimeout == 0 {
+		t.MaxWaitTimeout = DefaultMaxWaitTimeout
 	}
 	return t
 }
 
 // Validate reports the first value of t that no default can repair, with
-// its key relative to the section: a negative running limit, a wait that
-// is not positive and finite, and a default wait above the cap once the
-// defaults apply ("waitTimeoutMs (30000) exceeds maxWaitTimeoutMs (1000)").
+// its key relative to the section: a negative running limit or wait, and
+// a default wait above the cap once the defaults apply ("waitTimeoutMs
+// (30000) exceeds maxWaitTimeoutMs (1000)").
 func (t Tasks) Validate() error {
 	for _, n := range []struct {
 		key string
@@ -384,17 +385,14 @@ func (t Tasks) Validate() error {
 			return errType(n.key, "a positive integer", 0)
 		}
 	}
-	for _, n := range []struct {
-		key string
-		v   float64
-	}{{"waitTimeoutMs", t.WaitTimeoutMs}, {"maxWaitTimeoutMs", t.MaxWaitTimeoutMs}} {
-		if n.v != 0 && !num.PositiveFinite(n.v) {
-			return errPositive(n.key, 0)
-		}
+	if err := checkNumbers([]numKey{
+		msKey("waitTimeoutMs", &t.WaitTimeout, 0), msKey("maxWaitTimeoutMs", &t.MaxWaitTimeout, 0),
+	}); err != nil {
+		return err
 	}
-	if d := t.WithDefaults(); d.WaitTimeoutMs > d.MaxWaitTimeoutMs {
-		e := keyErr("waitTimeoutMs", 0, "(%s) exceeds", num.JSONNumber(d.WaitTimeoutMs))
-		e.other, e.tail = "maxWaitTimeoutMs", " ("+num.JSONNumber(d.MaxWaitTimeoutMs)+")"
+	if d := t.WithDefaults(); d.WaitTimeout > d.MaxWaitTimeout {
+		e := keyErr("waitTimeoutMs", 0, "(%s) exceeds", num.MillisText(d.WaitTimeout))
+		e.other, e.tail = "maxWaitTimeoutMs", " ("+num.MillisText(d.MaxWaitTimeout)+")"
 		return e
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/dsh-go/dsh/internal/lazyre"
 	"github.com/dsh-go/dsh/internal/num"
@@ -33,17 +34,18 @@ type Hook struct {
 	Type string `yaml:"type,omitempty"`
 	// Command is run with bash -c.
 	Command string `yaml:"command,omitempty"`
-	// Timeout is in seconds (default 60).
-	Timeout float64 `yaml:"timeout,omitempty"`
+	// Timeout ends the hook (default 60 s). A file gives it in seconds,
+	// as Claude Code does, rounded up to a whole millisecond.
+	Timeout time.Duration `yaml:"timeout,omitempty"`
 	// If is a rule (docs/spec.md §9.2) the call's command must match.
 	If string `yaml:"if,omitempty"`
 	// FailClosed makes a failing or timed-out hook block the call.
 	FailClosed bool `yaml:"failClosed,omitempty"`
 }
 
-// DefaultHookTimeout is a hook's timeout in seconds when it gives none
-// (Claude Code's is 600).
-const DefaultHookTimeout = 60
+// DefaultHookTimeout is a hook's timeout when it gives none (Claude
+// Code's is 10 minutes).
+const DefaultHookTimeout = 60 * time.Second
 
 // HookCommand is the only handler type dsh runs.
 const HookCommand = "command"
@@ -79,7 +81,7 @@ func (h *Hooks) Events() []struct {
 
 // Validate reports the first hook dsh cannot run, with its key relative to
 // the section ("PreToolUse[0].hooks[1].type: …"): a type other than
-// command, an empty command, a timeout that is not positive and finite, an
+// command, an empty command, a negative timeout, an
 // `if` that is not a rule, a matcher regexp refuses.
 func (h Hooks) Validate() error {
 	for _, ev := range h.Events() {
@@ -104,7 +106,7 @@ func (h Hook) validate(key string) *Error {
 		return keyProblem(key+".type", 0, fmt.Sprintf("%q: dsh runs only hooks of type %q", h.Type, HookCommand))
 	case strings.TrimSpace(h.Command) == "":
 		return keyErr(key+".command", 0, "must be a command")
-	case h.Timeout != 0 && !num.PositiveFinite(h.Timeout):
+	case h.Timeout < 0:
 		return errPositive(key+".timeout", 0)
 	}
 	if h.If != "" {
@@ -135,7 +137,7 @@ func (h *Hook) decoder() decoder {
 	return mapping(
 		field{"type", str(&h.Type)},
 		field{"command", str(&h.Command)},
-		field{"timeout", number(&h.Timeout)},
+		field{"timeout", positive(&h.Timeout, num.Seconds)},
 		field{"if", str(&h.If)},
 		field{"failClosed", boolean(&h.FailClosed)},
 	)

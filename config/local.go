@@ -1,31 +1,35 @@
 package config
 
+import "time"
+
 // Local is the configuration of the local executor (docs/spec.md §2.1). The zero
-// value of every field means "use the default"; a negative, NaN or infinite
-// number is refused by [Local.Validate]. KeepHeadBytes is the exception: 0 is
-// one of its values, so nil is its default.
+// value of every field means "use the default"; a negative number is
+// refused by [Local.Validate]. KeepHeadBytes is the exception: 0 is one of
+// its values, so nil is its default. Durations and sizes hold what a file
+// gives in milliseconds and bytes, rounded up to whole ones by [Parse].
 type Local struct {
 	// Cwd is the default working directory; empty means the process cwd.
 	Cwd string `yaml:"cwd,omitempty"`
-	// TimeoutMs is the default foreground timeout (default 120000).
-	TimeoutMs float64 `yaml:"timeoutMs,omitempty"`
-	// MaxTimeoutMs caps per-call timeouts and the default (default 600000).
-	MaxTimeoutMs float64 `yaml:"maxTimeoutMs,omitempty"`
+	// Timeout is the default foreground timeout (default 2 minutes).
+	Timeout time.Duration `yaml:"timeoutMs,omitempty"`
+	// MaxTimeout caps per-call timeouts and the default (default 10
+	// minutes).
+	MaxTimeout time.Duration `yaml:"maxTimeoutMs,omitempty"`
 	// MaxOutputBytes is the tail of each stream kept in memory (default 64000).
-	MaxOutputBytes float64 `yaml:"maxOutputBytes,omitempty"`
+	MaxOutputBytes int64 `yaml:"maxOutputBytes,omitempty"`
 	// KeepHeadBytes is the start of each foreground stream kept besides
 	// its tail, out of MaxOutputBytes (docs/spec.md §3.4a). nil means
 	// ⌊MaxOutputBytes/4⌋; 0 keeps the tail only. It must be smaller than
-	// MaxOutputBytes, compared in whole bytes.
-	KeepHeadBytes *float64 `yaml:"keepHeadBytes,omitempty"`
+	// MaxOutputBytes.
+	KeepHeadBytes *int64 `yaml:"keepHeadBytes,omitempty"`
 	// MaxSpillBytes caps each stream's spill file (default 64 MiB).
-	MaxSpillBytes float64 `yaml:"maxSpillBytes,omitempty"`
+	MaxSpillBytes int64 `yaml:"maxSpillBytes,omitempty"`
 	// MaxSpillTotalBytes caps the spill files of all commands together
 	// (default 1 GiB): past it the files of finished and read streams go,
 	// oldest first, then new output is cut (docs/spec.md §2.5).
-	MaxSpillTotalBytes float64 `yaml:"maxSpillTotalBytes,omitempty"`
-	// GraceMs is the SIGTERM → SIGKILL grace (default 3000).
-	GraceMs float64 `yaml:"graceMs,omitempty"`
+	MaxSpillTotalBytes int64 `yaml:"maxSpillTotalBytes,omitempty"`
+	// Grace is the SIGTERM → SIGKILL grace (default 3 s).
+	Grace time.Duration `yaml:"graceMs,omitempty"`
 	// SpillDir is the directory under which the executor creates its private
 	// spill directory; empty means the OS temp dir.
 	SpillDir string `yaml:"spillDir,omitempty"`
@@ -54,10 +58,10 @@ type Local struct {
 type Limits struct {
 	// Pids is the most processes (threads count) one command may have at
 	// once: its cgroup's pids.max where the pids controller can be used.
-	Pids float64 `yaml:"pids,omitempty"`
+	Pids int64 `yaml:"pids,omitempty"`
 	// MemoryBytes, when set, is its cgroup's memory.max where the memory
 	// controller can be used; at least MinMemoryBytes.
-	MemoryBytes float64 `yaml:"memoryBytes,omitempty"`
+	MemoryBytes int64 `yaml:"memoryBytes,omitempty"`
 }
 
 // MinMemoryBytes is the smallest limits.memoryBytes: below it not even

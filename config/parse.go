@@ -31,6 +31,11 @@ import (
 //     fails with "must be a positive finite number": 0 is a mistake rather
 //     than a request for the default, which is asked for by leaving the key
 //     out (or writing null); a count takes a positive integer;
+//   - a duration is a number of milliseconds (a hook's timeout, of seconds)
+//     and a size a number of bytes, rounded up to a whole millisecond or
+//     byte and saturating at the largest the Go type holds; values are
+//     compared after rounding (keepHeadBytes with maxOutputBytes, the
+//     waits, limits.memoryBytes with its minimum);
 //   - local.keepHeadBytes and bash.yieldAfterMs take a number ≥ 0: there
 //     an explicit 0 is a value (tail only; never yield), and null or no key
 //     the default;
@@ -172,13 +177,13 @@ func (f *File) decoder() decoder {
 			field{"enableRunInBackground", optBool(&f.Bash.EnableRunInBackground)},
 			field{"maxForegroundPerSession", count(&f.Bash.MaxForegroundPerSession)},
 			field{"maxForeground", count(&f.Bash.MaxForeground)},
-			field{"yieldAfterMs", optNumber(&f.Bash.YieldAfterMs)},
+			field{"yieldAfterMs", nonNegative(&f.Bash.YieldAfter, num.Millis)},
 		)},
 		field{"tasks", mapping(
 			field{"maxRunningPerSession", count(&f.Tasks.MaxRunningPerSession)},
 			field{"maxRunning", count(&f.Tasks.MaxRunning)},
-			field{"waitTimeoutMs", number(&f.Tasks.WaitTimeoutMs)},
-			field{"maxWaitTimeoutMs", number(&f.Tasks.MaxWaitTimeoutMs)},
+			field{"waitTimeoutMs", positive(&f.Tasks.WaitTimeout, num.Millis)},
+			field{"maxWaitTimeoutMs", positive(&f.Tasks.MaxWaitTimeout, num.Millis)},
 		)},
 		field{"permissions", present(&f.Permissions, (*Permissions).decoder)},
 		field{"hooks", f.Hooks.decoder()},
@@ -186,8 +191,8 @@ func (f *File) decoder() decoder {
 		field{"trustProjectHooks", boolean(&f.TrustProjectHooks)},
 		field{"serve", mapping(
 			field{"maxSessions", count(&f.Serve.MaxSessions)},
-			field{"maxRequestBytes", number(&f.Serve.MaxRequestBytes)},
-			field{"idleSessionMs", number(&f.Serve.IdleSessionMs)},
+			field{"maxRequestBytes", positive(&f.Serve.MaxRequestBytes, num.Bytes)},
+			field{"idleSessionMs", positive(&f.Serve.IdleSession, num.Millis)},
 		)},
 		field{"audit", mapping(
 			field{"path", str(&f.Audit.Path)},
@@ -224,7 +229,7 @@ func (c *Permissions) decoder() decoder {
 		{"default", str(&c.Default)},
 		{"readOnly", optBool(&c.ReadOnly)},
 		{"askFallback", str(&c.AskFallback)},
-		{"askTimeoutMs", number(&c.AskTimeoutMs)},
+		{"askTimeoutMs", positive(&c.AskTimeout, num.Millis)},
 		{"claudeSettings", optBool(&c.ClaudeSettings)},
 		{"trustProjectAllow", boolean(&c.TrustProjectAllow)},
 	}
@@ -279,18 +284,18 @@ func (c *Local) decoder() decoder {
 			field{"scrub", patterns(&c.Env.Scrub)},
 			field{"set", envSet(&c.Env.Set)},
 		)},
-		{"keepHeadBytes", optNumber(&c.KeepHeadBytes)},
+		{"keepHeadBytes", nonNegative(&c.KeepHeadBytes, num.Bytes)},
 		{"keepDetached", boolean(&c.KeepDetached)},
 		{"containment", str(&c.Containment)},
 		{"sandbox", c.Sandbox.decoder()},
 		{"limits", mapping(
-			field{"pids", number(&c.Limits.Pids)},
-			field{"memoryBytes", number(&c.Limits.MemoryBytes)},
+			field{"pids", positive(&c.Limits.Pids, num.Bytes)},
+			field{"memoryBytes", positive(&c.Limits.MemoryBytes, num.Bytes)},
 		)},
 	}
 	for _, n := range c.numeric() {
 		if !strings.Contains(n.key, ".") { // limits.*: in their mapping
-			fields = append(fields, field{n.key, number(n.v)})
+			fields = append(fields, field{n.key, n.decoder()})
 		}
 	}
 	return mapping(fields...)
@@ -420,28 +425,34 @@ func optBool(dst **bool) decoder {
 	}
 }
 
-// number decodes a positive finite number.
-func number(dst *float64) decoder {
+// positive decodes a positive finite number into the Go value conv makes
+// of it: a duration or a size, rounded up to a whole millisecond or byte
+// (num.Millis, num.Bytes), so the File holds what the executor uses.
+func positive[T any](dst *T, conv func(float64) T) decoder {
 	return func(_ *parser, n *yaml.Node, path string) error {
 		v, err := numberWhere(n, path, num.PositiveFinite, errPositive)
 		if err == nil {
-			*dst = v
+			*dst = conv(v)
 		}
 		return err
 	}
 }
 
-// optNumber decodes a number ≥ 0 whose absence (null) means something of
-// its own, so an explicit 0 is a value and not the default.
-func optNumber(dst **float64) decoder {
+// nonNegative decodes a number ≥ 0 whose absence (null) means something
+// of its own, so an explicit 0 is a value and not the default.
+func nonNegative[T any](dst **T, conv func(float64) T) decoder {
 	return func(_ *parser, n *yaml.Node, path string) error {
 		v, err := numberWhere(n, path, num.NonNegativeFinite, errNonNegative)
 		if err == nil {
-			*dst = &v
+			c := conv(v)
+			*dst = &c
 		}
 		return err
 	}
 }
+
+// decoder decodes the numeric key n into its place.
+func (n numKey) decoder() decoder { return positive(n.v, n.conv) }
 
 // numberWhere is the number n when rule accepts it; else an error that n
 // is no number, or the one refuse gives for the rule.

@@ -1,17 +1,14 @@
 package config
 
 import (
+	"math"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/dsh-go/dsh/internal/num"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.yaml.in/yaml/v3"
 )
-
-// cmpNaN compares configs with NaN equal to NaN, for the fuzz test's sake.
-var cmpNaN = cmpopts.EquateNaNs()
 
 // parseLocal parses doc as the local section of a file: line N of doc is
 // line N+1 of the file.
@@ -62,8 +59,8 @@ env:
     A: x
     B: ""
 `, want: Local{
-			Cwd: "/work", TimeoutMs: 1000, MaxTimeoutMs: 2000.5, MaxOutputBytes: 100,
-			KeepHeadBytes: ptr(25.0), MaxSpillBytes: 1e6, MaxSpillTotalBytes: 1e7, GraceMs: 250, SpillDir: "/var/tmp", Shell: "/bin/bash",
+			Cwd: "/work", Timeout: time.Second, MaxTimeout: 2001 * time.Millisecond, MaxOutputBytes: 100,
+			KeepHeadBytes: ptr[int64](25), MaxSpillBytes: 1e6, MaxSpillTotalBytes: 1e7, Grace: 250 * time.Millisecond, SpillDir: "/var/tmp", Shell: "/bin/bash",
 			Env: Env{
 				Passthrough: []string{"GITHUB_TOKEN", "MY_*"},
 				Scrub:       []string{"FOO", "BAR_*"},
@@ -71,24 +68,28 @@ env:
 			},
 		}},
 		{name: "flow style", doc: `{timeoutMs: 5, env: {set: {A: b}}}`,
-			want: Local{TimeoutMs: 5, Env: Env{Set: map[string]string{"A": "b"}}}},
+			want: Local{Timeout: 5 * time.Millisecond, Env: Env{Set: map[string]string{"A": "b"}}}},
 
-		// Numbers in every YAML spelling.
-		{name: "int", doc: "timeoutMs: 42", want: Local{TimeoutMs: 42}},
-		{name: "float", doc: "timeoutMs: 0.5", want: Local{TimeoutMs: 0.5}},
-		{name: "leading dot", doc: "timeoutMs: .5", want: Local{TimeoutMs: 0.5}},
-		{name: "plus sign", doc: "timeoutMs: +7", want: Local{TimeoutMs: 7}},
+		// Numbers in every YAML spelling; a fraction is rounded up.
+		{name: "int", doc: "timeoutMs: 42", want: Local{Timeout: 42 * time.Millisecond}},
+		{name: "float", doc: "timeoutMs: 0.5", want: Local{Timeout: time.Millisecond}},
+		{name: "leading dot", doc: "timeoutMs: .5", want: Local{Timeout: time.Millisecond}},
+		{name: "plus sign", doc: "timeoutMs: +7", want: Local{Timeout: 7 * time.Millisecond}},
+		{name: "fraction of a byte", doc: "maxOutputBytes: 1.5", want: Local{MaxOutputBytes: 2}},
 		{name: "exponent", doc: "maxSpillBytes: 1.5e3", want: Local{MaxSpillBytes: 1500}},
 		{name: "hex", doc: "maxOutputBytes: 0x100", want: Local{MaxOutputBytes: 256}},
 		{name: "octal", doc: "maxOutputBytes: 0o17", want: Local{MaxOutputBytes: 15}},
 		{name: "underscores", doc: "maxSpillBytes: 67_108_864", want: Local{MaxSpillBytes: 67108864}},
+		// Beyond what the Go types hold, saturated.
 		{name: "beyond int64", doc: "maxSpillBytes: 18446744073709551615",
-			want: Local{MaxSpillBytes: 18446744073709551615}},
+			want: Local{MaxSpillBytes: math.MaxInt64}},
 		{name: "beyond uint64", doc: "maxSpillBytes: 100000000000000000000000",
-			want: Local{MaxSpillBytes: 1e23}},
-		{name: "explicit int tag", doc: "graceMs: !!int 9", want: Local{GraceMs: 9}},
-		{name: "explicit float tag on a quoted number", doc: `graceMs: !!float "9.5"`, want: Local{GraceMs: 9.5}},
-		{name: "tiny but positive", doc: "graceMs: 1e-300", want: Local{GraceMs: 1e-300}},
+			want: Local{MaxSpillBytes: math.MaxInt64}},
+		{name: "beyond a Duration", doc: "timeoutMs: 1e300",
+			want: Local{Timeout: time.Duration(math.MaxInt64).Truncate(time.Millisecond)}},
+		{name: "explicit int tag", doc: "graceMs: !!int 9", want: Local{Grace: 9 * time.Millisecond}},
+		{name: "explicit float tag on a quoted number", doc: `graceMs: !!float "9.5"`, want: Local{Grace: 10 * time.Millisecond}},
+		{name: "tiny but positive", doc: "graceMs: 1e-300", want: Local{Grace: time.Millisecond}},
 
 		// null means unset, for every kind of key.
 		{name: "nulls", doc: `
@@ -144,7 +145,7 @@ env:
 			Set: map[string]string{"X": "hello", "Y": "hello"},
 		}}},
 		{name: "alias to a number", doc: "timeoutMs: &t 10\ngraceMs: *t\n",
-			want: Local{TimeoutMs: 10, GraceMs: 10}},
+			want: Local{Timeout: 10 * time.Millisecond, Grace: 10 * time.Millisecond}},
 
 		// Unknown and duplicate keys.
 		{name: "unknown key", doc: "foo: 1", err: `local.foo: unknown key (line 2)`},
@@ -235,7 +236,7 @@ env:
 			if errText(err) != tc.err {
 				t.Fatalf("Parse error = %q, want %q", errText(err), tc.err)
 			}
-			if diff := cmp.Diff(tc.want, got, cmpNaN); diff != "" {
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Parse mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -283,20 +284,20 @@ func TestParseLocalKeepHeadBytes(t *testing.T) {
 		want Local
 		err  string
 	}{
-		{"keepHeadBytes: 0\n", Local{KeepHeadBytes: ptr(0.0)}, ""},
-		{"keepHeadBytes: -0\n", Local{KeepHeadBytes: ptr(0.0)}, ""},
-		{"keepHeadBytes: 0x0\n", Local{KeepHeadBytes: ptr(0.0)}, ""},
-		{"keepHeadBytes: 1000\n", Local{KeepHeadBytes: ptr(1000.0)}, ""},
-		{"keepHeadBytes: 2.5\n", Local{KeepHeadBytes: ptr(2.5)}, ""},
-		{"keepHeadBytes: 1e-400\n", Local{KeepHeadBytes: ptr(0.0)}, ""}, // YAML reads it as 0
+		{"keepHeadBytes: 0\n", Local{KeepHeadBytes: ptr[int64](0)}, ""},
+		{"keepHeadBytes: -0\n", Local{KeepHeadBytes: ptr[int64](0)}, ""},
+		{"keepHeadBytes: 0x0\n", Local{KeepHeadBytes: ptr[int64](0)}, ""},
+		{"keepHeadBytes: 1000\n", Local{KeepHeadBytes: ptr[int64](1000)}, ""},
+		{"keepHeadBytes: 2.5\n", Local{KeepHeadBytes: ptr[int64](3)}, ""},
+		{"keepHeadBytes: 1e-400\n", Local{KeepHeadBytes: ptr[int64](0)}, ""}, // YAML reads it as 0
 		{"keepHeadBytes:\n", Local{}, ""},
 		{"keepHeadBytes: ~\n", Local{}, ""},
-		{"keepHeadBytes: &h 10\nmaxOutputBytes: 20\ngraceMs: *h\n", Local{KeepHeadBytes: ptr(10.0), MaxOutputBytes: 20, GraceMs: 10}, ""},
-		{"maxOutputBytes: 100\nkeepHeadBytes: 99\n", Local{MaxOutputBytes: 100, KeepHeadBytes: ptr(99.0)}, ""},
+		{"keepHeadBytes: &h 10\nmaxOutputBytes: 20\ngraceMs: *h\n", Local{KeepHeadBytes: ptr[int64](10), MaxOutputBytes: 20, Grace: 10 * time.Millisecond}, ""},
+		{"maxOutputBytes: 100\nkeepHeadBytes: 99\n", Local{MaxOutputBytes: 100, KeepHeadBytes: ptr[int64](99)}, ""},
 		// A small maxOutputBytes with the default head is fine: the default follows it.
 		{"maxOutputBytes: 3\n", Local{MaxOutputBytes: 3}, ""},
 		{"keepHeadBytes: -1\n", Local{}, "local.keepHeadBytes must be a non-negative finite number (line 2)"},
-		{"keepHeadBytes: -1e-400\n", Local{KeepHeadBytes: ptr(0.0)}, ""},
+		{"keepHeadBytes: -1e-400\n", Local{KeepHeadBytes: ptr[int64](0)}, ""},
 		{"keepHeadBytes: .nan\n", Local{}, "local.keepHeadBytes must be a non-negative finite number (line 2)"},
 		{"keepHeadBytes: .inf\n", Local{}, "local.keepHeadBytes must be a non-negative finite number (line 2)"},
 		{"keepHeadBytes: -.inf\n", Local{}, "local.keepHeadBytes must be a non-negative finite number (line 2)"},
@@ -379,7 +380,7 @@ func TestParseFile(t *testing.T) {
 		{"audit file", "audit:\n  path: /var/log/dsh/audit.jsonl\n", File{Audit: Audit{Path: "/var/log/dsh/audit.jsonl"}}},
 		{"audit stderr", "audit: {path: '-'}\n", File{Audit: Audit{Path: "-"}}},
 		{"redact known", "redact: known\n", File{Redact: "known"}},
-		{"serve limits", "serve:\n  maxSessions: 8\n  maxRequestBytes: 1e6\n  idleSessionMs: 60000\n", File{Serve: Serve{MaxSessions: 8, MaxRequestBytes: 1e6, IdleSessionMs: 60000}}},
+		{"serve limits", "serve:\n  maxSessions: 8\n  maxRequestBytes: 1e6\n  idleSessionMs: 60000\n", File{Serve: Serve{MaxSessions: 8, MaxRequestBytes: 1e6, IdleSession: time.Minute}}},
 		{"foreground limits", "bash:\n  maxForegroundPerSession: 4\n  maxForeground: 32\n", File{Bash: Bash{MaxForegroundPerSession: 4, MaxForeground: 32}}},
 		{"everything", `
 executor: local
@@ -393,19 +394,19 @@ bash: {enableRunInBackground: true}
 tasks: {maxRunningPerSession: 3, maxRunning: 9, waitTimeoutMs: 10, maxWaitTimeoutMs: 20.5}
 `, File{
 			Executor: "local",
-			Local:    Local{Cwd: "/srv", TimeoutMs: 1000, GraceMs: 50, Env: Env{Set: map[string]string{"A": "1"}}},
+			Local:    Local{Cwd: "/srv", Timeout: time.Second, Grace: 50 * time.Millisecond, Env: Env{Set: map[string]string{"A": "1"}}},
 			Tools:    []string{"tasks", "bash"},
 			Bash:     Bash{EnableRunInBackground: ptr(true)},
-			Tasks:    Tasks{MaxRunningPerSession: 3, MaxRunning: 9, WaitTimeoutMs: 10, MaxWaitTimeoutMs: 20.5},
+			Tasks:    Tasks{MaxRunningPerSession: 3, MaxRunning: 9, WaitTimeout: 10 * time.Millisecond, MaxWaitTimeout: 21 * time.Millisecond},
 		}},
 		{"nulls are absent", "executor: ~\nlocal: ~\ntools: ~\nbash: {enableRunInBackground: ~}\ntasks: {waitTimeoutMs: ~}\n", File{}},
 		{"bash only", "tools: [bash]\n", File{Tools: []string{"bash"}}},
 		{"no tools", "tools: []\n", File{Tools: []string{}}},
 		{"background off", "bash: {enableRunInBackground: false}\n", File{Bash: Bash{EnableRunInBackground: ptr(false)}}},
-		{"yield off", "bash: {yieldAfterMs: 0}\n", File{Bash: Bash{YieldAfterMs: ptr(0.0)}}},
-		{"yield after 1.5 s", "bash: {yieldAfterMs: 1500}\n", File{Bash: Bash{YieldAfterMs: ptr(1500.0)}}},
+		{"yield off", "bash: {yieldAfterMs: 0}\n", File{Bash: Bash{YieldAfter: ptr[time.Duration](0)}}},
+		{"yield after 1.5 s", "bash: {yieldAfterMs: 1500}\n", File{Bash: Bash{YieldAfter: ptr(1500 * time.Millisecond)}}},
 		{"yield default", "bash: {yieldAfterMs: ~}\n", File{}},
-		{"aliases", "tasks: {waitTimeoutMs: &w 10, maxWaitTimeoutMs: *w}\n", File{Tasks: Tasks{WaitTimeoutMs: 10, MaxWaitTimeoutMs: 10}}},
+		{"aliases", "tasks: {waitTimeoutMs: &w 10, maxWaitTimeoutMs: *w}\n", File{Tasks: Tasks{WaitTimeout: 10 * time.Millisecond, MaxWaitTimeout: 10 * time.Millisecond}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Parse([]byte(tc.yaml))
@@ -515,9 +516,9 @@ func TestErrorKeyAndLine(t *testing.T) {
 func TestFileWithDefaults(t *testing.T) {
 	on, off := ptr(true), ptr(false)
 	local := Local{}.WithDefaults()
-	tasks := Tasks{MaxRunningPerSession: 64, MaxRunning: 256, WaitTimeoutMs: 30000, MaxWaitTimeoutMs: 600000}
-	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20, IdleSessionMs: 300000}
-	yield := ptr(50000.0)
+	tasks := Tasks{MaxRunningPerSession: 64, MaxRunning: 256, WaitTimeout: 30 * time.Second, MaxWaitTimeout: 10 * time.Minute}
+	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20, IdleSession: 5 * time.Minute}
+	yield := ptr(50 * time.Second)
 	for _, tc := range []struct {
 		name string
 		in   File
@@ -527,7 +528,7 @@ func TestFileWithDefaults(t *testing.T) {
 		{"bash only: no background", File{Tools: []string{"bash"}}, File{Executor: "local", Local: local, Tools: []string{"bash"}, Bash: Bash{off, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
 		{"none", File{Tools: []string{}}, File{Executor: "local", Local: local, Tools: []string{}, Bash: Bash{off, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
 		{"background off kept", File{Bash: Bash{EnableRunInBackground: off}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{off, 16, 128, yield}, Tasks: tasks, Serve: serve, Redact: "known"}},
-		{"yield off kept", File{Bash: Bash{YieldAfterMs: ptr(0.0)}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128, ptr(0.0)}, Tasks: tasks, Serve: serve, Redact: "known"}},
+		{"yield off kept", File{Bash: Bash{YieldAfter: ptr[time.Duration](0)}}, File{Executor: "local", Local: local, Tools: []string{"bash", "tasks"}, Bash: Bash{on, 16, 128, ptr[time.Duration](0)}, Tasks: tasks, Serve: serve, Redact: "known"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.in.WithDefaults()); diff != "" {
@@ -564,6 +565,8 @@ func FuzzParse(f *testing.F) {
 		"executor: ssh\nssh: {host: dev@build1:2222, port: 22, keepaliveMs: 1000, maxConnections: 2, env: {set: {A: 1}}}\n",
 		"executor: ssh\nssh: {host: '[::1]', keepHeadBytes: 0, identityFile: ~/.ssh/id, knownHosts: /kh, cwd: /w, spillDir: /s}\n",
 		"ssh: {host: h}\n",
+		"hooks: {PreToolUse: [{hooks: [{type: command, command: x, timeout: 2.007}]}]}\npermissions: {askTimeoutMs: 1.5}\n",
+		"serve: {idleSessionMs: 0.5, maxRequestBytes: 1.5}\nbash: {yieldAfterMs: 0.25}\nlocal: {limits: {pids: 1.5, memoryBytes: 2e6}}\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -575,7 +578,7 @@ func FuzzParse(f *testing.F) {
 			if !errorsAs(err, &e) || e.Key == "" && e.Line == 0 && !strings.Contains(e.Error(), "exceeded max depth") {
 				t.Errorf("error names neither a key nor a line: %#v", err)
 			}
-			if !cmp.Equal(c, File{}, cmpNaN) {
+			if !cmp.Equal(c, File{}) {
 				t.Errorf("error %q with a non-zero File %+v", err, c)
 			}
 			return
@@ -591,19 +594,19 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("WithDefaults is not idempotent: %s", cmp.Diff(d, dd))
 		}
 		for _, n := range d.Local.numeric() {
-			if v := *n.v; !num.PositiveFinite(v) {
+			if v := *n.v; v <= 0 {
 				t.Errorf("WithDefaults: local.%s = %v", n.key, v)
 			}
 		}
-		if h := d.Local.KeepHeadBytes; h == nil || !num.NonNegativeFinite(*h) || num.Bytes(*h) >= num.Bytes(d.Local.MaxOutputBytes) {
+		if h := d.Local.KeepHeadBytes; h == nil || *h < 0 || *h >= d.Local.MaxOutputBytes {
 			t.Errorf("WithDefaults: local.keepHeadBytes = %v with maxOutputBytes %v", h, d.Local.MaxOutputBytes)
 		}
 		roundTripLocal(t, c.Local)
 		if d.Executor == ExecutorSSH {
 			checkSSHDefaults(t, d.SSH)
 		}
-		if d.Local.TimeoutMs > d.Local.MaxTimeoutMs {
-			t.Errorf("WithDefaults: timeoutMs %v > maxTimeoutMs %v", d.Local.TimeoutMs, d.Local.MaxTimeoutMs)
+		if d.Local.Timeout > d.Local.MaxTimeout {
+			t.Errorf("WithDefaults: timeoutMs %v > maxTimeoutMs %v", d.Local.Timeout, d.Local.MaxTimeout)
 		}
 		out, err := yaml.Marshal(d)
 		if err != nil {
@@ -666,7 +669,7 @@ trustProjectHooks: true
 	}
 	want := File{
 		Hooks: Hooks{
-			PreToolUse:  []HookGroup{{Matcher: "Bash", Hooks: []Hook{{Type: "command", Command: "./check.sh", Timeout: 5, If: "Bash(git push *)", FailClosed: true}}}},
+			PreToolUse:  []HookGroup{{Matcher: "Bash", Hooks: []Hook{{Type: "command", Command: "./check.sh", Timeout: 5 * time.Second, If: "Bash(git push *)", FailClosed: true}}}},
 			PostToolUse: []HookGroup{{Hooks: []Hook{{Type: "command", Command: "./log.sh"}}}},
 		},
 		ClaudeHooks: true, TrustProjectHooks: true,
@@ -686,6 +689,32 @@ trustProjectHooks: true
 	} {
 		if _, err := Parse([]byte(doc)); errText(err) != want {
 			t.Errorf("%q:\n got %q\nwant %q", doc, errText(err), want)
+		}
+	}
+}
+
+// TestHookTimeoutSeconds: a hook's timeout is seconds, as in Claude Code,
+// rounded up to a whole millisecond, and written back as seconds.
+func TestHookTimeoutSeconds(t *testing.T) {
+	for doc, want := range map[string]time.Duration{
+		"10":     10 * time.Second,
+		"2.007":  2007 * time.Millisecond,
+		"0.0015": 2 * time.Millisecond,
+		"1e-9":   time.Millisecond,
+	} {
+		f, err := Parse([]byte("hooks: {PreToolUse: [{hooks: [{type: command, command: x, timeout: " + doc + "}]}]}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Hooks.PreToolUse[0].Hooks[0].Timeout; got != want {
+			t.Errorf("timeout %s = %v, want %v", doc, got, want)
+		}
+		out, err := yaml.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back, err := Parse(out); err != nil || !cmp.Equal(back.Hooks, f.Hooks) {
+			t.Errorf("timeout %s: written as %q, read back as %+v (%v)", doc, out, back.Hooks, err)
 		}
 	}
 }
@@ -710,7 +739,7 @@ permissions:
 		t.Fatal(err)
 	}
 	want := &Permissions{Default: "ask", Allow: []string{"npm test *", "Bash(go test:*)"}, Ask: []string{"git push *"}, Deny: []string{"rm -rf /*", "sudo *"},
-		ReadOnly: ptr(false), AskFallback: "allow", AskTimeoutMs: 1500, ClaudeSettings: ptr(false), TrustProjectAllow: true}
+		ReadOnly: ptr(false), AskFallback: "allow", AskTimeout: 1500 * time.Millisecond, ClaudeSettings: ptr(false), TrustProjectAllow: true}
 	if diff := cmp.Diff(want, f.Permissions); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -726,7 +755,7 @@ permissions:
 		}
 	}
 	defaults := Permissions{}.WithDefaults()
-	if defaults.Default != "allow" || *defaults.ReadOnly != true || defaults.AskFallback != "deny" || defaults.AskTimeoutMs != 300000 || *defaults.ClaudeSettings != true || defaults.TrustProjectAllow {
+	if defaults.Default != "allow" || *defaults.ReadOnly != true || defaults.AskFallback != "deny" || defaults.AskTimeout != 5*time.Minute || *defaults.ClaudeSettings != true || defaults.TrustProjectAllow {
 		t.Errorf("defaults %+v", defaults)
 	}
 	for doc, want := range map[string]string{
@@ -752,19 +781,23 @@ permissions:
 }
 
 // TestBashYieldAfter: a Go caller's yieldAfterMs gets the file's rule,
-// and the effective value is whole milliseconds, 0 for off.
+// the effective value is the default when unset and 0 for off, and a
+// file's fraction is rounded up to a whole millisecond.
 func TestBashYieldAfter(t *testing.T) {
-	err := File{Bash: Bash{YieldAfterMs: ptr(-1.0)}}.Validate()
+	err := File{Bash: Bash{YieldAfter: ptr(-time.Millisecond)}}.Validate()
 	if errText(err) != "bash.yieldAfterMs must be a non-negative finite number" {
 		t.Errorf("Validate: %v", err)
 	}
 	for _, tc := range []struct {
-		in   *float64
-		want int64
-	}{{nil, 50000}, {ptr(0.0), 0}, {ptr(999.5), 1000}} {
-		if got := (Bash{YieldAfterMs: tc.in}).YieldAfter(); got != tc.want {
-			t.Errorf("YieldAfter(%v) = %d, want %d", tc.in, got, tc.want)
+		in   *time.Duration
+		want time.Duration
+	}{{nil, 50 * time.Second}, {ptr[time.Duration](0), 0}, {ptr(999 * time.Millisecond), 999 * time.Millisecond}} {
+		if got := (Bash{YieldAfter: tc.in}).YieldDelay(); got != tc.want {
+			t.Errorf("YieldDelay(%v) = %v, want %v", tc.in, got, tc.want)
 		}
+	}
+	if f, err := Parse([]byte("bash: {yieldAfterMs: 999.5}\n")); err != nil || f.Bash.YieldDelay() != time.Second {
+		t.Errorf("yieldAfterMs 999.5: %v, %v; want 1s", f.Bash.YieldAfter, err)
 	}
 }
 
@@ -777,6 +810,7 @@ func TestParseLocalLimits(t *testing.T) {
 		err  string
 	}{
 		{"limits:\n  pids: 512\n  memoryBytes: 1e9\n", Local{Limits: Limits{Pids: 512, MemoryBytes: 1e9}}, ""},
+		{"limits:\n  pids: 1.5\n  memoryBytes: 1048575.5\n", Local{Limits: Limits{Pids: 2, MemoryBytes: 1048576}}, ""},
 		{"limits:\n", Local{}, ""},
 		{"limits:\n  pids: 0\n", Local{}, "local.limits.pids must be a positive finite number (line 3)"},
 		{"limits:\n  pids: -5\n", Local{}, "local.limits.pids must be a positive finite number (line 3)"},

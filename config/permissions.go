@@ -3,8 +3,8 @@ package config
 import (
 	"fmt"
 	"slices"
+	"time"
 
-	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/policy"
 )
 
@@ -26,8 +26,8 @@ type Permissions struct {
 	// AskFallback is what an ask becomes when nobody can be asked: "deny"
 	// (default) or "allow".
 	AskFallback string `yaml:"askFallback,omitempty"`
-	// AskTimeoutMs dismisses an unanswered ask (default 300000).
-	AskTimeoutMs float64 `yaml:"askTimeoutMs,omitempty"`
+	// AskTimeout dismisses an unanswered ask (default 5 minutes).
+	AskTimeout time.Duration `yaml:"askTimeoutMs,omitempty"`
 	// ClaudeSettings also reads the Bash rules of Claude Code's settings
 	// files (nil: true).
 	ClaudeSettings *bool `yaml:"claudeSettings,omitempty"`
@@ -38,7 +38,7 @@ type Permissions struct {
 
 // Defaults of [Permissions].
 const (
-	DefaultAskTimeoutMs = 300000
+	DefaultAskTimeout = 5 * time.Minute
 )
 
 var (
@@ -50,8 +50,8 @@ var (
 func (p Permissions) WithDefaults() Permissions {
 	p.Default = cmpOr(p.Default, string(policy.Allow))
 	p.AskFallback = cmpOr(p.AskFallback, string(policy.Deny))
-	if p.AskTimeoutMs == 0 {
-		p.AskTimeoutMs = DefaultAskTimeoutMs
+	if p.AskTimeout == 0 {
+		p.AskTimeout = DefaultAskTimeout
 	}
 	yes := true
 	if p.ReadOnly == nil {
@@ -72,7 +72,7 @@ func cmpOr(v, def string) string {
 
 // Validate reports the first value of p that no default can repair, with
 // its key relative to the section: a default or fallback that is not one
-// of its values, a timeout that is not positive and finite, and a rule
+// of its values, a negative timeout, and a rule
 // that does not parse ("deny[2]: invalid rule \"Bash(rm\": …").
 func (p Permissions) Validate() error {
 	if p.Default != "" && !slices.Contains(decisions, p.Default) {
@@ -81,7 +81,7 @@ func (p Permissions) Validate() error {
 	if p.AskFallback != "" && !slices.Contains(askFallbacks, p.AskFallback) {
 		return errOneOf("askFallback", p.AskFallback, 0, askFallbacks)
 	}
-	if p.AskTimeoutMs != 0 && !num.PositiveFinite(p.AskTimeoutMs) {
+	if p.AskTimeout < 0 {
 		return errPositive("askTimeoutMs", 0)
 	}
 	for _, l := range p.lists() {

@@ -7,8 +7,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dsh-go/dsh/internal/lazyre"
+	"github.com/dsh-go/dsh/internal/num"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -41,21 +43,20 @@ type SSH struct {
 	SpillDir string `yaml:"spillDir,omitempty"`
 	// MaxConnections caps the connections of the pool (default 8).
 	MaxConnections int `yaml:"maxConnections,omitempty"`
-	// KeepaliveMs is the interval of the connection's keep-alives and of
-	// the heartbeats each command's remote wrapper expects (default 5000):
+	// Keepalive is the interval of the connection's keep-alives and of
+	// the heartbeats each command's remote wrapper expects (default 5 s):
 	// a connection that answers none for 3 intervals is lost, and a
 	// wrapper that misses 3 heartbeats kills its command.
-	KeepaliveMs float64 `yaml:"keepaliveMs,omitempty"`
-	// TimeoutMs, MaxTimeoutMs, MaxOutputBytes, KeepHeadBytes,
-	// MaxSpillBytes and GraceMs are those of [Local], with the same
-	// defaults.
-	TimeoutMs      float64  `yaml:"timeoutMs,omitempty"`
-	MaxTimeoutMs   float64  `yaml:"maxTimeoutMs,omitempty"`
-	MaxOutputBytes float64  `yaml:"maxOutputBytes,omitempty"`
-	KeepHeadBytes  *float64 `yaml:"keepHeadBytes,omitempty"`
-	MaxSpillBytes  float64  `yaml:"maxSpillBytes,omitempty"`
-	GraceMs        float64  `yaml:"graceMs,omitempty"`
-	Env            SSHEnv   `yaml:"env,omitempty"`
+	Keepalive time.Duration `yaml:"keepaliveMs,omitempty"`
+	// Timeout, MaxTimeout, MaxOutputBytes, KeepHeadBytes, MaxSpillBytes
+	// and Grace are those of [Local], with the same defaults.
+	Timeout        time.Duration `yaml:"timeoutMs,omitempty"`
+	MaxTimeout     time.Duration `yaml:"maxTimeoutMs,omitempty"`
+	MaxOutputBytes int64         `yaml:"maxOutputBytes,omitempty"`
+	KeepHeadBytes  *int64        `yaml:"keepHeadBytes,omitempty"`
+	MaxSpillBytes  int64         `yaml:"maxSpillBytes,omitempty"`
+	Grace          time.Duration `yaml:"graceMs,omitempty"`
+	Env            SSHEnv        `yaml:"env,omitempty"`
 }
 
 // SSHEnv shapes the environment of remote commands. Nothing of dsh's own
@@ -72,18 +73,18 @@ type SSHEnv struct {
 const (
 	DefaultSSHPort        = 22
 	DefaultMaxConnections = 8
-	DefaultKeepaliveMs    = 5000
+	DefaultKeepalive      = 5 * time.Second
 )
 
 // numeric lists the numeric keys of c in the order Validate reports them.
 func (c *SSH) numeric() []numKey {
 	return []numKey{
-		{"timeoutMs", &c.TimeoutMs, DefaultTimeoutMs},
-		{"maxTimeoutMs", &c.MaxTimeoutMs, DefaultMaxTimeoutMs},
-		{"maxOutputBytes", &c.MaxOutputBytes, DefaultMaxOutputBytes},
-		{"maxSpillBytes", &c.MaxSpillBytes, DefaultMaxSpillBytes},
-		{"graceMs", &c.GraceMs, DefaultGraceMs},
-		{"keepaliveMs", &c.KeepaliveMs, DefaultKeepaliveMs},
+		msKey("timeoutMs", &c.Timeout, DefaultTimeout),
+		msKey("maxTimeoutMs", &c.MaxTimeout, DefaultMaxTimeout),
+		byteKey("maxOutputBytes", &c.MaxOutputBytes, DefaultMaxOutputBytes),
+		byteKey("maxSpillBytes", &c.MaxSpillBytes, DefaultMaxSpillBytes),
+		msKey("graceMs", &c.Grace, DefaultGrace),
+		msKey("keepaliveMs", &c.Keepalive, DefaultKeepalive),
 	}
 }
 
@@ -125,7 +126,7 @@ func (c SSH) Validate() error {
 }
 
 // WithDefaults returns c with every zero numeric key and count set to its
-// default, TimeoutMs clamped to MaxTimeoutMs, KeepHeadBytes as for
+// default, Timeout clamped to MaxTimeout, KeepHeadBytes as for
 // [Local.WithDefaults], and User and Port taken from Host when they are
 // not set (Port 22 when Host names none). Host keeps its form; User may
 // stay empty (the local user's name, resolved by the executor), and so may
@@ -133,7 +134,7 @@ func (c SSH) Validate() error {
 // executor resolves. Call it on a config that passed [SSH.Validate].
 func (c SSH) WithDefaults() SSH {
 	defaultNumbers(c.numeric())
-	c.TimeoutMs = min(c.TimeoutMs, c.MaxTimeoutMs)
+	c.Timeout = min(c.Timeout, c.MaxTimeout)
 	c.KeepHeadBytes = defaultKeepHead(c.KeepHeadBytes, c.MaxOutputBytes)
 	if c.MaxConnections == 0 {
 		c.MaxConnections = DefaultMaxConnections
@@ -239,7 +240,7 @@ func (c *SSH) decoder() decoder {
 		{"cwd", str(&c.Cwd)},
 		{"spillDir", str(&c.SpillDir)},
 		{"maxConnections", count(&c.MaxConnections)},
-		{"keepHeadBytes", optNumber(&c.KeepHeadBytes)},
+		{"keepHeadBytes", nonNegative(&c.KeepHeadBytes, num.Bytes)},
 		{"env", mapping(
 			field{"set", envSet(&c.Env.Set)},
 			field{"passthrough", localOnly},
@@ -247,7 +248,7 @@ func (c *SSH) decoder() decoder {
 		)},
 	}
 	for _, n := range c.numeric() {
-		fields = append(fields, field{n.key, number(n.v)})
+		fields = append(fields, field{n.key, n.decoder()})
 	}
 	return mapping(fields...)
 }

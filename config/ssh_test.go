@@ -2,8 +2,8 @@ package config
 
 import (
 	"testing"
+	"time"
 
-	"github.com/dsh-go/dsh/internal/num"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -35,8 +35,8 @@ ssh:
 	want := File{Executor: "ssh", SSH: SSH{
 		Host: "dev@build1.internal:2222", User: "ops", Port: 2200,
 		IdentityFile: "~/.ssh/id_ed25519", KnownHosts: "~/.ssh/known_hosts", Cwd: "/srv/work", SpillDir: "/var/tmp",
-		MaxConnections: 4, KeepaliveMs: 1000, TimeoutMs: 1000, MaxTimeoutMs: 2000, MaxOutputBytes: 100,
-		KeepHeadBytes: ptr(0.0), MaxSpillBytes: 1e6, GraceMs: 250,
+		MaxConnections: 4, Keepalive: time.Second, Timeout: time.Second, MaxTimeout: 2 * time.Second, MaxOutputBytes: 100,
+		KeepHeadBytes: ptr[int64](0), MaxSpillBytes: 1e6, Grace: 250 * time.Millisecond,
 		Env: SSHEnv{Set: map[string]string{"CI": "1", "LANG": "C.UTF-8"}},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -122,22 +122,22 @@ func TestSSHWithDefaults(t *testing.T) {
 		in         SSH
 		user       string
 		port       int
-		head       float64
-		keepalive  float64
+		head       int64
+		keepalive  time.Duration
 		connection int
 	}{
-		{"bare host", SSH{Host: "h"}, "", 22, 16000, 5000, 8},
-		{"user and port from host", SSH{Host: "dev@h:2222"}, "dev", 2222, 16000, 5000, 8},
-		{"keys win", SSH{Host: "dev@h:2222", User: "ops", Port: 2200, MaxOutputBytes: 100, KeepaliveMs: 7, MaxConnections: 1}, "ops", 2200, 25, 7, 1},
+		{"bare host", SSH{Host: "h"}, "", 22, 16000, 5 * time.Second, 8},
+		{"user and port from host", SSH{Host: "dev@h:2222"}, "dev", 2222, 16000, 5 * time.Second, 8},
+		{"keys win", SSH{Host: "dev@h:2222", User: "ops", Port: 2200, MaxOutputBytes: 100, Keepalive: 7 * time.Millisecond, MaxConnections: 1}, "ops", 2200, 25, 7 * time.Millisecond, 1},
 	} {
 		d := tc.in.WithDefaults()
-		if d.User != tc.user || d.Port != tc.port || *d.KeepHeadBytes != tc.head || d.KeepaliveMs != tc.keepalive || d.MaxConnections != tc.connection {
+		if d.User != tc.user || d.Port != tc.port || *d.KeepHeadBytes != tc.head || d.Keepalive != tc.keepalive || d.MaxConnections != tc.connection {
 			t.Errorf("%s: %+v", tc.name, d)
 		}
 		if d.HostName() != "h" || d.Host != tc.in.Host {
 			t.Errorf("%s: host %q, name %q", tc.name, d.Host, d.HostName())
 		}
-		if d.GraceMs != DefaultGraceMs || d.TimeoutMs != DefaultTimeoutMs || d.MaxSpillBytes != DefaultMaxSpillBytes {
+		if d.Grace != DefaultGrace || d.Timeout != DefaultTimeout || d.MaxSpillBytes != DefaultMaxSpillBytes {
 			t.Errorf("%s: limits %+v", tc.name, d)
 		}
 		if dd := d.WithDefaults(); !cmp.Equal(d, dd) {
@@ -155,11 +155,11 @@ func TestSSHWithDefaults(t *testing.T) {
 func checkSSHDefaults(t *testing.T, c SSH) {
 	t.Helper()
 	for _, n := range c.numeric() {
-		if v := *n.v; !num.PositiveFinite(v) {
+		if v := *n.v; v <= 0 {
 			t.Errorf("WithDefaults: ssh.%s = %v", n.key, v)
 		}
 	}
-	if c.Port < 1 || c.Port > 65535 || c.MaxConnections < 1 || c.TimeoutMs > c.MaxTimeoutMs {
+	if c.Port < 1 || c.Port > 65535 || c.MaxConnections < 1 || c.Timeout > c.MaxTimeout {
 		t.Errorf("WithDefaults: ssh %+v", c)
 	}
 }

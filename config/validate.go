@@ -5,19 +5,20 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dsh-go/dsh/internal/num"
 )
 
 // Defaults of the numeric keys of [Local] (docs/spec.md §2.1).
 const (
-	DefaultTimeoutMs      = 120000
-	DefaultMaxTimeoutMs   = 600000
+	DefaultTimeout        = 2 * time.Minute
+	DefaultMaxTimeout     = 10 * time.Minute
 	DefaultMaxOutputBytes = 64000
 	DefaultMaxSpillBytes  = 67108864 // 64 MiB
 	// DefaultMaxSpillTotalBytes is 16 streams at maxSpillBytes.
 	DefaultMaxSpillTotalBytes = 1 << 30 // 1 GiB
-	DefaultGraceMs            = 3000
+	DefaultGrace              = 3 * time.Second
 	DefaultPids               = 4096
 )
 
@@ -25,24 +26,38 @@ const (
 var containments = []string{ContainAuto, ContainCgroup, ContainMarker, ContainGroup}
 
 // numKey is one numeric key of a section: its name, where its value
-// lives and its default.
+// lives, its default and how the parser turns the file's number into it.
+// A duration is held as the int64 it is, so that one list keeps the
+// durations and sizes of a section in the order Validate reports them.
 type numKey struct {
-	key string
-	v   *float64
-	def float64
+	key  string
+	v    *int64
+	def  int64
+	conv func(float64) int64
+}
+
+// msKey is a duration key, written in milliseconds in a file.
+func msKey(key string, v *time.Duration, def time.Duration) numKey {
+	return numKey{key, (*int64)(v), int64(def), func(ms float64) int64 { return int64(num.Millis(ms)) }}
+}
+
+// byteKey is a size key (or a count that rounds up like one), written in
+// bytes in a file.
+func byteKey(key string, v *int64, def int64) numKey {
+	return numKey{key, v, def, num.Bytes}
 }
 
 // numeric lists the numeric keys of c in the order of the docs/spec.md
 // table, which is the order Validate reports them in.
 func (c *Local) numeric() []numKey {
 	return []numKey{
-		{"timeoutMs", &c.TimeoutMs, DefaultTimeoutMs},
-		{"maxTimeoutMs", &c.MaxTimeoutMs, DefaultMaxTimeoutMs},
-		{"maxOutputBytes", &c.MaxOutputBytes, DefaultMaxOutputBytes},
-		{"maxSpillBytes", &c.MaxSpillBytes, DefaultMaxSpillBytes},
-		{"maxSpillTotalBytes", &c.MaxSpillTotalBytes, DefaultMaxSpillTotalBytes},
-		{"graceMs", &c.GraceMs, DefaultGraceMs},
-		{"limits.pids", &c.Limits.Pids, DefaultPids},
+		msKey("timeoutMs", &c.Timeout, DefaultTimeout),
+		msKey("maxTimeoutMs", &c.MaxTimeout, DefaultMaxTimeout),
+		byteKey("maxOutputBytes", &c.MaxOutputBytes, DefaultMaxOutputBytes),
+		byteKey("maxSpillBytes", &c.MaxSpillBytes, DefaultMaxSpillBytes),
+		byteKey("maxSpillTotalBytes", &c.MaxSpillTotalBytes, DefaultMaxSpillTotalBytes),
+		msKey("graceMs", &c.Grace, DefaultGrace),
+		byteKey("limits.pids", &c.Limits.Pids, DefaultPids),
 	}
 }
 
@@ -51,15 +66,14 @@ func (c *Local) numeric() []numKey {
 // positive finite number"; the local executor adds its name).
 //
 // The numeric keys come first, in table order: 0 means unset and is valid;
-// a negative, NaN or infinite number fails. Then keepHeadBytes, when set:
-// it must be 0 or positive and finite, and, in whole bytes, smaller than
-// the effective maxOutputBytes ("keepHeadBytes must be smaller than
-// maxOutputBytes", which a file reads with both keys rooted at local, as
-// docs/spec.md §3.4a words it). Then limits.memoryBytes, when set: at
-// least MinMemoryBytes. Then the environment: an
-// env.set name must be non-empty and free of '=' and NUL, and its value
-// free of NUL, since neither can reach a process (the spawn would fail for
-// every command); an env.scrub or env.passthrough entry must be a
+// a negative number fails. Then keepHeadBytes, when set: it must be 0 or
+// positive, and smaller than the effective maxOutputBytes ("keepHeadBytes
+// must be smaller than maxOutputBytes", which a file reads with both keys
+// rooted at local, as docs/spec.md §3.4a words it). Then
+// limits.memoryBytes, when set: at least MinMemoryBytes. Then the
+// environment: an env.set name must be non-empty and free of '=' and NUL,
+// and its value free of NUL, since neither can reach a process (the spawn
+// would fail for every command); an env.scrub or env.passthrough entry must be a
 // well-formed [path.Match] pattern, because a malformed one would match
 // nothing and silently leave a credential in place. Then the containment,
 // last the sandbox ([Sandbox.Validate]).
@@ -70,7 +84,7 @@ func (c Local) Validate() error {
 	if err := checkKeepHead(c.KeepHeadBytes, c.MaxOutputBytes); err != nil {
 		return err
 	}
-	if err := checkNumbers([]numKey{{"limits.memoryBytes", &c.Limits.MemoryBytes, 0}}); err != nil {
+	if err := checkNumbers([]numKey{byteKey("limits.memoryBytes", &c.Limits.MemoryBytes, 0)}); err != nil {
 		return err // no default: 0 is none
 	}
 	if m := c.Limits.MemoryBytes; m != 0 && m < MinMemoryBytes {
@@ -126,10 +140,10 @@ func defaultCounts(keys []countKey) {
 }
 
 // checkNumbers checks numeric keys in order: 0 means unset and is valid;
-// a negative, NaN or infinite number fails.
+// a negative number fails, with the message a file's gets.
 func checkNumbers(keys []numKey) error {
 	for _, n := range keys {
-		if v := *n.v; v != 0 && !num.PositiveFinite(v) {
+		if *n.v < 0 {
 			return errPositive(n.key, 0)
 		}
 	}
@@ -146,21 +160,20 @@ func defaultNumbers(keys []numKey) {
 }
 
 // checkKeepHead checks keepHeadBytes, when set, against its own rule and
-// against maxOutput (0: its default). The bytes are compared as the
-// executor uses them, rounded up to whole bytes: a head of 100.5 bytes is
-// 101, as large as a maxOutputBytes of 101.
-func checkKeepHead(keep *float64, maxOutput float64) error {
+// against maxOutput (0: its default). A file's bytes were rounded up to
+// whole ones by the parser: a head of 100.5 bytes is 101, as large as a
+// maxOutputBytes of 101.
+func checkKeepHead(keep *int64, maxOutput int64) error {
 	if keep == nil {
 		return nil
 	}
-	v := *keep
-	if !num.NonNegativeFinite(v) {
+	if *keep < 0 {
 		return errNonNegative("keepHeadBytes", 0)
 	}
 	if maxOutput == 0 {
 		maxOutput = DefaultMaxOutputBytes
 	}
-	if num.Bytes(v) >= num.Bytes(maxOutput) {
+	if *keep >= maxOutput {
 		e := keyErr("keepHeadBytes", 0, "must be smaller than")
 		e.other = "maxOutputBytes"
 		return e
@@ -170,11 +183,11 @@ func checkKeepHead(keep *float64, maxOutput float64) error {
 
 // defaultKeepHead is a nil keepHeadBytes set to a quarter of maxOutput
 // (whose default is applied), rounded down to a whole byte.
-func defaultKeepHead(keep *float64, maxOutput float64) *float64 {
+func defaultKeepHead(keep *int64, maxOutput int64) *int64 {
 	if keep != nil {
 		return keep
 	}
-	head := float64(num.Bytes(maxOutput) / 4)
+	head := maxOutput / 4
 	return &head
 }
 
@@ -199,7 +212,7 @@ func checkPattern(key, p string, line int) *Error {
 }
 
 // WithDefaults returns c with every zero numeric key set to its default,
-// TimeoutMs clamped to MaxTimeoutMs (silently, docs/spec.md §2.1) and a nil
+// Timeout clamped to MaxTimeout (silently, docs/spec.md §2.1) and a nil
 // KeepHeadBytes set to a quarter of MaxOutputBytes, rounded down to a whole
 // byte. Cwd, SpillDir and Shell stay as they are: their empty value has a
 // meaning that the executor resolves. The Env slices and map, and a set
@@ -207,7 +220,7 @@ func checkPattern(key, p string, line int) *Error {
 // passed [Local.Validate].
 func (c Local) WithDefaults() Local {
 	defaultNumbers(c.numeric())
-	c.TimeoutMs = min(c.TimeoutMs, c.MaxTimeoutMs)
+	c.Timeout = min(c.Timeout, c.MaxTimeout)
 	c.KeepHeadBytes = defaultKeepHead(c.KeepHeadBytes, c.MaxOutputBytes)
 	c.Sandbox = c.Sandbox.WithDefaults()
 	return c

@@ -3,14 +3,29 @@ package config
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
 
 var numericKeys = []string{"timeoutMs", "maxTimeoutMs", "maxOutputBytes", "maxSpillBytes", "maxSpillTotalBytes", "graceMs"}
 
-// withNumber returns a Local whose numeric key is v.
+// withNumber returns a Local whose numeric key is v as a file gives it:
+// in milliseconds or bytes, rounded up.
 func withNumber(key string, v float64) Local {
+	var c Local
+	for _, n := range c.numeric() {
+		if n.key == key {
+			*n.v = n.conv(v)
+			return c
+		}
+	}
+	panic("no numeric key " + key)
+}
+
+// withValue returns a Local whose numeric key holds v: nanoseconds for a
+// duration, bytes for a size.
+func withValue(key string, v int64) Local {
 	var c Local
 	for _, n := range c.numeric() {
 		if n.key == key {
@@ -32,22 +47,17 @@ func TestValidateNumbers(t *testing.T) {
 	for _, key := range numericKeys {
 		for _, tc := range []struct {
 			name string
-			v    float64
+			v    int64
 			want string
 		}{
 			{"zero means unset", 0, ""},
 			{"positive", 1, ""},
-			{"fraction", 0.1, ""},
-			{"tiny", 5e-324, ""},
-			{"huge", math.MaxFloat64, ""},
+			{"huge", math.MaxInt64, ""},
 			{"negative", -1, key + " must be a positive finite number"},
-			{"negative fraction", -0.5, key + " must be a positive finite number"},
-			{"NaN", math.NaN(), key + " must be a positive finite number"},
-			{"+Inf", math.Inf(1), key + " must be a positive finite number"},
-			{"-Inf", math.Inf(-1), key + " must be a positive finite number"},
+			{"most negative", math.MinInt64, key + " must be a positive finite number"},
 		} {
 			t.Run(key+"/"+tc.name, func(t *testing.T) {
-				if got := errText(withNumber(key, tc.v).Validate()); got != tc.want {
+				if got := errText(withValue(key, tc.v).Validate()); got != tc.want {
 					t.Errorf("Validate() = %q, want %q", got, tc.want)
 				}
 			})
@@ -57,16 +67,16 @@ func TestValidateNumbers(t *testing.T) {
 
 func TestValidateFirstFailureInTableOrder(t *testing.T) {
 	c := Local{
-		TimeoutMs:      1,
-		MaxTimeoutMs:   math.NaN(),
+		Timeout:        1,
+		MaxTimeout:     -time.Millisecond,
 		MaxOutputBytes: -1,
-		GraceMs:        math.Inf(1),
+		Grace:          -1,
 	}
 	want := "maxTimeoutMs must be a positive finite number"
 	if got := errText(c.Validate()); got != want {
 		t.Errorf("Validate() = %q, want %q", got, want)
 	}
-	c.MaxTimeoutMs = 1
+	c.MaxTimeout = 1
 	want = "maxOutputBytes must be a positive finite number"
 	if got := errText(c.Validate()); got != want {
 		t.Errorf("Validate() = %q, want %q", got, want)
@@ -81,28 +91,20 @@ func TestValidateFirstFailureInTableOrder(t *testing.T) {
 func TestValidateKeepHeadBytes(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		max, head float64
+		max, head int64
 		unset     bool
 		want      string
 	}{
 		{name: "unset", unset: true},
 		{name: "unset with a tiny max", max: 1, unset: true},
 		{name: "0: tail only", head: 0},
-		{name: "-0 is 0", head: math.Copysign(0, -1)},
 		{name: "below the default max", head: 63999},
 		{name: "the default max", head: 64000, want: "keepHeadBytes must be smaller than maxOutputBytes"},
-		{name: "above the default max", head: 1e300, want: "keepHeadBytes must be smaller than maxOutputBytes"},
+		{name: "above the default max", head: math.MaxInt64, want: "keepHeadBytes must be smaller than maxOutputBytes"},
 		{name: "below a given max", max: 100, head: 99},
 		{name: "a given max", max: 100, head: 100, want: "keepHeadBytes must be smaller than maxOutputBytes"},
-		{name: "rounds up to the max", max: 100, head: 99.5, want: "keepHeadBytes must be smaller than maxOutputBytes"},
-		{name: "both round up to one size", max: 100.5, head: 100.9, want: "keepHeadBytes must be smaller than maxOutputBytes"},
-		{name: "below a fractional max in whole bytes", max: 100.5, head: 100},
-		{name: "a fraction", max: 10, head: 0.5},
 		{name: "negative", head: -1, want: "keepHeadBytes must be a non-negative finite number"},
-		{name: "tiny negative", head: -5e-324, want: "keepHeadBytes must be a non-negative finite number"},
-		{name: "NaN", head: math.NaN(), want: "keepHeadBytes must be a non-negative finite number"},
-		{name: "+Inf", head: math.Inf(1), want: "keepHeadBytes must be a non-negative finite number"},
-		{name: "-Inf", head: math.Inf(-1), want: "keepHeadBytes must be a non-negative finite number"},
+		{name: "most negative", head: math.MinInt64, want: "keepHeadBytes must be a non-negative finite number"},
 		{name: "a bad max comes first", max: -1, head: -1, want: "maxOutputBytes must be a positive finite number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,46 +164,48 @@ func TestValidateEnv(t *testing.T) {
 
 func TestWithDefaults(t *testing.T) {
 	env := Env{Scrub: []string{"X"}, Set: map[string]string{"A": "b"}}
+	const ms = time.Millisecond
+	head := ptr[int64](16000)
 	for _, tc := range []struct {
 		name string
 		in   Local
 		want Local
 	}{
 		{"zero", Local{}, Local{
-			TimeoutMs:      120000,
-			MaxTimeoutMs:   600000,
+			Timeout:        120000 * ms,
+			MaxTimeout:     600000 * ms,
 			MaxOutputBytes: 64000,
-			KeepHeadBytes:  ptr(16000.0),
+			KeepHeadBytes:  head,
 			MaxSpillBytes:  67108864,
-			GraceMs:        3000,
+			Grace:          3000 * ms,
 		}},
 		{"set values kept, strings untouched", Local{
-			Cwd: "/w", TimeoutMs: 1.5, MaxTimeoutMs: 2, MaxOutputBytes: 3, MaxSpillBytes: 4, MaxSpillTotalBytes: 6, GraceMs: 5,
+			Cwd: "/w", Timeout: 1500 * time.Microsecond, MaxTimeout: 2 * ms, MaxOutputBytes: 3, MaxSpillBytes: 4, MaxSpillTotalBytes: 6, Grace: 5 * ms,
 			SpillDir: "/s", Shell: "/bin/sh", Env: env,
 		}, Local{
-			Cwd: "/w", TimeoutMs: 1.5, MaxTimeoutMs: 2, MaxOutputBytes: 3, MaxSpillBytes: 4, MaxSpillTotalBytes: 6, GraceMs: 5,
-			SpillDir: "/s", Shell: "/bin/sh", Env: env, KeepHeadBytes: ptr(0.0), // ⌊3/4⌋
+			Cwd: "/w", Timeout: 1500 * time.Microsecond, MaxTimeout: 2 * ms, MaxOutputBytes: 3, MaxSpillBytes: 4, MaxSpillTotalBytes: 6, Grace: 5 * ms,
+			SpillDir: "/s", Shell: "/bin/sh", Env: env, KeepHeadBytes: ptr[int64](0), // ⌊3/4⌋
 		}},
-		{"head of a fractional max: a quarter of its whole bytes", Local{MaxOutputBytes: 10.5}, Local{
-			TimeoutMs: 120000, MaxTimeoutMs: 600000, MaxOutputBytes: 10.5, KeepHeadBytes: ptr(2.0), MaxSpillBytes: 67108864, GraceMs: 3000,
+		{"head: a quarter of the max, rounded down", Local{MaxOutputBytes: 11}, Local{
+			Timeout: 120000 * ms, MaxTimeout: 600000 * ms, MaxOutputBytes: 11, KeepHeadBytes: ptr[int64](2), MaxSpillBytes: 67108864, Grace: 3000 * ms,
 		}},
-		{"explicit head kept, 0 too", Local{KeepHeadBytes: ptr(0.0)}, Local{
-			TimeoutMs: 120000, MaxTimeoutMs: 600000, MaxOutputBytes: 64000, KeepHeadBytes: ptr(0.0), MaxSpillBytes: 67108864, GraceMs: 3000,
+		{"explicit head kept, 0 too", Local{KeepHeadBytes: ptr[int64](0)}, Local{
+			Timeout: 120000 * ms, MaxTimeout: 600000 * ms, MaxOutputBytes: 64000, KeepHeadBytes: ptr[int64](0), MaxSpillBytes: 67108864, Grace: 3000 * ms,
 		}},
-		{"timeout above default max is clamped", Local{TimeoutMs: 700000}, Local{
-			TimeoutMs: 600000, MaxTimeoutMs: 600000, MaxOutputBytes: 64000, KeepHeadBytes: ptr(16000.0), MaxSpillBytes: 67108864, GraceMs: 3000,
+		{"timeout above default max is clamped", Local{Timeout: 700000 * ms}, Local{
+			Timeout: 600000 * ms, MaxTimeout: 600000 * ms, MaxOutputBytes: 64000, KeepHeadBytes: head, MaxSpillBytes: 67108864, Grace: 3000 * ms,
 		}},
-		{"default timeout clamped to a small max", Local{MaxTimeoutMs: 60000}, Local{
-			TimeoutMs: 60000, MaxTimeoutMs: 60000, MaxOutputBytes: 64000, KeepHeadBytes: ptr(16000.0), MaxSpillBytes: 67108864, GraceMs: 3000,
+		{"default timeout clamped to a small max", Local{MaxTimeout: 60000 * ms}, Local{
+			Timeout: 60000 * ms, MaxTimeout: 60000 * ms, MaxOutputBytes: 64000, KeepHeadBytes: head, MaxSpillBytes: 67108864, Grace: 3000 * ms,
 		}},
-		{"timeout above given max", Local{TimeoutMs: 1000, MaxTimeoutMs: 500}, Local{
-			TimeoutMs: 500, MaxTimeoutMs: 500, MaxOutputBytes: 64000, KeepHeadBytes: ptr(16000.0), MaxSpillBytes: 67108864, GraceMs: 3000,
+		{"timeout above given max", Local{Timeout: 1000 * ms, MaxTimeout: 500 * ms}, Local{
+			Timeout: 500 * ms, MaxTimeout: 500 * ms, MaxOutputBytes: 64000, KeepHeadBytes: head, MaxSpillBytes: 67108864, Grace: 3000 * ms,
 		}},
-		{"timeout equal to max", Local{TimeoutMs: 500, MaxTimeoutMs: 500}, Local{
-			TimeoutMs: 500, MaxTimeoutMs: 500, MaxOutputBytes: 64000, KeepHeadBytes: ptr(16000.0), MaxSpillBytes: 67108864, GraceMs: 3000,
+		{"timeout equal to max", Local{Timeout: 500 * ms, MaxTimeout: 500 * ms}, Local{
+			Timeout: 500 * ms, MaxTimeout: 500 * ms, MaxOutputBytes: 64000, KeepHeadBytes: head, MaxSpillBytes: 67108864, Grace: 3000 * ms,
 		}},
-		{"max above default timeout", Local{MaxTimeoutMs: 1e9}, Local{
-			TimeoutMs: 120000, MaxTimeoutMs: 1e9, MaxOutputBytes: 64000, KeepHeadBytes: ptr(16000.0), MaxSpillBytes: 67108864, GraceMs: 3000,
+		{"max above default timeout", Local{MaxTimeout: 1e9 * ms}, Local{
+			Timeout: 120000 * ms, MaxTimeout: 1e9 * ms, MaxOutputBytes: 64000, KeepHeadBytes: head, MaxSpillBytes: 67108864, Grace: 3000 * ms,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,8 +232,8 @@ func TestWithDefaults(t *testing.T) {
 }
 
 func TestDefaultConstants(t *testing.T) {
-	got := []float64{DefaultTimeoutMs, DefaultMaxTimeoutMs, DefaultMaxOutputBytes, DefaultMaxSpillBytes, DefaultGraceMs}
-	want := []float64{120000, 600000, 64000, 64 << 20, 3000}
+	got := []int64{int64(DefaultTimeout / time.Millisecond), int64(DefaultMaxTimeout / time.Millisecond), DefaultMaxOutputBytes, DefaultMaxSpillBytes, int64(DefaultGrace / time.Millisecond)}
+	want := []int64{120000, 600000, 64000, 64 << 20, 3000}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}

@@ -80,9 +80,9 @@ func TestStandard(t *testing.T) {
 
 func TestStandardRefusesAnInvalidConfig(t *testing.T) {
 	for cfg, want := range map[*config.File]string{
-		{Local: config.Local{GraceMs: -1}}:                             "local.graceMs must be a positive finite number",
-		{Tools: []string{"web"}}:                                       `tools[0]: "web" is not one of "bash" or "tasks"`,
-		{Tasks: config.Tasks{WaitTimeoutMs: 1, MaxWaitTimeoutMs: 0.5}}: "tasks.waitTimeoutMs (1) exceeds tasks.maxWaitTimeoutMs (0.5)",
+		{Local: config.Local{Grace: -time.Millisecond}}: "local.graceMs must be a positive finite number",
+		{Tools: []string{"web"}}:                        `tools[0]: "web" is not one of "bash" or "tasks"`,
+		{Tasks: config.Tasks{WaitTimeout: time.Millisecond, MaxWaitTimeout: 500 * time.Microsecond}}: "tasks.waitTimeoutMs (1) exceeds tasks.maxWaitTimeoutMs (0.5)",
 	} {
 		if st, err := host.Standard(*cfg); err == nil || err.Error() != want {
 			if st != nil {

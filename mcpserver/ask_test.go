@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -227,7 +228,7 @@ const approvalKey = "approval"
 // when the test ends.
 func askServer(t *testing.T, dir string, hooks config.Hooks) *mcpserver.Server {
 	cfg := config.File{Permissions: &config.Permissions{Default: "ask", ClaudeSettings: new(false)}, Hooks: hooks}
-	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
+	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.Grace = proctest.Set(), t.TempDir(), 200*time.Millisecond
 	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: dir, ManagedDir: dir}))
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ import (
 // with copts.
 func serveFile(t *testing.T, cfg config.File, workdir string, copts *mcp.ClientOptions, hopts ...host.Option) *mcp.ClientSession {
 	t.Helper()
-	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), t.TempDir(), 200
+	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.Grace = proctest.Set(), t.TempDir(), 200*time.Millisecond
 	st, err := host.Standard(cfg, hopts...)
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +100,8 @@ func TestHeartbeatsWhileHooksRunAndTheCommandIsQuiet(t *testing.T) {
 // yielded in structuredContent; the task ends with the command's output
 // and exit code.
 func TestYieldOverMCP(t *testing.T) {
-	after := 400.0
-	cs, _ := longServer(t, config.File{Bash: config.Bash{YieldAfterMs: &after}})
+	after := 400 * time.Millisecond
+	cs, _ := longServer(t, config.File{Bash: config.Bash{YieldAfter: &after}})
 	res := call(t, cs, "bash", map[string]any{"command": "echo first; sleep 1; echo second; exit 4", "description": "work a while"})
 	want := "first\n[still running after 400ms; continues as background task bash-1: read it with task_output, stop it with task_kill]"
 	if got := texts(res); res.IsError || len(got) != 1 || got[0] != want {

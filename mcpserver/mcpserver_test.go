@@ -38,7 +38,7 @@ func newServer(t *testing.T, workdir string) *mcpserver.Server {
 // filled in.
 func newServerWith(t *testing.T, opts mcpserver.Options) *mcpserver.Server {
 	t.Helper()
-	st := stacktest.Must(t, config.Local{GraceMs: 300})
+	st := stacktest.Must(t, config.Local{Grace: 300 * time.Millisecond})
 	opts.Tools, opts.Prompt, opts.Version = st.Tools, st.Prompt, "test"
 	s := mcpserver.New(opts)
 	t.Cleanup(s.Close) // before the stack's cleanup: cleanups run last first

@@ -50,7 +50,7 @@ func TestCallAfterAbortCallsIsCut(t *testing.T) {
 // gets the SDK's error, and the registry's observers (the audit log, the
 // metrics) see it as an invalid call: every call writes a line.
 func TestUnknownToolIsObserved(t *testing.T) {
-	st := stacktest.Must(t, config.Local{GraceMs: 300})
+	st := stacktest.Must(t, config.Local{Grace: 300 * time.Millisecond})
 	var mu sync.Mutex
 	var seen []tool.Result
 	st.Tools.Observe(func(_ context.Context, call tool.Call, res tool.Result) {

@@ -5,6 +5,7 @@ package mcpserver_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,7 +63,7 @@ func TestSessionCwd(t *testing.T) {
 // user's home; here the stack's executor's cwd), whatever the roots.
 func TestRemoteSessionCwdIsTheExecutorsDefault(t *testing.T) {
 	execCwd := t.TempDir()
-	st := stacktest.Must(t, config.Local{GraceMs: 300, Cwd: execCwd})
+	st := stacktest.Must(t, config.Local{Grace: 300 * time.Millisecond, Cwd: execCwd})
 	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Version: "test", Remote: true})
 	t.Cleanup(s.Close)
 	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)

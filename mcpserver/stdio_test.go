@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/stacktest"
@@ -239,7 +240,7 @@ func floodReply(t *testing.T, line string, results map[int]bool) int {
 func TestToolsListedAsRegistered(t *testing.T) {
 	ss := startStdio(t)
 	defer ss.end()
-	reg := stacktest.Must(t, config.Local{GraceMs: 300}).Tools.List() // as newServer's
+	reg := stacktest.Must(t, config.Local{Grace: 300 * time.Millisecond}).Tools.List() // as newServer's
 	for i := range 2 {
 		ss.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i))
 		var resp struct {

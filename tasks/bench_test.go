@@ -25,7 +25,7 @@ func BenchmarkWaitLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 		go func() {
-			if _, err := svc.Wait(context.Background(), nil, snap.ID, 60000); err != nil {
+			if _, err := svc.Wait(context.Background(), nil, snap.ID, time.Minute); err != nil {
 				b.Error(err)
 			}
 			returned <- time.Now()
@@ -73,7 +73,7 @@ func BenchmarkWaitIdleCPU(b *testing.B) {
 		idle func()
 	}{
 		{"wait", func() {
-			if _, err := svc.Wait(context.Background(), nil, snap.ID, 1000); err != nil {
+			if _, err := svc.Wait(context.Background(), nil, snap.ID, time.Second); err != nil {
 				b.Fatal(err)
 			}
 		}},

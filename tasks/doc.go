@@ -13,7 +13,7 @@
 //
 //	snap, err := svc.Start(tasks.Spec{Kind: "bash", Label: cmd, Owner: sess, Run: run})
 //	text, snap, err := svc.Read(sess, snap.ID)            // consuming delta
-//	snap, err = svc.Wait(ctx, sess, snap.ID, 30000)       // finish or timeout
+//	snap, err = svc.Wait(ctx, sess, snap.ID, 30*time.Second) // finish or timeout
 //	res, snap, err := svc.Kill(sess, snap.ID)             // requested / already-terminal
 //
 // # Contract
@@ -61,9 +61,9 @@
 //     succeeded the task is stopping (unless it already settled) and
 //     reported: [KillRequested]. Killing a stopping task does not call
 //     Cancel again.
-//   - [Service.Wait] takes a timeout in milliseconds that must be positive
-//     and finite (checked before the id; a fraction is rounded up to a whole
-//     millisecond). It returns the snapshot at the finish, or the
+//   - [Service.Wait] takes a timeout that must be positive (checked before
+//     the id; the error quotes it in milliseconds, as the model gives it to
+//     task_output). It returns the snapshot at the finish, or the
 //     still-running snapshot when the timeout fires (not an error). A
 //     cancelled context gives [ErrWaitAborted] (`wait aborted`), unless the
 //     task has finished by the time the wait looks: the finish wins. A

@@ -3,6 +3,7 @@ package tasks
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dsh-go/dsh/internal/num"
 )
@@ -49,8 +50,6 @@ func forbiddenMessage(id string) string { return "task " + id + " belongs to ano
 
 func unknownMessage(id string) string { return "unknown task " + id }
 
-func invalidTimeoutMessage(ms float64) string { return invalidTimeoutText(num.JSONNumber(ms)) }
-
 func invalidTimeoutText(raw string) string {
 	return "invalid wait timeout: expected a positive number of milliseconds, got " + raw
 }
@@ -69,8 +68,8 @@ func ownerEndedMessage(id string) string {
 func errTooMany(n int) error       { return &kindError{tooManyMessage(n), ErrTooMany} }
 func errForbidden(id string) error { return &kindError{forbiddenMessage(id), ErrForbidden} }
 func errUnknown(id string) error   { return &kindError{unknownMessage(id), ErrUnknown} }
-func errInvalidTimeout(ms float64) error {
-	return &kindError{invalidTimeoutMessage(ms), ErrInvalidTimeout}
+func errInvalidTimeout(d time.Duration) error {
+	return &kindError{invalidTimeoutText(num.MillisText(d)), ErrInvalidTimeout}
 }
 func errOwnerEnded(id string) error { return &kindError{ownerEndedMessage(id), ErrOwnerEnded} }
 func errTooManyOnServer(limit int) error {

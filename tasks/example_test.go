@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
@@ -53,7 +54,7 @@ func Example() {
 	}
 	fmt.Println(snap.ID, snap.Status)
 
-	snap, _ = svc.Wait(context.Background(), owner, snap.ID, 30000)
+	snap, _ = svc.Wait(context.Background(), owner, snap.ID, 30*time.Second)
 	text, snap, _ := svc.Read(owner, snap.ID)
 	fmt.Print(text)
 	fmt.Println(snap.Status, snap.Detail, snap.Reported)

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dsh-go/dsh/internal/num"
-
 	"github.com/dsh-go/dsh/internal/safe"
 	"github.com/dsh-go/dsh/session"
 )
@@ -772,14 +770,14 @@ func (s *Service) Kill(caller *session.Session, id string) (KillResult, Snapshot
 	}
 }
 
-// Wait waits until the task finishes, timeoutMs elapses or ctx is done. It
+// Wait waits until the task finishes, timeout elapses or ctx is done. It
 // returns the snapshot at the finish (marking the task reported) or the
 // still-live snapshot at the timeout. A done ctx gives ErrWaitAborted unless
-// the task has finished by then.
-func (s *Service) Wait(ctx context.Context, caller *session.Session, id string, timeoutMs float64) (Snapshot, error) {
-	d, err := waitDuration(timeoutMs)
-	if err != nil {
-		return Snapshot{}, err
+// the task has finished by then. A timeout that is not positive is
+// refused, before the id is looked at.
+func (s *Service) Wait(ctx context.Context, caller *session.Session, id string, timeout time.Duration) (Snapshot, error) {
+	if timeout <= 0 {
+		return Snapshot{}, errInvalidTimeout(timeout)
 	}
 	s.mu.Lock()
 	t, err := s.lookupLocked(caller, id)
@@ -799,7 +797,7 @@ func (s *Service) Wait(ctx context.Context, caller *session.Session, id string, 
 	t.waiters++
 	s.mu.Unlock()
 
-	timer := time.NewTimer(d)
+	timer := time.NewTimer(timeout)
 	select {
 	case <-t.done:
 	case <-ctx.Done():
@@ -828,12 +826,3 @@ func (s *Service) Wait(ctx context.Context, caller *session.Session, id string, 
 // before it looks at the task, so a test can make the finish and the
 // cancellation land in the same instant deterministically.
 var testHookWaitWoke func()
-
-// waitDuration converts a wait timeout in milliseconds, rounded up to a
-// whole millisecond and saturating; it must be positive and finite.
-func waitDuration(ms float64) (time.Duration, error) {
-	if !num.PositiveFinite(ms) {
-		return 0, errInvalidTimeout(ms)
-	}
-	return num.Millis(ms), nil
-}

@@ -103,7 +103,7 @@ func BenchmarkThroughput(b *testing.B) {
 // heap above its start.
 func BenchmarkKeepHead1GiB(b *testing.B) {
 	const n = 1 << 30
-	zero := 0.0
+	zero := int64(0)
 	modes := []*Executor{
 		benchExecutor(b, config.Local{KeepHeadBytes: &zero}),
 		benchExecutor(b, config.Local{}),

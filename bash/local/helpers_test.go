@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 // testConfig is a config with a short grace and small caps, marked.
 func testConfig(t *testing.T) config.Local {
 	return config.Local{
-		GraceMs:  200,
+		Grace:    200 * time.Millisecond,
 		SpillDir: t.TempDir(),
 		Env:      config.Env{Set: proctest.Set()},
 	}
@@ -100,10 +101,10 @@ func contract(t *testing.T, mode string) {
 		New: func(t *testing.T, l executortest.Limits) (bash.Executor, string) {
 			cfg := testConfig(t)
 			cfg.Containment = mode
-			cfg.Cwd, cfg.TimeoutMs, cfg.MaxTimeoutMs = l.Cwd, l.TimeoutMs, l.MaxTimeoutMs
+			cfg.Cwd, cfg.Timeout, cfg.MaxTimeout = l.Cwd, l.Timeout, l.MaxTimeout
 			cfg.MaxOutputBytes, cfg.KeepHeadBytes, cfg.MaxSpillBytes = l.MaxOutputBytes, l.KeepHeadBytes, l.MaxSpillBytes
-			if l.GraceMs != 0 {
-				cfg.GraceMs = l.GraceMs
+			if l.Grace != 0 {
+				cfg.Grace = l.Grace
 			}
 			if l.SpillDir != "" {
 				cfg.SpillDir = l.SpillDir

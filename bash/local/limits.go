@@ -44,7 +44,7 @@ type limits struct {
 // mode whose cgroup is base ("" but in cgroup mode), enabling the
 // controllers there if it can.
 func newLimits(cfg config.Limits, mode, base string) *limits {
-	l := &limits{pids: wholeOrDefault(cfg.Pids, config.DefaultPids), memory: wholeOrDefault(cfg.MemoryBytes, 0)}
+	l := &limits{pids: orDefault(cfg.Pids, config.DefaultPids), memory: orDefault(cfg.MemoryBytes, 0)}
 	var rl unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NPROC, &rl) == nil && rl.Cur != unix.RLIM_INFINITY {
 		l.rlimit = rl.Cur
@@ -74,12 +74,12 @@ func newLimits(cfg config.Limits, mode, base string) *limits {
 	return l
 }
 
-// wholeOrDefault is v rounded up to a whole number, or def for 0.
-func wholeOrDefault(v float64, def uint64) uint64 {
-	if v == 0 {
+// orDefault is v, or def for 0 (Validate refused a negative v).
+func orDefault(v int64, def uint64) uint64 {
+	if v <= 0 {
 		return def
 	}
-	return uint64(math.Ceil(v))
+	return uint64(v)
 }
 
 func nonZero(v uint64) uint64 {

@@ -58,7 +58,7 @@ func (s closeFailingSpill) Create(stream string) (capture.File, error) {
 func TestFailingSpillCloseWithholdsPath(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig(t)
-	cfg.MaxOutputBytes, cfg.KeepHeadBytes = 10, new(0.0)
+	cfg.MaxOutputBytes, cfg.KeepHeadBytes = 10, new(int64(0))
 	e := newExecutor(t, cfg)
 	e.spill = closeFailingSpill{e.spill.(*capture.SpillDir)}
 	r := runCmd(t, e, "seq 1 100", 0)
@@ -309,9 +309,9 @@ func TestResolve(t *testing.T) {
 	t.Parallel()
 	cwd, _ := os.Getwd()
 	cfg := testConfig(t)
-	cfg.TimeoutMs, cfg.MaxTimeoutMs = 2000, 5000
+	cfg.Timeout, cfg.MaxTimeout = 2*time.Second, 5*time.Second
 	e := newExecutor(t, cfg)
-	clamped := newExecutor(t, config.Local{TimeoutMs: 9000, MaxTimeoutMs: 5000})
+	clamped := newExecutor(t, config.Local{Timeout: 9 * time.Second, MaxTimeout: 5 * time.Second})
 	for _, tc := range []struct {
 		name string
 		e    *Executor
@@ -362,10 +362,10 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		cfg  config.Local
 		want string
 	}{
-		{config.Local{GraceMs: -1}, "bash-local: graceMs must be a positive finite number"},
-		{config.Local{KeepHeadBytes: new(-1.0)}, "bash-local: keepHeadBytes must be a non-negative finite number"},
-		{config.Local{KeepHeadBytes: new(64000.0)}, "bash-local: keepHeadBytes must be smaller than maxOutputBytes"},
-		{config.Local{MaxOutputBytes: 10, KeepHeadBytes: new(10.0)}, "bash-local: keepHeadBytes must be smaller than maxOutputBytes"},
+		{config.Local{Grace: -time.Millisecond}, "bash-local: graceMs must be a positive finite number"},
+		{config.Local{KeepHeadBytes: new(int64(-1))}, "bash-local: keepHeadBytes must be a non-negative finite number"},
+		{config.Local{KeepHeadBytes: new(int64(64000))}, "bash-local: keepHeadBytes must be smaller than maxOutputBytes"},
+		{config.Local{MaxOutputBytes: 10, KeepHeadBytes: new(int64(10))}, "bash-local: keepHeadBytes must be smaller than maxOutputBytes"},
 	} {
 		if _, err := New(tc.cfg); err == nil || err.Error() != tc.want {
 			t.Errorf("%+v: err = %v, want %q", tc.cfg, err, tc.want)

@@ -115,7 +115,7 @@ func cgroupRoot(t *testing.T) string {
 func TestSandboxSignals(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
-			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.GraceMs = 300 })
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.Grace = 300 * time.Millisecond })
 			if r := s.run("kill -TERM $$"); r.Signal != "SIGTERM" || r.ExitCode != nil {
 				t.Errorf("kill -TERM $$: %+v", r)
 			}

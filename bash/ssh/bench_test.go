@@ -94,7 +94,7 @@ func benchSetup(b *testing.B) (*sshtest.Server, *Executor) {
 	b.Helper()
 	srv := sshtest.Start(b, sshtest.Options{})
 	cfg := srv.Config(b)
-	cfg.GraceMs, cfg.KeepaliveMs = 0, 0 // the defaults
+	cfg.Grace, cfg.Keepalive = 0, 0 // the defaults
 	e, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)

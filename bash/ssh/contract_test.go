@@ -23,10 +23,10 @@ func harness(srv *sshtest.Server) executortest.Harness {
 		Name: Name,
 		New: func(t *testing.T, l executortest.Limits) (bash.Executor, string) {
 			cfg := srv.Config(t)
-			cfg.Cwd, cfg.TimeoutMs, cfg.MaxTimeoutMs = l.Cwd, l.TimeoutMs, l.MaxTimeoutMs
+			cfg.Cwd, cfg.Timeout, cfg.MaxTimeout = l.Cwd, l.Timeout, l.MaxTimeout
 			cfg.MaxOutputBytes, cfg.KeepHeadBytes, cfg.MaxSpillBytes = l.MaxOutputBytes, l.KeepHeadBytes, l.MaxSpillBytes
-			if l.GraceMs != 0 {
-				cfg.GraceMs = l.GraceMs
+			if l.Grace != 0 {
+				cfg.Grace = l.Grace
 			}
 			if l.SpillDir != "" {
 				cfg.SpillDir = l.SpillDir

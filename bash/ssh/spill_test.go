@@ -78,7 +78,7 @@ func TestSpillBaseOfAnotherUserRefused(t *testing.T) {
 	if err := os.Chown(base, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
-	cfg.SpillDir, cfg.MaxOutputBytes, cfg.KeepHeadBytes = base, 100, new(0.0)
+	cfg.SpillDir, cfg.MaxOutputBytes, cfg.KeepHeadBytes = base, 100, new(int64(0))
 	var logs logBuffer
 	e, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if err != nil {

@@ -233,7 +233,7 @@ func New(cfg config.SSH, opts ...Option) (*Executor, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	keepalive := num.Millis(cfg.KeepaliveMs)
+	keepalive := cfg.Keepalive
 	t, err := newTarget(cfg, keepalive)
 	if err != nil {
 		return nil, err
@@ -241,12 +241,12 @@ func New(cfg config.SSH, opts ...Option) (*Executor, error) {
 	e := &Executor{
 		target:         t,
 		cwd:            cfg.Cwd,
-		timeoutMs:      num.WholeMillis(cfg.TimeoutMs),
-		maxTimeoutMs:   num.WholeMillis(cfg.MaxTimeoutMs),
-		maxOutputBytes: num.Bytes(cfg.MaxOutputBytes),
-		keepHeadBytes:  num.Bytes(*cfg.KeepHeadBytes),
-		maxSpillBytes:  num.Bytes(cfg.MaxSpillBytes),
-		grace:          num.Millis(cfg.GraceMs),
+		timeoutMs:      num.CeilMillis(cfg.Timeout),
+		maxTimeoutMs:   num.CeilMillis(cfg.MaxTimeout),
+		maxOutputBytes: cfg.MaxOutputBytes,
+		keepHeadBytes:  *cfg.KeepHeadBytes,
+		maxSpillBytes:  cfg.MaxSpillBytes,
+		grace:          cfg.Grace,
 		keepalive:      keepalive,
 		env:            append(slices.Clone(fixedEnv), assignments(cfg.Env.Set)...),
 		pool:           newPool(t, cfg.MaxConnections, keepalive, log),

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-go/dsh/internal/num"
-
 	"github.com/google/go-cmp/cmp"
 	gossh "golang.org/x/crypto/ssh"
 
@@ -202,8 +200,8 @@ func TestNewRefuses(t *testing.T) {
 		want string
 	}{
 		{config.SSH{}, "ssh: host must be set"},
-		{config.SSH{Host: "h", KnownHosts: kh, GraceMs: -1}, "ssh: graceMs must be a positive finite number"},
-		{config.SSH{Host: "h", KnownHosts: kh, MaxOutputBytes: 10, KeepHeadBytes: new(10.0)}, "ssh: keepHeadBytes must be smaller than maxOutputBytes"},
+		{config.SSH{Host: "h", KnownHosts: kh, Grace: -time.Millisecond}, "ssh: graceMs must be a positive finite number"},
+		{config.SSH{Host: "h", KnownHosts: kh, MaxOutputBytes: 10, KeepHeadBytes: new(int64(10))}, "ssh: keepHeadBytes must be smaller than maxOutputBytes"},
 		{config.SSH{Host: "h", KnownHosts: kh, Env: config.SSHEnv{Set: map[string]string{"A-B": "1"}}}, `ssh: env.set name "A-B" is not a valid variable name`},
 		{config.SSH{Host: "h", KnownHosts: kh + ".missing"}, "ssh: known_hosts file " + kh + ".missing: no such file or directory"},
 	} {
@@ -219,7 +217,7 @@ func TestResolve(t *testing.T) {
 	if err := os.WriteFile(kh, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	home, err := New(config.SSH{Host: "h", KnownHosts: kh, TimeoutMs: 2000, MaxTimeoutMs: 5000})
+	home, err := New(config.SSH{Host: "h", KnownHosts: kh, Timeout: 2 * time.Second, MaxTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,14 +457,14 @@ func checkLoss(t *testing.T, lc lossCase, cfg config.SSH) {
 	if st := lc.bg.State(); st.Status != bash.StatusKilled || st.Err == nil || st.Err.Error() != want {
 		t.Errorf("background: %+v", st)
 	}
-	bound := 3*num.Millis(cfg.KeepaliveMs) + num.Millis(cfg.GraceMs)
+	bound := 3*cfg.Keepalive + cfg.Grace
 	for i, pg := range lc.pgids {
 		gone := lc.gone[i]
 		t.Logf("remote group %d gone %v after the drop (bound 3 × keepaliveMs + graceMs = %v); the call failed after %v", pg, gone, bound, lc.failed)
 		switch {
 		case gone < 0:
 			t.Errorf("remote group %d is still there %v after the drop (bound %v)", pg, proctest.Wait, bound)
-		case gone > bound+num.Millis(cfg.KeepaliveMs)/2:
+		case gone > bound+cfg.Keepalive/2:
 			t.Errorf("remote group %d outlived the drop by %v, more than %v and half a keep-alive interval", pg, gone, bound)
 		}
 	}
@@ -500,7 +498,7 @@ func TestDroppedConnection(t *testing.T) {
 // for it.
 func checkNoticedByKeepalive(t *testing.T, lc lossCase, cfg config.SSH) {
 	t.Helper()
-	interval := num.Millis(cfg.KeepaliveMs)
+	interval := cfg.Keepalive
 	if lc.failed < 3*interval-interval/2 {
 		t.Errorf("the call failed %v after the drop, well before 3 keep-alive intervals", lc.failed)
 	}
@@ -516,7 +514,7 @@ func TestHalfOpenConnection(t *testing.T) {
 	cfg := srv.Config(t)
 	cfg.Port = proxy.Port
 	cfg.KnownHosts = srv.KnownHostsFor(t, srv.HostKey, proxy.Port)
-	cfg.GraceMs = 500
+	cfg.Grace = 500 * time.Millisecond
 	e := newExecutor(t, cfg)
 	lc := runThroughLoss(t, srv, e, proxy.Freeze)
 	checkNoticedByKeepalive(t, lc, cfg)
@@ -531,7 +529,7 @@ func TestHalfOpenByDroppedPackets(t *testing.T) {
 	t.Parallel()
 	srv := sshtest.Start(t, sshtest.Options{Netns: true})
 	cfg := srv.Config(t)
-	cfg.GraceMs = 500
+	cfg.Grace = 500 * time.Millisecond
 	e := newExecutor(t, cfg)
 	lc := runThroughLoss(t, srv, e, func() { srv.CutNetwork(t) })
 	checkNoticedByKeepalive(t, lc, cfg)
@@ -643,7 +641,7 @@ func TestUnwritableSpillWithholdsPath(t *testing.T) {
 	t.Parallel()
 	srv := sshtest.Start(t, sshtest.Options{})
 	cfg := srv.Config(t)
-	cfg.MaxOutputBytes, cfg.KeepHeadBytes = 10, new(0.0)
+	cfg.MaxOutputBytes, cfg.KeepHeadBytes = 10, new(int64(0))
 	cfg.SpillDir = "/proc/dsh-no-such-dir"
 	e := newExecutor(t, cfg)
 	r := mustRun(t, e, "seq 1 100")
@@ -851,7 +849,7 @@ func TestBlockedLogin(t *testing.T) {
 	}
 	took := time.Since(begin)
 	// The timeout, graceMs for a frame on its way, then the kill.
-	bound := 500*time.Millisecond + 2*num.Millis(cfg.GraceMs) + 2*drainSlack + slack
+	bound := 500*time.Millisecond + 2*cfg.Grace + 2*drainSlack + slack
 	t.Logf("timed out after %v (bound %v): %+v", took, bound, o.r)
 	if o.err != nil || !o.r.TimedOut || o.r.Aborted || o.r.Timeout != 500*time.Millisecond || o.r.ExitCode != nil || took > bound {
 		t.Fatalf("got %+v, %v after %v", o.r, o.err, took)

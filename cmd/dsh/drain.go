@@ -5,8 +5,6 @@ package main
 import (
 	"time"
 
-	"github.com/dsh-go/dsh/internal/num"
-
 	"github.com/dsh-go/dsh/internal/metrics"
 )
 
@@ -106,7 +104,7 @@ func (fe *frontEnd) waitIdle(timeout time.Duration) bool {
 // drain.
 func (fe *frontEnd) abortCalls() {
 	fe.srv.AbortCalls()
-	deadline := time.NewTimer(num.Millis(fe.cfg.WithDefaults().Local.GraceMs) + abortSlack)
+	deadline := time.NewTimer(fe.cfg.WithDefaults().Local.Grace + abortSlack)
 	defer deadline.Stop()
 	tick := time.NewTicker(drainPoll)
 	defer tick.Stop()

@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -131,7 +132,7 @@ func runCommand(f runFlags, command string, s streams) error {
 	if started.TaskID == "" {
 		return failure("run: the bash tool returned no task id")
 	}
-	waitMs := cfg.Tasks.MaxWaitTimeoutMs
+	waitMs := num.CeilMillis(cfg.Tasks.MaxWaitTimeout)
 	return exitCode(r.await(ctx, received, started.TaskID, waitMs))
 }
 
@@ -219,7 +220,7 @@ func (r *runner) print(res tool.Result) {
 // await waits for the background task id with task_output until it ends,
 // printing every read, and returns the exit status. A signal kills the
 // task (task_kill), which is then awaited like any other end.
-func (r *runner) await(ctx context.Context, received func() os.Signal, id string, waitMs float64) int {
+func (r *runner) await(ctx context.Context, received func() os.Signal, id string, waitMs int64) int {
 	killed := false
 	for {
 		res := r.call(ctx, "task_output", map[string]any{"task_id": id, "wait": true, "timeout_ms": waitMs})

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dsh-go/dsh/internal/num"
-
 	"github.com/spf13/cobra"
 
 	"github.com/dsh-go/dsh/config"
@@ -159,8 +157,8 @@ func serve(f serveFlags, s streams) error {
 	m := fe.metrics()
 	hs, err := fe.srv.HTTPServer(mcpserver.HTTPOptions{
 		Token: token, NoAuth: token == "", IdleTimeout: f.idleTimeout,
-		MaxSessions: fe.cfg.Serve.MaxSessions, MaxRequestBytes: num.Bytes(fe.cfg.Serve.MaxRequestBytes),
-		FirstCallTimeout: num.Millis(fe.cfg.Serve.IdleSessionMs),
+		MaxSessions: fe.cfg.Serve.MaxSessions, MaxRequestBytes: fe.cfg.Serve.MaxRequestBytes,
+		FirstCallTimeout: fe.cfg.Serve.IdleSession,
 		Metrics:          m.Handler(),
 	})
 	if err != nil {

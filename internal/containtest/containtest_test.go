@@ -64,7 +64,7 @@ type stack struct {
 // newStack composes the stack with containment mode; the error is
 // local.New's, so that a caller can tell an unavailable cgroup.
 func newStack(t testing.TB, mode string) (*stack, error) {
-	st, err := stacktest.New(t, config.Local{GraceMs: graceMs, Containment: mode})
+	st, err := stacktest.New(t, config.Local{Grace: graceMs * time.Millisecond, Containment: mode})
 	if err != nil {
 		return nil, err
 	}

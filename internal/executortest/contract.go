@@ -116,7 +116,7 @@ func testTimeoutKillsWithSIGTERM(t *testing.T, h Harness) {
 }
 
 func testTrappedTERMDiesBySIGKILLAfterGrace(t *testing.T, h Harness) {
-	e := h.newExecutor(t, Limits{GraceMs: 300})
+	e := h.newExecutor(t, Limits{Grace: 300 * time.Millisecond})
 	ready, reached := ReadyFifo(t, h.Dir(t))
 	spec, _ := e.Resolve(bash.Request{Command: "trap '' TERM; echo > " + ready + "; sleep 60"})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -274,7 +274,7 @@ func testStdin(t *testing.T, h Harness) {
 }
 
 func testOutputOfExactlyTheCap(t *testing.T, h Harness) {
-	e, spillDir := h.New(t, Limits{GraceMs: 200, MaxOutputBytes: 500})
+	e, spillDir := h.New(t, Limits{Grace: 200 * time.Millisecond, MaxOutputBytes: 500})
 	r := RunCmd(t, e, "head -c 500 /dev/zero | tr '\\0' x", 0)
 	if len(r.Stdout.Text) != 500 || r.Stdout.Truncated || r.Stdout.SpillPath != "" || r.Stdout.TotalBytes != 500 {
 		t.Fatalf("got %+v", r.Stdout)
@@ -285,7 +285,7 @@ func testOutputOfExactlyTheCap(t *testing.T, h Harness) {
 }
 
 func testLongOutputKeepsTailAndSpills(t *testing.T, h Harness) {
-	e, spillDir := h.New(t, Limits{GraceMs: 200, MaxOutputBytes: 500})
+	e, spillDir := h.New(t, Limits{Grace: 200 * time.Millisecond, MaxOutputBytes: 500})
 	r := RunCmd(t, e, "for i in $(seq 1 200); do printf 'line-%04d\\n' $i; done", 0)
 	out := r.Stdout
 	if !strings.Contains(out.Text, "line-0200\n") || strings.Contains(out.Text, "line-0001") || !out.Truncated {
@@ -319,7 +319,7 @@ func testLongOutputKeepsTailAndSpills(t *testing.T, h Harness) {
 // of maxOutputBytes, on each stream, and counts the bytes in neither
 // (docs/spec.md §3.4a).
 func testForegroundKeepsTheHead(t *testing.T, h Harness) {
-	e := h.newExecutor(t, Limits{MaxOutputBytes: 104, KeepHeadBytes: new(32.0)})
+	e := h.newExecutor(t, Limits{MaxOutputBytes: 104, KeepHeadBytes: new(int64(32))})
 	r := RunCmd(t, e, "seq 1 100; seq 1001 1100 >&2", 0)
 	for _, tc := range []struct {
 		name string
@@ -351,7 +351,7 @@ func testForegroundKeepsTheHead(t *testing.T, h Harness) {
 // stream as it comes, so its collectors keep a tail of the whole
 // maxOutputBytes and no head.
 func testBackgroundKeepsNoHead(t *testing.T, h Harness) {
-	e := h.newExecutor(t, Limits{MaxOutputBytes: 104, KeepHeadBytes: new(50.0)})
+	e := h.newExecutor(t, Limits{MaxOutputBytes: 104, KeepHeadBytes: new(int64(50))})
 	p := Start(t, e, "seq 1 100")
 	Wait(t, p)
 	if r := p.Read(); !r.Lossy || r.Delta != "\n"+SeqLines(67, 100) {
@@ -398,7 +398,7 @@ func testHugeHeredocCommand(t *testing.T, h Harness) {
 }
 
 func testEscapedGrandchildHoldingStdout(t *testing.T, h Harness) {
-	e := h.newExecutor(t, Limits{GraceMs: 300})
+	e := h.newExecutor(t, Limits{Grace: 300 * time.Millisecond})
 
 	// The command exits at once; an escaped process keeps stdout open.
 	pidFile := h.file(t, "pid")
@@ -535,7 +535,7 @@ func testBackgroundKill(t *testing.T, h Harness) {
 }
 
 func testBackgroundKillTrappedTERM(t *testing.T, h Harness) {
-	e := h.newExecutor(t, Limits{GraceMs: 2000})
+	e := h.newExecutor(t, Limits{Grace: 2 * time.Second})
 	ready, reached := ReadyFifo(t, h.Dir(t))
 	p := Start(t, e, "trap '' TERM; echo > "+ready+"; sleep 60")
 	reached()
@@ -566,7 +566,7 @@ func testBackgroundSelfSignal(t *testing.T, h Harness) {
 }
 
 func testKillRacingExitEndsKilled(t *testing.T, h Harness) {
-	e := h.newExecutor(t, Limits{GraceMs: 2000})
+	e := h.newExecutor(t, Limits{Grace: 2 * time.Second})
 	// The leader exits once an escaped process that ignores SIGTERM holds
 	// stdout, so the run is still collecting (not done) when Kill comes:
 	// the executor's own SIGTERM to what the leader left cannot end it
@@ -597,7 +597,7 @@ func testKillRacingExitEndsKilled(t *testing.T, h Harness) {
 }
 
 func testCloseWaitsForTrappingBackgroundChild(t *testing.T, h Harness) {
-	e := h.newExecutor(t, Limits{GraceMs: 300})
+	e := h.newExecutor(t, Limits{Grace: 300 * time.Millisecond})
 	pidFile := h.file(t, "pid")
 	KillOnCleanup(t, pidFile)
 	ready, reached := ReadyFifo(t, h.Dir(t))
@@ -741,7 +741,7 @@ func testLongCommandNeedsNothingOnPath(t *testing.T, h Harness) {
 }
 
 func testLeftoversInTheGroupEndWithTheCommand(t *testing.T, h Harness) {
-	e := h.newExecutor(t, Limits{GraceMs: 3000})
+	e := h.newExecutor(t, Limits{Grace: 3 * time.Second})
 
 	// Foreground: the command exits; its background child, output
 	// redirected or not, does not outlive it, and the call does not wait
@@ -775,7 +775,7 @@ func testLeftoversInTheGroupEndWithTheCommand(t *testing.T, h Harness) {
 }
 
 func testTrappedTERMWithEscapedHolder(t *testing.T, h Harness) {
-	e := h.newExecutor(t, Limits{GraceMs: 500})
+	e := h.newExecutor(t, Limits{Grace: 500 * time.Millisecond})
 	pidFile := h.file(t, "pid")
 	KillOnCleanup(t, pidFile)
 	begin := time.Now()
@@ -893,7 +893,7 @@ func testYieldedProcessKeepsItsTimeout(t *testing.T, h Harness) {
 // has the head and tail of a foreground result, its spill file (still
 // growing) holds the stream from byte 0, and the reads go on after it.
 func testYieldKeepsTheHeadAndReadsAfterIt(t *testing.T, h Harness) {
-	head := float64(40)
+	head := int64(40)
 	e := h.newExecutor(t, Limits{MaxOutputBytes: 200, KeepHeadBytes: &head})
 	gate, open := GateFifo(t, h.Dir(t))
 	res, p := yieldWhen(t, context.Background(), e, "seq 1 100; read x < "+gate+"; echo after", "100\n", 0)

@@ -33,13 +33,13 @@ import (
 // config's meaning (0 or nil: the test's default).
 type Limits struct {
 	Cwd            string
-	TimeoutMs      float64
-	MaxTimeoutMs   float64
-	MaxOutputBytes float64
-	KeepHeadBytes  *float64
-	MaxSpillBytes  float64
-	// GraceMs is 200 unless set.
-	GraceMs float64
+	Timeout        time.Duration
+	MaxTimeout     time.Duration
+	MaxOutputBytes int64
+	KeepHeadBytes  *int64
+	MaxSpillBytes  int64
+	// Grace is 200 ms unless set.
+	Grace time.Duration
 	// SpillDir is the base of the spill files; the harness sets it to a
 	// directory of the test's when empty, and New reports what it used.
 	SpillDir string
@@ -76,8 +76,8 @@ func Run(t *testing.T, h Harness) {
 // newExecutor is h.New with the default grace.
 func (h Harness) newExecutor(t *testing.T, l Limits) bash.Executor {
 	t.Helper()
-	if l.GraceMs == 0 {
-		l.GraceMs = 200
+	if l.Grace == 0 {
+		l.Grace = 200 * time.Millisecond
 	}
 	e, _ := h.New(t, l)
 	return e

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dsh-go/dsh/internal/num"
-
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/policy"
 	"github.com/dsh-go/dsh/tool/bashtool"
@@ -49,7 +47,7 @@ func newHandler(event string, g config.HookGroup, h config.Hook, source string, 
 		timeout = config.DefaultHookTimeout
 	}
 	hd := Handler{
-		Event: event, Matcher: g.Matcher, Command: h.Command, Timeout: num.Millis(timeout * 1000),
+		Event: event, Matcher: g.Matcher, Command: h.Command, Timeout: timeout,
 		If: h.If, FailClosed: h.FailClosed, Source: source, Project: project,
 		match: matcher(g.Matcher),
 	}

@@ -59,7 +59,7 @@ func (f fixture) stack(t testing.TB, cfg config.File) *host.Stack {
 	t.Helper()
 	cfg.Local.Env.Set = proctest.Set()
 	cfg.Local.SpillDir = t.TempDir()
-	cfg.Local.GraceMs = 200
+	cfg.Local.Grace = 200 * time.Millisecond
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -197,9 +197,9 @@ echo '{"decision":"block","reason":"the build failed","hookSpecificOutput":{"hoo
 	}
 	// A yield is seen like a background start (docs/spec.md §10, §12):
 	// no exit facts, and the text the call returned.
-	one := 1.0 // the call arrived a second ago: it yields at once
+	one := time.Millisecond // the call arrived a second ago: it yields at once
 	raw, _ := json.Marshal(map[string]any{"command": "sleep 0.3", "description": "wait"})
-	st = f.stack(t, config.File{Bash: config.Bash{YieldAfterMs: &one},
+	st = f.stack(t, config.File{Bash: config.Bash{YieldAfter: &one},
 		Hooks: config.Hooks{PostToolUse: []config.HookGroup{{Matcher: "Bash", Hooks: []config.Hook{command(hook)}}}}})
 	s := f.session(t)
 	res = st.Tools.Execute(tool.AllowYield(context.Background(), time.Now().Add(-time.Second)), tool.Call{Name: "bash", Args: raw, Session: s})
@@ -267,7 +267,7 @@ func TestParallel(t *testing.T) {
 func TestTimeout(t *testing.T) {
 	f := newFixture(t)
 	pid := filepath.Join(f.dir, "pid")
-	slow := config.Hook{Type: "command", Command: "echo $$ > " + pid + "; sleep 30", Timeout: 0.3, FailClosed: true}
+	slow := config.Hook{Type: "command", Command: "echo $$ > " + pid + "; sleep 30", Timeout: 300 * time.Millisecond, FailClosed: true}
 	st := f.stack(t, config.File{Hooks: pre("Bash", slow)})
 	res := bash(t, st, f.session(t), map[string]any{"command": "touch late"})
 	if res.Text() != "Error: blocked by hook: hook failed: "+slow.Command+": timed out after 0.3s" {
@@ -544,7 +544,7 @@ func TestHooksLeaveNoSpillFiles(t *testing.T) {
 	f := newFixture(t)
 	spill := t.TempDir()
 	cfg := config.File{Hooks: pre("Bash", command("head -c 200000 /dev/zero | tr '\\0' a; head -c 200000 /dev/zero | tr '\\0' b >&2; exit 1"))}
-	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.GraceMs = proctest.Set(), spill, 200
+	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.Grace = proctest.Set(), spill, 200*time.Millisecond
 	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: f.home, ManagedDir: f.managed}))
 	if err != nil {
 		t.Fatal(err)

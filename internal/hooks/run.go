@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/session"
 )
 
@@ -37,7 +38,7 @@ type outcome struct {
 
 // run runs hd with payload on its stdin, in workdir, for session s.
 func (h *Hooks) run(ctx context.Context, hd Handler, payload []byte, workdir string, s *session.Session) outcome {
-	ms := float64(hd.Timeout.Milliseconds())
+	ms := float64(num.CeilMillis(hd.Timeout)) // a Go caller's 500µs is 1 ms, not none
 	env := map[string]string{"CLAUDE_PROJECT_DIR": h.project(s), "DSH_SESSION_ID": sessionID(s)}
 	req := bash.Request{Command: hd.Command, Workdir: workdir, Stdin: payload, Env: env, TimeoutMs: &ms,
 		// The sandbox holds the hooks the project's files brought, as

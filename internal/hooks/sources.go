@@ -6,6 +6,7 @@ import (
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/claude"
+	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/session"
 )
 
@@ -33,13 +34,28 @@ func fromConfig(h config.Hooks) ([]Handler, error) {
 type claudeSettings struct {
 	DisableAllHooks bool `json:"disableAllHooks"`
 	Hooks           map[string][]struct {
-		Matcher string `json:"matcher"`
-		Hooks   []struct {
-			config.Hook
-			Args  []string `json:"args"`
-			Async bool     `json:"async"`
-		} `json:"hooks"`
+		Matcher string       `json:"matcher"`
+		Hooks   []claudeHook `json:"hooks"`
 	} `json:"hooks"`
+}
+
+// claudeHook is one handler of a Claude Code settings file: a
+// [config.Hook] as JSON writes it, its timeout a number of seconds, and
+// the keys dsh does not run.
+type claudeHook struct {
+	Type       string   `json:"type"`
+	Command    string   `json:"command"`
+	Timeout    float64  `json:"timeout"`
+	If         string   `json:"if"`
+	FailClosed bool     `json:"failClosed"`
+	Args       []string `json:"args"`
+	Async      bool     `json:"async"`
+}
+
+// hook is hk as dsh's config holds it: the timeout rounded up to a whole
+// millisecond, as a config file's is.
+func (hk claudeHook) hook() config.Hook {
+	return config.Hook{Type: hk.Type, Command: hk.Command, Timeout: num.Seconds(hk.Timeout), If: hk.If, FailClosed: hk.FailClosed}
 }
 
 // load returns the handlers of a session: dsh's, then those of the Claude
@@ -76,11 +92,11 @@ func (h *Hooks) readClaude(f claude.File) []Handler {
 	for _, event := range []string{PreToolUse, PostToolUse} {
 		for _, g := range s.Hooks[event] {
 			for _, hk := range g.Hooks {
-				if why := unsupported(hk.Hook, hk.Args, hk.Async); why != "" {
+				if why := unsupported(hk); why != "" {
 					h.log.Warn("hooks: skipping a hook dsh does not run", "file", f.Path, "event", event, "command", hk.Command, "why", why)
 					continue
 				}
-				hd, err := newHandler(event, config.HookGroup{Matcher: g.Matcher}, hk.Hook, f.Path, f.Project)
+				hd, err := newHandler(event, config.HookGroup{Matcher: g.Matcher}, hk.hook(), f.Path, f.Project)
 				if err != nil {
 					h.log.Warn("hooks: skipping an unusable hook", "file", f.Path, "event", event, "command", hk.Command, "err", err)
 					continue
@@ -93,13 +109,13 @@ func (h *Hooks) readClaude(f claude.File) []Handler {
 }
 
 // unsupported says why dsh does not run a Claude Code hook, or "".
-func unsupported(hk config.Hook, args []string, async bool) string {
+func unsupported(hk claudeHook) string {
 	switch {
 	case hk.Type != config.HookCommand:
 		return fmt.Sprintf("type %q", hk.Type)
-	case args != nil:
+	case hk.Args != nil:
 		return "args"
-	case async:
+	case hk.Async:
 		return "async"
 	case strings.TrimSpace(hk.Command) == "":
 		return "no command"

@@ -1,9 +1,10 @@
 // Package num holds the rule every count, size and duration of dsh
 // follows (positive and finite) and the conversions from the float64 of
-// JSON and YAML to the whole milliseconds and bytes dsh uses, rounding up
-// and saturating. It is the config parser's and the model's arguments'
-// alike, and imports nothing of dsh, so that packages bash and tasks check
-// a request without importing the config parser.
+// JSON and YAML to the time.Duration and int64 sizes dsh uses, rounding up
+// to whole milliseconds and bytes and saturating. It is the config
+// parser's and the model's arguments' alike, and imports nothing of dsh,
+// so that packages bash and tasks check a request without importing the
+// config parser.
 package num
 
 import (
@@ -49,6 +50,43 @@ func WholeMillis(v float64) int64 {
 // milliseconds, with the same rounding and saturation.
 func Millis(v float64) time.Duration {
 	return time.Duration(WholeMillis(v)) * time.Millisecond
+}
+
+// Seconds returns v seconds as a duration, rounded up to a whole
+// millisecond and saturating like [Millis]: the unit of a hook's timeout,
+// which is Claude Code's. A product v×1000 within a part in 10¹² of a whole
+// millisecond is that millisecond, since it carries the binary rounding of
+// the decimal v (2.007×1000 is 2007.0000000000002), which must not cost a
+// millisecond.
+func Seconds(v float64) time.Duration {
+	ms := v * 1000
+	if r := math.Round(ms); r > 0 && math.Abs(ms-r) <= r*1e-12 {
+		ms = r
+	}
+	return Millis(ms)
+}
+
+// CeilMillis returns d in whole milliseconds, rounded up: the unit dsh
+// reports a timeout in (a Go caller may configure 1500µs; the model reads
+// 2 ms). A duration that is not positive gives 0.
+func CeilMillis(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	ms := d / time.Millisecond
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return int64(ms)
+}
+
+// MillisText writes d as a number of milliseconds the way [JSONNumber]
+// does (30000, 0.5), the form dsh's messages quote a duration in.
+func MillisText(d time.Duration) string {
+	if d%time.Millisecond == 0 {
+		return strconv.FormatInt(int64(d/time.Millisecond), 10)
+	}
+	return JSONNumber(float64(d) / float64(time.Millisecond))
 }
 
 // Bytes returns v bytes rounded up to a whole byte, saturating at

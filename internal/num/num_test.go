@@ -82,3 +82,56 @@ func TestPositiveFinite(t *testing.T) {
 		}
 	}
 }
+
+func TestSeconds(t *testing.T) {
+	const maxMs = int64(math.MaxInt64 / int64(time.Millisecond))
+	for _, tc := range []struct {
+		v    float64
+		want time.Duration
+	}{
+		{5, 5 * time.Second},
+		{0.0015, 2 * time.Millisecond},
+		{1e-9, time.Millisecond},
+		{2.007, 2007 * time.Millisecond}, // 2.007×1000 is 2007.0000000000002
+		{2.0071, 2008 * time.Millisecond},
+		{float64(maxMs) / 1000, time.Duration(maxMs) * time.Millisecond},
+		{1e300, time.Duration(maxMs) * time.Millisecond},
+		{math.Inf(1), time.Duration(maxMs) * time.Millisecond},
+		{0, 0},
+		{-1, 0},
+		{math.NaN(), 0},
+	} {
+		if got := Seconds(tc.v); got != tc.want {
+			t.Errorf("Seconds(%v) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+	// Every whole millisecond written as seconds comes back the same.
+	for ms := int64(1); ms < 3_000_000; ms += 7 {
+		if got := Seconds(float64(ms) / 1000); got != time.Duration(ms)*time.Millisecond {
+			t.Fatalf("Seconds(%d/1000) = %v", ms, got)
+		}
+	}
+}
+
+func TestCeilMillisAndMillisText(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		ms   int64
+		text string
+	}{
+		{time.Millisecond, 1, "1"},
+		{1500 * time.Microsecond, 2, "1.5"},
+		{time.Nanosecond, 1, "0.000001"},
+		{30 * time.Second, 30000, "30000"},
+		{math.MaxInt64, math.MaxInt64/int64(time.Millisecond) + 1, "9223372036854.775"},
+		{0, 0, "0"},
+		{-time.Millisecond, 0, "-1"},
+	} {
+		if got := CeilMillis(tc.d); got != tc.ms {
+			t.Errorf("CeilMillis(%v) = %d, want %d", tc.d, got, tc.ms)
+		}
+		if got := MillisText(tc.d); got != tc.text {
+			t.Errorf("MillisText(%v) = %q, want %q", tc.d, got, tc.text)
+		}
+	}
+}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/dsh-go/dsh/internal/num"
-
 	"github.com/dsh-go/dsh/policy"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
@@ -205,7 +203,7 @@ func (c check) askUser(ctx context.Context, q tool.Question) (tool.Answer, error
 	if c.call.Asker == nil {
 		return tool.Answer{}, tool.ErrCannotAsk
 	}
-	actx, cancel := context.WithTimeout(ctx, num.Millis(c.g.cfg.AskTimeoutMs))
+	actx, cancel := context.WithTimeout(ctx, c.g.cfg.AskTimeout)
 	defer cancel()
 	answer, err := c.call.Asker.Ask(actx, q)
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {

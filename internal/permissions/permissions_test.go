@@ -81,7 +81,7 @@ func (e env) stackOf(t *testing.T, cfg config.File, opts ...host.Option) (*host.
 	t.Helper()
 	cfg.Local.Env.Set = proctest.Set()
 	cfg.Local.SpillDir = t.TempDir()
-	cfg.Local.GraceMs = 200
+	cfg.Local.Grace = 200 * time.Millisecond
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestAskFallbackAllow(t *testing.T) {
 // TestAskTimeout: an unanswered question is dismissed after askTimeoutMs.
 func TestAskTimeout(t *testing.T) {
 	e := newEnv(t)
-	st := e.stack(t, config.Permissions{Default: "ask", AskTimeoutMs: 100, ClaudeSettings: new(false)})
+	st := e.stack(t, config.Permissions{Default: "ask", AskTimeout: 100 * time.Millisecond, ClaudeSettings: new(false)})
 	silent := &asker{answer: func(ctx context.Context, _ tool.Question) (tool.Answer, error) {
 		<-ctx.Done()
 		return tool.Answer{}, ctx.Err()

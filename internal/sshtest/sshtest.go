@@ -474,8 +474,8 @@ func (s *Server) Config(t testing.TB) config.SSH {
 		User:         s.User,
 		IdentityFile: s.Identity,
 		KnownHosts:   s.KnownHosts,
-		GraceMs:      200,
-		KeepaliveMs:  1000,
+		Grace:        200 * time.Millisecond,
+		Keepalive:    time.Second,
 		SpillDir:     s.SharedDir(t),
 		Env:          config.SSHEnv{Set: proctest.Set()},
 	}

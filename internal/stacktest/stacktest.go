@@ -7,6 +7,7 @@ package stacktest
 import (
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
@@ -18,8 +19,8 @@ import (
 // host.Standard's (an unavailable containment, say).
 func New(t testing.TB, cfg config.Local) (*host.Stack, error) {
 	t.Helper()
-	if cfg.GraceMs == 0 {
-		cfg.GraceMs = 200
+	if cfg.Grace == 0 {
+		cfg.Grace = 200 * time.Millisecond
 	}
 	if cfg.SpillDir == "" {
 		cfg.SpillDir = t.TempDir()

@@ -75,7 +75,7 @@ func newStackWith(t testing.TB, tune func(*config.Local), tc tasks.Config) *stac
 // newStackBash is newStackWith with the bash tool's section.
 func newStackBash(t testing.TB, tune func(*config.Local), tc tasks.Config, bc config.Bash) *stack {
 	t.Helper()
-	lc := config.Local{GraceMs: 300, SpillDir: t.TempDir()}
+	lc := config.Local{Grace: 300 * time.Millisecond, SpillDir: t.TempDir()}
 	if tune != nil {
 		tune(&lc)
 	}
@@ -308,7 +308,7 @@ func TestFinishNotices(t *testing.T) {
 }
 
 func TestKilledBeforeExit(t *testing.T) {
-	s := newStack(t, func(c *config.Local) { c.GraceMs = 1500 })
+	s := newStack(t, func(c *config.Local) { c.Grace = 1500 * time.Millisecond })
 	a := session.New("a", "")
 	defer a.End()
 	// The leader exits at once, but an escaped process holds stdout, so

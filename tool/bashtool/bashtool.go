@@ -106,7 +106,7 @@ func Description(cfg config.Bash) string { return description(cfg, config.Sandbo
 func description(cfg config.Bash, sb config.Sandbox) string {
 	d := descCommon + descNoBackground
 	if cfg.Background() {
-		d = descCommon + descBackground + yieldClause(cfg.YieldAfter()) + "."
+		d = descCommon + descBackground + yieldClause(num.CeilMillis(cfg.YieldDelay())) + "."
 	}
 	return d + sandboxSentence(sb)
 }
@@ -335,7 +335,7 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 	}
 	t.spills.track(s, res.Stdout.SpillPath, res.Stderr.SpillPath)
 	if taskID != "" {
-		out := tool.TextResult(renderYielded(res, t.cfg.YieldAfter(), taskID))
+		out := tool.TextResult(renderYielded(res, num.CeilMillis(t.cfg.YieldDelay()), taskID))
 		st := structured(res)
 		st.TaskID, st.Yielded = taskID, true
 		out.Structured = st

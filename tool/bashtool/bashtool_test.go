@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -77,7 +78,7 @@ type fixture struct {
 // executor; with rt, background calls go to that task runtime.
 func newFixture(t *testing.T, cfg config.Bash, rt *tasks.Service, tune func(*config.Local)) *fixture {
 	t.Helper()
-	lc := config.Local{GraceMs: 200, SpillDir: t.TempDir()}
+	lc := config.Local{Grace: 200 * time.Millisecond, SpillDir: t.TempDir()}
 	if tune != nil {
 		tune(&lc)
 	}
@@ -134,7 +135,7 @@ func TestForegroundExamples(t *testing.T) {
 // byte for byte.
 func TestTruncationNotices(t *testing.T) {
 	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) {
-		c.MaxOutputBytes, c.MaxSpillBytes, c.KeepHeadBytes = 20, 100, new(0.0)
+		c.MaxOutputBytes, c.MaxSpillBytes, c.KeepHeadBytes = 20, 100, new(int64(0))
 	})
 	res := f.call(t, nil, `{"command": "seq 1 10", "description": "count to ten"}`)
 	text := res.Text()
@@ -164,7 +165,7 @@ func TestHeadAndTailTexts(t *testing.T) {
 	e1000, e999 := strings.Repeat("é", 1000), strings.Repeat("é", 999)
 	for _, tc := range []struct {
 		name           string
-		max, head      float64
+		max, head      int64
 		command        string
 		want           string
 		omitted, total [2]int64 // stdout, stderr
@@ -372,14 +373,14 @@ func TestSchemaAndDescription(t *testing.T) {
 	// One clause says that a long foreground command becomes a task too,
 	// while yielding and background runs are on.
 	const clause = " (a foreground command still running after "
-	zero, ms := 0.0, 1500.0
+	zero, ms := time.Duration(0), 1500*time.Millisecond
 	for _, tc := range []struct {
 		cfg  config.Bash
 		want string
 	}{
 		{config.Bash{}, clause + "50s goes on as a task too)."},
-		{config.Bash{YieldAfterMs: &ms}, clause + "1500ms goes on as a task too)."},
-		{config.Bash{YieldAfterMs: &zero}, ""},
+		{config.Bash{YieldAfter: &ms}, clause + "1500ms goes on as a task too)."},
+		{config.Bash{YieldAfter: &zero}, ""},
 		{config.Bash{EnableRunInBackground: &off}, ""},
 	} {
 		d := bashtool.Description(tc.cfg)
@@ -466,7 +467,7 @@ func TestUnavailableSpillThroughTheRegistry(t *testing.T) {
 	// A spill directory that cannot be made (its base is a file): the
 	// output is truncated and the path is unavailable; the run is fine.
 	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) {
-		c.MaxOutputBytes, c.KeepHeadBytes = 10, new(0.0)
+		c.MaxOutputBytes, c.KeepHeadBytes = 10, new(int64(0))
 		c.SpillDir = filepath.Join(c.SpillDir, "file")
 		if err := os.WriteFile(c.SpillDir, nil, 0o600); err != nil {
 			t.Fatal(err)
@@ -549,7 +550,7 @@ func (r *remoteSpills) RemoveSpills(paths ...string) {
 // files live elsewhere (the SSH executor's), the paths of an ended session
 // and of an aborted call go to its RemoveSpills, never to os.Remove.
 func TestSpillsGoThroughTheExecutorsRemover(t *testing.T) {
-	e, err := local.New(config.Local{GraceMs: 200, SpillDir: t.TempDir(), MaxOutputBytes: 10})
+	e, err := local.New(config.Local{Grace: 200 * time.Millisecond, SpillDir: t.TempDir(), MaxOutputBytes: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

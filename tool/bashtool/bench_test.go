@@ -108,7 +108,7 @@ func BenchmarkThousandTasks(b *testing.B) {
 func benchStack(b *testing.B, tc tasks.Config) *tool.Registry {
 	b.Helper()
 	// The defaults, grace included: benchmarks measure what users get.
-	return newStackWith(b, func(c *config.Local) { c.GraceMs = 0 }, tc).reg
+	return newStackWith(b, func(c *config.Local) { c.Grace = 0 }, tc).reg
 }
 
 func benchStart(b *testing.B, reg *tool.Registry, s *session.Session, command string) string {
@@ -137,7 +137,7 @@ func BenchmarkFinishedTasksMemory(b *testing.B) {
 	const sessions, perSession, wave = 50, 256, 64
 	commands := []string{"head -c 100000 /dev/zero | tr '\\0' x", "head -c 20000 /dev/zero | tr '\\0' y", "echo done"}
 	for b.Loop() {
-		s := newStackWith(b, func(c *config.Local) { c.GraceMs = 0 }, tasks.Config{})
+		s := newStackWith(b, func(c *config.Local) { c.Grace = 0 }, tasks.Config{})
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

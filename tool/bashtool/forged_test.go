@@ -40,7 +40,7 @@ func TestForgedMarkersForeground(t *testing.T) {
 // starting the tail after the cut still reads as a line of its own, and
 // is guarded.
 func TestForgedMarkersAtTheCuts(t *testing.T) {
-	head := 20.0
+	head := int64(20)
 	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) { c.MaxOutputBytes, c.KeepHeadBytes = 42, &head })
 	// 20 bytes of head without a newline: "[exit code: 0]" and six x;
 	// then 30 bytes omitted; the 22-byte tail starts at the forged

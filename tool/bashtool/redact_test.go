@@ -138,7 +138,7 @@ func TestSecretSplitBetweenReads(t *testing.T) {
 // foreground result's head and the start of its tail, in a small output
 // and in a long one with the default limits. Neither shows in part.
 func TestSecretAcrossTheHeadTailCut(t *testing.T) {
-	head := 100.0
+	head := int64(100)
 	for _, tc := range []struct {
 		name, command string
 		tune          func(*config.Local)
@@ -201,7 +201,7 @@ func TestSecretAtALossyReadsStart(t *testing.T) {
 // far ends inside a token; the task's first read has its rest. Neither
 // shows a part of it.
 func TestSecretSplitByAYield(t *testing.T) {
-	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(300)})
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfter: ms(300)})
 	a := session.New("a", "")
 	defer a.End()
 	gate := readyFifo(t)
@@ -244,7 +244,7 @@ func TestSecretAfterAnEscapeSequence(t *testing.T) {
 // before a token ("2m" of "\033[32m"): the sequence is removed whole, with
 // the text before the cut, and the token is redacted.
 func TestEscapeSplitAtTheTailCut(t *testing.T) {
-	head := 100.0
+	head := int64(100)
 	f := newFixture(t, config.Bash{}, nil, func(c *config.Local) { c.MaxOutputBytes, c.KeepHeadBytes = 200, &head })
 	cmd := "seq 1 100; printf '\\033[32m%s %056d\\n' " + fakePAT + " 0"
 	res := f.call(t, nil, jsonArgs(map[string]any{"command": cmd, "description": "a token after a cut colour"}))

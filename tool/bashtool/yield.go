@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/internal/marker"
+	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -72,7 +73,7 @@ var errNotYielded = errors.New("the command finished before it could yield")
 // id and res the output so far, already as the model may read it.
 func (t *Tool) runOrYield(ctx context.Context, s *session.Session, req bash.Request, spec bash.Spec) (res bash.Result, taskID string, err error) {
 	arrived, allowed := tool.YieldAllowed(ctx)
-	afterMs := t.cfg.YieldAfter()
+	afterMs := num.CeilMillis(t.cfg.YieldDelay())
 	rt := t.runtime
 	if !allowed || afterMs == 0 || !t.cfg.Background() || rt == nil {
 		res, err = bash.Run(ctx, t.exec, spec)

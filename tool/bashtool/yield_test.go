@@ -26,14 +26,15 @@ func (s *stack) callYielding(t *testing.T, sess *session.Session, arrived time.T
 	return s.reg.Execute(ctx, tool.Call{Name: "bash", Args: b, Session: sess})
 }
 
-func ms(v float64) *float64 { return &v }
+// ms is a yieldAfterMs of v milliseconds.
+func ms(v int64) *time.Duration { d := time.Duration(v) * time.Millisecond; return &d }
 
 // TestYieldHandsTheCommandToATask: past yieldAfterMs the call returns the
 // output so far and the exact line of docs/spec.md §12; the command goes
 // on as a task whose reads start after what the call returned, and which
 // ends with its exit code.
 func TestYieldHandsTheCommandToATask(t *testing.T) {
-	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(300)})
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfter: ms(300)})
 	a := session.New("a", "")
 	defer a.End()
 	res := s.callYielding(t, a, time.Now(), map[string]any{"command": "echo before; sleep 1; echo after; exit 3", "description": "build slowly"})
@@ -53,7 +54,7 @@ func TestYieldHandsTheCommandToATask(t *testing.T) {
 // TestYieldedTaskKeepsItsTimeout: a yielded command that passes its
 // timeout ends killed, and its final read says so.
 func TestYieldedTaskKeepsItsTimeout(t *testing.T) {
-	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(200)})
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfter: ms(200)})
 	a := session.New("a", "")
 	defer a.End()
 	res := s.callYielding(t, a, time.Now(), map[string]any{"command": "sleep 30", "description": "wait long", "timeoutMs": 800})
@@ -71,7 +72,7 @@ func TestYieldedTaskKeepsItsTimeout(t *testing.T) {
 // TestYieldDeadlineCountsFromArrival: time spent before the tool ran
 // (hooks, an ask) counts, so a call that arrived long ago yields at once.
 func TestYieldDeadlineCountsFromArrival(t *testing.T) {
-	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(60000)})
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfter: ms(60000)})
 	a := session.New("a", "")
 	defer a.End()
 	start := time.Now()
@@ -97,10 +98,10 @@ func TestNoYield(t *testing.T) {
 		allow bool
 		full  bool // the session already runs its one task
 	}{
-		{"front end does not allow it", config.Bash{YieldAfterMs: ms(100)}, tasks.Config{}, false, false},
-		{"yieldAfterMs 0", config.Bash{YieldAfterMs: ms(0)}, tasks.Config{}, true, false},
-		{"background runs off", config.Bash{YieldAfterMs: ms(100), EnableRunInBackground: &off}, tasks.Config{}, true, false},
-		{"the runtime refuses", config.Bash{YieldAfterMs: ms(100)}, tasks.Config{MaxRunningPerSession: 1}, true, true},
+		{"front end does not allow it", config.Bash{YieldAfter: ms(100)}, tasks.Config{}, false, false},
+		{"yieldAfterMs 0", config.Bash{YieldAfter: ms(0)}, tasks.Config{}, true, false},
+		{"background runs off", config.Bash{YieldAfter: ms(100), EnableRunInBackground: &off}, tasks.Config{}, true, false},
+		{"the runtime refuses", config.Bash{YieldAfter: ms(100)}, tasks.Config{MaxRunningPerSession: 1}, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStackBash(t, nil, tc.tc, tc.bc)
@@ -152,7 +153,7 @@ func (c *cancelledOnceTasked) Done() <-chan struct{} { return c.done }
 // so the model would never learn the task id: the command must end as a
 // cancelled foreground one does, not go on as an unannounced task.
 func TestCancelAtTheYieldKillsTheCommand(t *testing.T) {
-	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(60000)})
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfter: ms(60000)})
 	a := session.New("a", "")
 	defer a.End()
 	pid := filepath.Join(t.TempDir(), "pid")
@@ -175,7 +176,7 @@ func TestCancelAtTheYieldKillsTheCommand(t *testing.T) {
 // to the model: an error result has no structured content over MCP), so
 // the audit log's call line names the task its task-end line ends.
 func TestCancelAtTheYieldNamesTheTask(t *testing.T) {
-	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfterMs: ms(60000)})
+	s := newStackBash(t, nil, tasks.Config{}, config.Bash{YieldAfter: ms(60000)})
 	a := session.New("a", "")
 	defer a.End()
 	ctx := &cancelledOnceTasked{Context: context.Background(), rt: s.rt, sess: a, done: make(chan struct{})}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/dsh-go/dsh/internal/num"
 
@@ -15,22 +16,22 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// output is task_output over svc: defaultMs is the wait without timeout_ms,
-// maxMs caps every wait.
+// output is task_output over svc: def is the wait without timeout_ms, max
+// caps every wait.
 type output struct {
-	svc              *tasks.Service
-	defaultMs, maxMs float64
+	svc      *tasks.Service
+	def, max time.Duration
 }
 
 // outputDefinition is task_output: it reads a task's new output and status,
 // after waiting for the task's end when the model asks to.
-func outputDefinition(svc *tasks.Service, defaultMs, maxMs float64) tool.Definition {
-	o := output{svc: svc, defaultMs: defaultMs, maxMs: maxMs}
+func outputDefinition(svc *tasks.Service, def, max time.Duration) tool.Definition {
+	o := output{svc: svc, def: def, max: max}
 	return tool.Definition{
 		Name: "task_output",
 		Description: fmt.Sprintf("Read a background task's new output (what arrived since your last read) and its status. "+
 			"wait: true blocks until the task finishes or timeout_ms passes (default %s, at most %s); use it only when you are blocked on the result.",
-			num.JSONNumber(defaultMs), num.JSONNumber(maxMs)),
+			num.MillisText(def), num.MillisText(max)),
 		Parameters: &jsonschema.Schema{
 			Type: "object",
 			Properties: map[string]*jsonschema.Schema{
@@ -63,11 +64,11 @@ func (o output) execute(ctx context.Context, call tool.Call) (tool.Result, error
 		return tool.Result{}, err
 	}
 	if args.Wait {
-		ms, err := o.waitMs(args.TimeoutMs)
+		d, err := o.wait(args.TimeoutMs)
 		if err != nil {
 			return tool.Result{}, err
 		}
-		if _, err := o.svc.Wait(ctx, call.Session, id, ms); err != nil {
+		if _, err := o.svc.Wait(ctx, call.Session, id, d); err != nil {
 			return tool.Result{}, toolError(err)
 		}
 	}
@@ -81,20 +82,20 @@ func (o output) execute(ctx context.Context, call tool.Call) (tool.Result, error
 	return res, nil
 }
 
-// waitMs is how long to wait: timeout_ms (raw, as the model sent it; ""
-// when absent) capped at maxMs, or the default without it. The cap comes
-// before the check: a timeout_ms out of float64 range parses as ±Inf, and
-// +Inf is a long wait like any other, capped, while -Inf is refused with
-// the text the model sent.
-func (o output) waitMs(raw json.Number) (float64, error) {
+// wait is how long to wait: timeout_ms (raw, as the model sent it; ""
+// when absent) rounded up to a whole millisecond and capped at max, or the
+// default without it. The cap comes before the check: a timeout_ms out of
+// float64 range parses as ±Inf, and +Inf is a long wait like any other,
+// capped, while -Inf is refused with the text the model sent.
+func (o output) wait(raw json.Number) (time.Duration, error) {
 	if raw == "" {
-		return o.defaultMs, nil
+		return o.def, nil
 	}
 	ms, _ := strconv.ParseFloat(string(raw), 64)
-	if ms = math.Min(ms, o.maxMs); !num.PositiveFinite(ms) {
+	if ms = math.Min(ms, float64(o.max)/float64(time.Millisecond)); !num.PositiveFinite(ms) {
 		return 0, toolError(tasks.InvalidWaitTimeout(string(raw)))
 	}
-	return ms, nil
+	return min(num.Millis(ms), o.max), nil
 }
 
 // snapshotSchema describes task_output's structured result, the task

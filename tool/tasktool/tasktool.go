@@ -45,7 +45,6 @@ package tasktool
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -77,8 +76,10 @@ func Start(svc *tasks.Service) (stop func()) {
 func Definitions(svc *tasks.Service, cfg config.Tasks) []tool.Definition {
 	cfg = cfg.WithDefaults()
 	// The default wait never exceeds the cap, even with a cfg not validated.
-	defaultMs, maxMs := math.Min(cfg.WaitTimeoutMs, cfg.MaxWaitTimeoutMs), cfg.MaxWaitTimeoutMs
-	return []tool.Definition{outputDefinition(svc, defaultMs, maxMs), listDefinition(svc), killDefinition(svc)}
+	return []tool.Definition{
+		outputDefinition(svc, min(cfg.WaitTimeout, cfg.MaxWaitTimeout), cfg.MaxWaitTimeout),
+		listDefinition(svc), killDefinition(svc),
+	}
 }
 
 // Error codes of the task tools' error results.

@@ -202,14 +202,13 @@ func TestConfigValidate(t *testing.T) {
 		want string
 	}{
 		{config.Tasks{}, ""},
-		{config.Tasks{WaitTimeoutMs: 600000}, ""},
-		{config.Tasks{WaitTimeoutMs: 700000}, "tool-tasks: waitTimeoutMs (700000) exceeds maxWaitTimeoutMs (600000)"},
-		{config.Tasks{MaxWaitTimeoutMs: 1000}, "tool-tasks: waitTimeoutMs (30000) exceeds maxWaitTimeoutMs (1000)"},
-		{config.Tasks{WaitTimeoutMs: 1.5, MaxWaitTimeoutMs: 1}, "tool-tasks: waitTimeoutMs (1.5) exceeds maxWaitTimeoutMs (1)"},
-		{config.Tasks{WaitTimeoutMs: -1}, "tool-tasks: waitTimeoutMs must be a positive finite number"},
-		{config.Tasks{WaitTimeoutMs: math.NaN()}, "tool-tasks: waitTimeoutMs must be a positive finite number"},
-		{config.Tasks{MaxWaitTimeoutMs: math.Inf(1)}, "tool-tasks: maxWaitTimeoutMs must be a positive finite number"},
-		{config.Tasks{MaxWaitTimeoutMs: -5}, "tool-tasks: maxWaitTimeoutMs must be a positive finite number"},
+		{config.Tasks{WaitTimeout: 10 * time.Minute}, ""},
+		{config.Tasks{WaitTimeout: 700 * time.Second}, "tool-tasks: waitTimeoutMs (700000) exceeds maxWaitTimeoutMs (600000)"},
+		{config.Tasks{MaxWaitTimeout: time.Second}, "tool-tasks: waitTimeoutMs (30000) exceeds maxWaitTimeoutMs (1000)"},
+		{config.Tasks{WaitTimeout: 1500 * time.Microsecond, MaxWaitTimeout: time.Millisecond}, "tool-tasks: waitTimeoutMs (1.5) exceeds maxWaitTimeoutMs (1)"},
+		{config.Tasks{WaitTimeout: -1}, "tool-tasks: waitTimeoutMs must be a positive finite number"},
+		{config.Tasks{WaitTimeout: math.MinInt64}, "tool-tasks: waitTimeoutMs must be a positive finite number"},
+		{config.Tasks{MaxWaitTimeout: -5 * time.Millisecond}, "tool-tasks: maxWaitTimeoutMs must be a positive finite number"},
 	} {
 		got := ""
 		if err := tasktool.Validate(tc.cfg); err != nil {
@@ -318,7 +317,7 @@ func TestOutputFinalKind(t *testing.T) {
 
 func TestOutputWaitTimeouts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := newRig(t, config.Tasks{WaitTimeoutMs: 1000, MaxWaitTimeoutMs: 5000})
+		r := newRig(t, config.Tasks{WaitTimeout: time.Second, MaxWaitTimeout: 5 * time.Second})
 		a := session.New("a", "")
 		r.start(t, "bash", "sleep 60", a, &producer{stream: true})
 		for _, tc := range []struct {
