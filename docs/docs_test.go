@@ -1,7 +1,8 @@
 // Package docs holds dsh's documentation; its test keeps the repository
 // standing on its own: no reference points outside it, every relative
-// link in a Markdown file resolves to a file in it, and every
-// "docs/spec.md §N" a comment cites is a section of docs/spec.md.
+// link in a Markdown file resolves to a file in it, every
+// "docs/spec.md §N" a comment cites is a section of docs/spec.md, and
+// docs/config.md documents exactly the keys of config.File.
 package docs
 
 import (
