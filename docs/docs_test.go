@@ -1,8 +1,10 @@
 // Package docs holds dsh's documentation; its test keeps the repository
 // standing on its own: no reference points outside it, every relative
 // link in a Markdown file resolves to a file in it, every
-// "docs/spec.md §N" a comment cites is a section of docs/spec.md, and
-// docs/config.md documents exactly the keys of config.File.
+// "docs/spec.md §N" a comment cites is a section of docs/spec.md; and the
+// docs match the code: docs/config.md documents exactly the keys of
+// config.File, every package has a doc comment and every importable one
+// an Example.
 package docs
 
 import (
