@@ -4,7 +4,8 @@
 // "docs/spec.md §N" a comment cites is a section of docs/spec.md; and the
 // docs match the code: docs/config.md documents exactly the keys of
 // config.File, every package has a doc comment and every importable one
-// an Example.
+// an Example, docs/design.md names every package, and no package imports
+// what the docs say it does not.
 package docs
 
 import (
