@@ -10,6 +10,7 @@ package docs
 
 import (
 	"bufio"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -116,20 +117,69 @@ func checkFile(t *testing.T, path, rel string, sections map[string]bool) {
 }
 
 // checkLink checks a Markdown link target of the file rel: a relative one
-// must name a file of the repository.
+// must name a file of the repository, and its #fragment a heading of it.
 func checkLink(t *testing.T, rel string, line int, target string) {
-	if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 		return
 	}
-	target, _, _ = strings.Cut(target, "#")
+	target, frag, _ := strings.Cut(target, "#")
 	p := filepath.Join(filepath.Dir(rel), target)
+	if target == "" {
+		p = rel
+	}
 	if strings.HasPrefix(filepath.Clean(p), "..") || filepath.IsAbs(target) {
 		t.Errorf("%s:%d links to %s, outside the repository", rel, line, target)
 		return
 	}
 	if _, err := os.Stat(filepath.Join(root, p)); err != nil {
 		t.Errorf("%s:%d links to %s: %v", rel, line, target, err)
+		return
 	}
+	if frag != "" && strings.HasSuffix(p, ".md") && !anchors(t, p)[frag] {
+		t.Errorf("%s:%d links to %s#%s, which is no heading of %s", rel, line, target, frag, p)
+	}
+}
+
+var (
+	// mdHeadingLine is any Markdown heading; notSlug what GitHub drops of
+	// its text to make the anchor.
+	mdHeadingLine = regexp.MustCompile(`^#{1,6} (.+)`)
+	notSlug       = regexp.MustCompile(`[^\p{L}\p{N}\- _]`)
+	anchorCache   = map[string]map[string]bool{}
+)
+
+// anchors are the anchors GitHub gives the headings of the Markdown file
+// rel: the text in lower case, without punctuation, spaces as hyphens, a
+// repeated one numbered ("-1"). Code blocks are skipped.
+func anchors(t *testing.T, rel string) map[string]bool {
+	if a, ok := anchorCache[rel]; ok {
+		return a
+	}
+	data, err := os.ReadFile(filepath.Join(root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := map[string]bool{}
+	count := map[string]int{}
+	fenced := false
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+		}
+		m := mdHeadingLine.FindStringSubmatch(l)
+		if fenced || m == nil {
+			continue
+		}
+		slug := strings.ReplaceAll(notSlug.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")
+		if n := count[slug]; n > 0 {
+			a[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			a[slug] = true
+		}
+		count[slug]++
+	}
+	anchorCache[rel] = a
+	return a
 }
 
 // specSections returns the section numbers of docs/spec.md ("2", "2.1").
