@@ -31,9 +31,10 @@ var (
 	// mdLink is an inline link's target, mdRef a reference definition's.
 	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	mdRef  = regexp.MustCompile(`^\s*\[[^\]]+\]:\s*(\S+)`)
-	// cite is a citation of docs/spec.md with all its section numbers
+	// cite is a citation of docs/spec.md ("docs/spec.md §N", or "spec §N"
+	// as docs/design.md writes it) with all its section numbers
 	// ("§2.1", "§3.4–§3.5", "§4.2, §4.3").
-	cite    = regexp.MustCompile(`docs/spec\.md ((?:§+[\d.]*\da?(?:\s*(?:[–,-]|and)\s*)?)+)`)
+	cite    = regexp.MustCompile(`(?:docs/spec\.md|\bspec) ((?:§+[\d.]*\da?(?:\s*(?:[–,-]|and)\s*)?)+)`)
 	section = regexp.MustCompile(`§+([\d.]*\da?)`)
 	heading = regexp.MustCompile(`^#{2,3} (\d+(?:\.\d+)?a?)[. ]`)
 )
