@@ -53,9 +53,15 @@ type pkgFacts struct {
 	imports map[string]bool
 }
 
+// packages is what readPackages read, for the tests after the first.
+var packages map[string]*pkgFacts
+
 // readPackages reads the Go files of the repository, by directory
 // relative to it.
 func readPackages(t *testing.T) map[string]*pkgFacts {
+	if packages != nil {
+		return packages
+	}
 	pkgs := map[string]*pkgFacts{}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -96,6 +102,7 @@ func readPackages(t *testing.T) map[string]*pkgFacts {
 	if err != nil {
 		t.Fatal(err)
 	}
+	packages = pkgs
 	return pkgs
 }
 
