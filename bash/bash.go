@@ -1,6 +1,7 @@
 // Package bash is the executor seam: the types every executor speaks and the
 // [Executor] interface that the local executor (bash/local) and the SSH
-// executor (bash/ssh) implement.
+// executor (bash/ssh) implement. The sandbox is not another executor: it
+// changes how bash/local starts a shell (bash/local/sandbox).
 //
 // The seam knows nothing of tools, tasks, sessions or models. A caller builds a
 // [Request] from what it trusts, turns it into a [Spec] with

@@ -1,11 +1,16 @@
 // Package docs holds dsh's documentation; its test keeps the repository
 // standing on its own: no reference points outside it, every relative
-// link in a Markdown file resolves to a file in it, and every
-// "docs/spec.md §N" a comment cites is a section of docs/spec.md.
+// link in a Markdown file resolves to a file in it, every
+// "docs/spec.md §N" a comment cites is a section of docs/spec.md; and the
+// docs match the code: docs/config.md documents exactly the keys of
+// config.File, every package has a doc comment and every importable one
+// an Example, docs/design.md names every package, and no package imports
+// what the docs say it does not.
 package docs
 
 import (
 	"bufio"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,9 +31,10 @@ var (
 	// mdLink is an inline link's target, mdRef a reference definition's.
 	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	mdRef  = regexp.MustCompile(`^\s*\[[^\]]+\]:\s*(\S+)`)
-	// cite is a citation of docs/spec.md with all its section numbers
+	// cite is a citation of docs/spec.md ("docs/spec.md §N", or "spec §N"
+	// as docs/design.md writes it) with all its section numbers
 	// ("§2.1", "§3.4–§3.5", "§4.2, §4.3").
-	cite    = regexp.MustCompile(`docs/spec\.md ((?:§+[\d.]*\da?(?:\s*(?:[–,-]|and)\s*)?)+)`)
+	cite    = regexp.MustCompile(`(?:docs/spec\.md|\bspec) ((?:§+[\d.]*\da?(?:\s*(?:[–,-]|and)\s*)?)+)`)
 	section = regexp.MustCompile(`§+([\d.]*\da?)`)
 	heading = regexp.MustCompile(`^#{2,3} (\d+(?:\.\d+)?a?)[. ]`)
 )
@@ -112,20 +118,69 @@ func checkFile(t *testing.T, path, rel string, sections map[string]bool) {
 }
 
 // checkLink checks a Markdown link target of the file rel: a relative one
-// must name a file of the repository.
+// must name a file of the repository, and its #fragment a heading of it.
 func checkLink(t *testing.T, rel string, line int, target string) {
-	if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+	if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 		return
 	}
-	target, _, _ = strings.Cut(target, "#")
+	target, frag, _ := strings.Cut(target, "#")
 	p := filepath.Join(filepath.Dir(rel), target)
+	if target == "" {
+		p = rel
+	}
 	if strings.HasPrefix(filepath.Clean(p), "..") || filepath.IsAbs(target) {
 		t.Errorf("%s:%d links to %s, outside the repository", rel, line, target)
 		return
 	}
 	if _, err := os.Stat(filepath.Join(root, p)); err != nil {
 		t.Errorf("%s:%d links to %s: %v", rel, line, target, err)
+		return
 	}
+	if frag != "" && strings.HasSuffix(p, ".md") && !anchors(t, p)[frag] {
+		t.Errorf("%s:%d links to %s#%s, which is no heading of %s", rel, line, target, frag, p)
+	}
+}
+
+var (
+	// mdHeadingLine is any Markdown heading; notSlug what GitHub drops of
+	// its text to make the anchor.
+	mdHeadingLine = regexp.MustCompile(`^#{1,6} (.+)`)
+	notSlug       = regexp.MustCompile(`[^\p{L}\p{N}\- _]`)
+	anchorCache   = map[string]map[string]bool{}
+)
+
+// anchors are the anchors GitHub gives the headings of the Markdown file
+// rel: the text in lower case, without punctuation, spaces as hyphens, a
+// repeated one numbered ("-1"). Code blocks are skipped.
+func anchors(t *testing.T, rel string) map[string]bool {
+	if a, ok := anchorCache[rel]; ok {
+		return a
+	}
+	data, err := os.ReadFile(filepath.Join(root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := map[string]bool{}
+	count := map[string]int{}
+	fenced := false
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+		}
+		m := mdHeadingLine.FindStringSubmatch(l)
+		if fenced || m == nil {
+			continue
+		}
+		slug := strings.ReplaceAll(notSlug.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")
+		if n := count[slug]; n > 0 {
+			a[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			a[slug] = true
+		}
+		count[slug]++
+	}
+	anchorCache[rel] = a
+	return a
 }
 
 // specSections returns the section numbers of docs/spec.md ("2", "2.1").

@@ -20,8 +20,8 @@
 //	r.Decision   // deny
 //	r.DenyText() // denied by policy: `rm -rf /` matches deny rule "rm -rf *"
 //
-// The package imports no other dsh package, so that config can validate
-// rules with ParseRule when it loads a file. A Policy is immutable and safe
+// Of dsh's packages it imports only internal/lazyre, so that config can
+// validate rules with ParseRule when it loads a file. A Policy is immutable and safe
 // for concurrent use; With makes a new one with the rules a user remembered.
 //
 // # How a command is read

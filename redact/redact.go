@@ -5,14 +5,13 @@
 //	r, _ := redact.New(redact.Known)
 //	r.Text("GITHUB_TOKEN=ghp_…") // "GITHUB_TOKEN=[REDACTED:github-pat]"
 //
-// The modes are Known (the default), All and Off. Known finds token
+// The modes are Known (the default) and Off. Known finds token
 // formats with a fixed prefix or structure: GitHub, GitLab, Slack,
 // Stripe, npm, Hugging Face, PyPI, OpenAI and Anthropic tokens, Google
 // API keys, AWS access key ids (and a secret access key on a line naming
 // it), PEM private key blocks, JWTs, URL passwords and HTTP Bearer and
-// Basic credentials. All would add the full rule set of a maintained
-// scanner; none fits the budget (see [ErrAllUnavailable]), so New refuses
-// it rather than pretend.
+// Basic credentials. There is no mode with a maintained scanner's full
+// rule set: none fits the budget (docs/spec.md §14).
 //
 // Every rule has literal keywords, found with strings.Index, and a
 // regular expression anchored at a keyword's occurrence, so text without
@@ -51,7 +50,6 @@
 package redact
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -60,19 +58,11 @@ import (
 // The modes of the `redact` config key.
 const (
 	Known = "known"
-	All   = "all"
 	Off   = "off"
 )
 
-// Modes are the values of the `redact` key, the default first.
-var Modes = []string{Known, All, Off}
-
-// ErrAllUnavailable is New's error for All: the maintained scanner
-// evaluated for it (gitleaks v8.30.1's 222 default rules) takes 2.8 to 38
-// ms for a 64 KB tail of build output (15 ms the median over ten tails),
-// against a budget of 2 ms, and adds 3.4 MB and 178 modules to the
-// binary (docs/spec.md §14).
-var ErrAllUnavailable = errors.New(`redact "all" is not available: no maintained scanner's rule set redacts a 64 KB tail within 2 ms; use known`)
+// modes are the modes New accepts, the default first.
+var modes = []string{Known, Off}
 
 // Placeholder is the text that replaces a secret found by rule id (exact).
 func Placeholder(id string) string { return "[REDACTED:" + id + "]" }
@@ -83,18 +73,15 @@ type Redactor struct {
 	rules func() []*rule // nil: none
 }
 
-// New returns the Redactor of mode: Known, Off, or "" (Known). All
-// fails with ErrAllUnavailable.
+// New returns the Redactor of mode: Known, Off, or "" (Known).
 func New(mode string) (*Redactor, error) {
 	switch mode {
 	case Known, "":
 		return &Redactor{rules: knownRules}, nil
 	case Off:
 		return &Redactor{}, nil
-	case All:
-		return nil, ErrAllUnavailable
 	}
-	return nil, fmt.Errorf("redact: unknown mode %q: one of %s", mode, strings.Join(Modes, ", "))
+	return nil, fmt.Errorf("redact: unknown mode %q: one of %s", mode, strings.Join(modes, ", "))
 }
 
 // Window is the longest a secret can be, in bytes: the longest window of

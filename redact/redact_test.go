@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -177,10 +176,7 @@ func TestModes(t *testing.T) {
 	if err != nil || def.Text(s) != "token [REDACTED:github-pat]" {
 		t.Errorf("default: %v, %q", err, def.Text(s))
 	}
-	if _, err := New(All); !errors.Is(err, ErrAllUnavailable) {
-		t.Errorf("all: %v", err)
-	}
-	if _, err := New("some"); err == nil || err.Error() != `redact: unknown mode "some": one of known, all, off` {
+	if _, err := New("some"); err == nil || err.Error() != `redact: unknown mode "some": one of known, off` {
 		t.Errorf("unknown mode: %v", err)
 	}
 	var zero *Redactor

@@ -107,100 +107,162 @@ func newServeCmd(s streams) *cobra.Command {
 	return cmd
 }
 
+// serve runs dsh serve, in the order of its steps: check the flags, start
+// the stack, open both listeners, serve until a signal, a drain or a
+// failed listener, and shut down.
 func serve(f serveFlags, s streams) error {
+	c, err := f.check()
+	if err != nil {
+		return err
+	}
+	drain := make(chan struct{})
+	fe, err := startFrontEnd(f.config, f.workdir, c.level, s, drain, hideTokenFile(f.tokenFile)...)
+	if err != nil {
+		return err
+	}
+	if f.noAuth && c.addr.socket == "" {
+		// Once the config is good: a usage error stays its one line.
+		fmt.Fprintln(s.err, noAuthWarning(f.addr))
+	}
+	defer fe.close()
+	sv, err := listenServers(fe, f, c)
+	if err != nil {
+		return err
+	}
+	sv.start(fe, c)
+	err = sv.wait(fe, drain, f.drainTimeout)
+	sv.stop(fe)
+	// The deferred close ends the sessions, then the app.
+	return err
+}
+
+// serveChecked is what serve's flags say once checked.
+type serveChecked struct {
+	level             slog.Level
+	addr, metricsAddr serveAddr
+	token             string
+}
+
+// check refuses flags that contradict each other or leave the server
+// open, before anything starts.
+func (f serveFlags) check() (serveChecked, error) {
+	var c serveChecked
 	if f.addr == "" {
-		return usageError("serve: --addr HOST:PORT is required")
+		return c, usageError("serve: --addr HOST:PORT is required")
 	}
-	level, err := f.level()
-	if err != nil {
-		return err
+	var err error
+	if c.level, err = f.level(); err != nil {
+		return c, err
 	}
-	addr, err := parseAddr(f.addr)
-	if err != nil {
-		return err
+	if c.addr, err = parseAddr(f.addr); err != nil {
+		return c, err
 	}
 	if f.idleTimeout < 0 {
-		return usageError("serve: --idle-timeout must not be negative, got %v", f.idleTimeout)
+		return c, usageError("serve: --idle-timeout must not be negative, got %v", f.idleTimeout)
 	}
-	token, err := serveToken(f.tokenFile)
-	if err != nil {
-		return err
+	if c.token, err = serveToken(f.tokenFile); err != nil {
+		return c, err
 	}
-	if err := checkAuth(addr, token, f.noAuth); err != nil {
-		return err
+	if err := checkAuth(c.addr, c.token, f.noAuth); err != nil {
+		return c, err
 	}
 	if f.noAuth {
 		// Commands share the host's network, loopback included: without
 		// a token, any of them could drive this server.
 		if cfg, err := loadConfig(f.config); err == nil && cfg.Local.Sandbox.On() && cfg.Local.Sandbox.Network {
-			return usageError("serve: --no-auth is refused with local.sandbox.network: true: commands could reach this server on loopback")
+			return c, usageError("serve: --no-auth is refused with local.sandbox.network: true: commands could reach this server on loopback")
 		}
 	}
 	if f.drainTimeout < 0 {
-		return usageError("serve: --drain-timeout must not be negative, got %v", f.drainTimeout)
+		return c, usageError("serve: --drain-timeout must not be negative, got %v", f.drainTimeout)
 	}
-	metricsAddr, err := checkMetricsAddr(f.metricsAddr, token, f.metricsNoAuth)
-	if err != nil {
-		return err
-	}
-	drain := make(chan struct{})
-	fe, err := startFrontEnd(f.config, f.workdir, level, s, drain, hideTokenFile(f.tokenFile)...)
-	if err != nil {
-		return err
-	}
-	if f.noAuth && addr.socket == "" {
-		// Once the config is good: a usage error stays its one line.
-		fmt.Fprintln(s.err, noAuthWarning(f.addr))
-	}
-	defer fe.close()
-	log, ctx, received := fe.log, fe.ctx, fe.received
+	c.metricsAddr, err = checkMetricsAddr(f.metricsAddr, c.token, f.metricsNoAuth)
+	return c, err
+}
+
+// servers are dsh serve's HTTP servers and their listeners: MCP's, and
+// the metrics one when --metrics-addr is given (else nil).
+type servers struct {
+	mcp, metrics *http.Server
+	ln, mln      net.Listener
+	url          string
+	// served gets what each Serve returned; running counts the Serves
+	// that have not sent yet.
+	served  chan error
+	running int
+}
+
+// listenServers makes the servers and opens both listeners before either
+// serves: when the metrics listener fails, the MCP one is closed again
+// and nothing was served.
+func listenServers(fe *frontEnd, f serveFlags, c serveChecked) (*servers, error) {
 	m := fe.metrics()
 	hs, err := fe.srv.HTTPServer(mcpserver.HTTPOptions{
-		Token: token, NoAuth: token == "", IdleTimeout: f.idleTimeout,
+		Token: c.token, NoAuth: c.token == "", IdleTimeout: f.idleTimeout,
 		MaxSessions: fe.cfg.Serve.MaxSessions, MaxRequestBytes: fe.cfg.Serve.MaxRequestBytes,
 		FirstCallTimeout: fe.cfg.Serve.IdleSession,
 		Metrics:          m.Handler(),
 	})
 	if err != nil {
-		return failure("serve: %v", err)
+		return nil, failure("serve: %v", err)
 	}
-	ln, url, err := addr.listen(log)
-	if err != nil {
-		return failure("serve: %v", err)
+	sv := &servers{mcp: hs, served: make(chan error, 2)}
+	if sv.ln, sv.url, err = c.addr.listen(fe.log); err != nil {
+		return nil, failure("serve: %v", err)
 	}
-	running := fe.commandsRunning
-	served := make(chan error, 2)
-	go func() { served <- hs.Serve(reserveFDs(ln, "mcp", running, log)) }()
-	if addr.socket != "" {
-		log.Info("dsh serving MCP", "socket", addr.socket, "url", url, "auth", token != "")
+	if c.metricsAddr.tcp == "" {
+		return sv, nil
+	}
+	if sv.mln, err = net.Listen("tcp", c.metricsAddr.tcp); err != nil {
+		_ = sv.ln.Close()
+		return nil, failure("serve: --metrics-addr: %v", err)
+	}
+	// The same guards as the main listener's: a flood of idle
+	// connections here must not take what sessions and commands need.
+	sv.metrics = fe.srv.HealthServer(m.Handler(), c.token, c.token == "" || f.metricsNoAuth || isLoopback(c.metricsAddr.host), 0)
+	return sv, nil
+}
+
+// start serves on the listeners, each server from a goroutine of its
+// own, which ends when the server is shut down or its listener fails.
+func (sv *servers) start(fe *frontEnd, c serveChecked) {
+	log, running := fe.log, fe.commandsRunning
+	sv.running++
+	go func() { sv.served <- sv.mcp.Serve(reserveFDs(sv.ln, "mcp", running, log)) }()
+	if c.addr.socket != "" {
+		log.Info("dsh serving MCP", "socket", c.addr.socket, "url", sv.url, "auth", c.token != "")
 	} else {
-		log.Info("dsh serving MCP", "url", url, "auth", token != "")
+		log.Info("dsh serving MCP", "url", sv.url, "auth", c.token != "")
 	}
 	if fe.cfg.Executor != config.ExecutorSSH && !fe.cfg.Local.Sandbox.On() {
 		log.Warn(notIsolated)
 	}
-	var ms *http.Server
-	if metricsAddr.tcp != "" {
-		mln, err := net.Listen("tcp", metricsAddr.tcp)
-		if err != nil {
-			return failure("serve: --metrics-addr: %v", err)
-		}
-		// The same guards as the main listener's: a flood of idle
-		// connections here must not take what sessions and commands need.
-		ms = fe.srv.HealthServer(m.Handler(), token, token == "" || f.metricsNoAuth || isLoopback(metricsAddr.host), 0)
-		go func() { served <- ms.Serve(reserveFDs(mln, "metrics", running, log)) }()
-		log.Info("dsh serving metrics", "url", "http://"+mln.Addr().String()+"/metrics")
+	if sv.metrics != nil {
+		sv.running++
+		go func() { sv.served <- sv.metrics.Serve(reserveFDs(sv.mln, "metrics", running, log)) }()
+		log.Info("dsh serving metrics", "url", "http://"+sv.mln.Addr().String()+"/metrics")
 	}
+}
 
+// wait returns when the servers are to stop: a signal, a drain that ended
+// (nil), or a server whose listener failed (its error).
+func (sv *servers) wait(fe *frontEnd, drain <-chan struct{}, drainTimeout time.Duration) error {
 	select {
-	case err := <-served:
+	case err := <-sv.served:
 		// Serve ended without a shutdown: a listener failed.
+		sv.running--
 		return failure("serve: %v", err)
-	case <-ctx.Done():
+	case <-fe.ctx.Done():
 	case <-drain:
-		fe.drain(f.drainTimeout)
+		fe.drain(drainTimeout)
 	}
-	log.Info("shutting down", "signal", fmt.Sprint(received()))
+	fe.log.Info("shutting down", "signal", fmt.Sprint(fe.received()))
+	return nil
+}
+
+// stop ends the calls, the sessions and the servers, and waits for the
+// servers' goroutines.
+func (sv *servers) stop(fe *frontEnd) {
 	// At once: a call still running is cut and returns `Error: command
 	// aborted` before its session ends (a drain waited for them, or cut
 	// them already).
@@ -210,18 +272,18 @@ func serve(f serveFlags, s streams) error {
 	fe.srv.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	for _, srv := range []*http.Server{hs, ms} {
+	for _, srv := range []*http.Server{sv.mcp, sv.metrics} {
 		if srv == nil {
 			continue
 		}
 		if err := srv.Shutdown(sctx); err != nil {
-			log.Warn("closing the connections still open", "err", err)
+			fe.log.Warn("closing the connections still open", "err", err)
 			srv.Close()
 		}
-		<-served // http.ErrServerClosed
 	}
-	// The deferred close ends the sessions, then the app.
-	return nil
+	for ; sv.running > 0; sv.running-- {
+		<-sv.served // http.ErrServerClosed, or a listener's error
+	}
 }
 
 // checkMetricsAddr reads --metrics-addr: HOST:PORT. Off loopback, /metrics

@@ -53,7 +53,7 @@ func newBwrap(s *Sandbox) (*bwrapBackend, error) {
 		b.disableUserns = false
 		if b.probe(s) != nil {
 			b.close()
-			return nil, fmt.Errorf("bubblewrap %s cannot run a sandbox here: %v", b.version, err)
+			return nil, fmt.Errorf("bubblewrap %s cannot run a sandbox here: %w", b.version, err)
 		}
 	}
 	return b, nil
@@ -170,7 +170,7 @@ func (b *bwrapBackend) probeHolder(s *Sandbox) error {
 	cmd := exec.Command(b.nsenter, append(n.nsenterArgs(b.nsenter)[1:], b.path, "--ro-bind", "/", "/", "--", "/bin/sh", "-c", "exit 0")...)
 	cmd.Env = s.env
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

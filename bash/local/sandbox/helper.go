@@ -76,6 +76,8 @@ func readProgram(f *os.File) ([]bpf.RawInstruction, error) {
 	defer f.Close()
 	data, err := io.ReadAll(f)
 	if err != nil || len(data) == 0 || len(data)%8 != 0 {
+		// %v: err is nil for a program of a wrong size, which %w would
+		// print as %!w(<nil>).
 		return nil, fmt.Errorf("seccomp program on fd %d: %d bytes, %v", seccompFD, len(data), err)
 	}
 	prog := make([]bpf.RawInstruction, len(data)/8)

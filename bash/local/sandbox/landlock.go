@@ -69,7 +69,7 @@ func newLandlock(s *Sandbox, helper string) (*landlockBackend, error) {
 		}
 		l.helper = helper
 		if err := l.probeHelper(s); err != nil {
-			return nil, fmt.Errorf("landlock: helper %s: %v", helper, err)
+			return nil, fmt.Errorf("landlock: helper %s: %w", helper, err)
 		}
 	}
 	return l, nil
@@ -233,6 +233,7 @@ func (l *landlockBackend) probeHelper(s *Sandbox) error {
 	}
 	err = cmd.Wait()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 7 {
+		// %v: err is nil when the probe exited 0 (not 7).
 		return fmt.Errorf("the probe did not run through it (%v): %s", err, strings.TrimSpace(out.String()))
 	}
 	return nil

@@ -203,6 +203,7 @@ func (b *bwrapBackend) newHolder(s *Sandbox) (*sessionNet, error) {
 	if err := json.NewDecoder(bufio.NewReader(infoR)).Decode(&info); err != nil || info.ChildPid <= 0 {
 		stop.Close()
 		_ = cmd.Wait()
+		// %v, here and below: err is nil when what came was merely wrong.
 		return nil, fmt.Errorf("sandbox: network holder reported no pid: %v", err)
 	}
 	if line, err := bufio.NewReader(readyR).ReadString('\n'); line != "ready\n" {

@@ -81,7 +81,7 @@ func (s *Sandbox) resolvePaths(cfg config.Sandbox, hide []string) error {
 	for _, r := range cfg.WritableRoots {
 		dir, err := existingDir(expand(r, s.home))
 		if err != nil {
-			return fmt.Errorf("%w: writableRoots: %v", ErrUnavailable, err)
+			return fmt.Errorf("%w: writableRoots: %w", ErrUnavailable, err)
 		}
 		s.roots = append(s.roots, dir)
 	}
@@ -125,7 +125,7 @@ func (s *Sandbox) pickBackend(cfg config.Sandbox) error {
 			return nil
 		}
 		if cfg.Backend == config.BackendBwrap {
-			return fmt.Errorf("%w: %v", ErrUnavailable, bwrapErr)
+			return fmt.Errorf("%w: %w", ErrUnavailable, bwrapErr)
 		}
 		s.notes = append(s.notes, "bwrap not used: "+bwrapErr.Error())
 	}
@@ -133,9 +133,9 @@ func (s *Sandbox) pickBackend(cfg config.Sandbox) error {
 	s.landlock, err = newLandlock(s, cfg.Helper)
 	if err != nil {
 		if bwrapErr != nil {
-			return fmt.Errorf("%w: %v and %v", ErrUnavailable, bwrapErr, err)
+			return fmt.Errorf("%w: %w and %w", ErrUnavailable, bwrapErr, err)
 		}
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	s.backend = config.BackendLandlock
 	s.net = netHost
