@@ -78,7 +78,7 @@ func TestHeartbeatsWhileHooksRunAndTheCommandIsQuiet(t *testing.T) {
 	}
 	took := time.Since(start)
 	want := int(took/time.Second) - 1 // at least one a second, the last second aside
-	proctest.Within(5*time.Second, func() bool { return len(notes()) >= want })
+	proctest.Within(proctest.Scale(5*time.Second), func() bool { return len(notes()) >= want })
 	got := notes()
 	if len(got) < 2 || len(got) < want {
 		t.Fatalf("%d notifications in %v", len(got), took)
@@ -141,7 +141,7 @@ func TestNoResponseAfterCancelOnStdio(t *testing.T) {
 		select {
 		case l := <-lines:
 			return l
-		case <-time.After(10 * time.Second):
+		case <-time.After(proctest.Scale(10 * time.Second)):
 			t.Fatal("no answer")
 			return ""
 		}

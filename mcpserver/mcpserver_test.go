@@ -374,7 +374,7 @@ func TestRunLinesCancelledEndsItsReading(t *testing.T) {
 		if err != nil {
 			t.Fatalf("RunLines: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(proctest.Scale(10 * time.Second)):
 		t.Fatal("RunLines did not return after its context was done")
 	}
 	for lines.Scan() {
@@ -384,7 +384,7 @@ func TestRunLinesCancelledEndsItsReading(t *testing.T) {
 	if _, err := io.WriteString(inW, "after\n"); err != nil {
 		t.Fatal(err)
 	}
-	if err := inR.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+	if err := inR.SetReadDeadline(time.Now().Add(proctest.Scale(5 * time.Second))); err != nil {
 		t.Fatal(err)
 	}
 	got, err := bufio.NewReader(inR).ReadString('\n')
@@ -416,7 +416,7 @@ func TestProgressNotifications(t *testing.T) {
 	// The SDK hands notifications to a handler goroutine, so the last ones
 	// sent before the result may be handled after CallTool returned.
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
-	proctest.Within(5*time.Second, func() bool { return count() >= 2 })
+	proctest.Within(proctest.Scale(5*time.Second), func() bool { return count() >= 2 })
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) < 2 {
@@ -535,7 +535,7 @@ func TestHTTPMaxSessions(t *testing.T) {
 	}
 	_ = a.Close()
 	var c *mcp.ClientSession
-	proctest.Within(10*time.Second, func() bool {
+	proctest.Within(proctest.Scale(10*time.Second), func() bool {
 		c, err = httpClient(t, url)
 		return err == nil
 	})

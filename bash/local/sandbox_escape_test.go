@@ -112,9 +112,12 @@ func cgroupRoot(t *testing.T) string {
 }
 
 func TestSandboxSignals(t *testing.T) {
+	// The grace is the time the trap has to print before the SIGKILL:
+	// a loaded machine needs more.
+	grace := proctest.Scale(300 * time.Millisecond)
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
-			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.GraceMs = 300 })
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.GraceMs = float64(grace / time.Millisecond) })
 			if r := s.run("kill -TERM $$"); r.Signal != "SIGTERM" || r.ExitCode != nil {
 				t.Errorf("kill -TERM $$: %+v", r)
 			}
@@ -130,7 +133,7 @@ func TestSandboxSignals(t *testing.T) {
 			if !r.TimedOut || r.Signal != "SIGKILL" || !strings.Contains(r.Stdout.Text, "got TERM") {
 				t.Errorf("trapping command: %+v", r)
 			}
-			if took < 600*time.Millisecond {
+			if took < 300*time.Millisecond+grace {
 				t.Errorf("killed after %v, before timeout and grace", took)
 			}
 			// A background task killed: killed by SIGTERM.

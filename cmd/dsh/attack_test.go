@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // attackEnv makes the test binary the attacker: its arguments are
@@ -204,7 +206,7 @@ func mcpPost(url, token, session, msg string) (string, int, error) {
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	resp, err := (&http.Client{Timeout: proctest.Scale(10 * time.Second)}).Do(req)
 	if err != nil {
 		return "", 0, err
 	}

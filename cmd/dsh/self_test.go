@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -243,7 +244,7 @@ func servedAs(t *testing.T, n nobody) (url, token, victim string, connect func()
 		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(30 * time.Second):
+		case <-time.After(proctest.Scale(30 * time.Second)):
 			_ = cmd.Process.Kill()
 			<-done
 		}

@@ -110,7 +110,7 @@ func testTimeoutKillsWithSIGTERM(t *testing.T, h Harness) {
 	if !r.TimedOut || r.Aborted || r.Signal != "SIGTERM" || r.TimeoutMs != 100 {
 		t.Fatalf("got %+v", r)
 	}
-	if took := time.Since(begin); took > 5*time.Second {
+	if took := time.Since(begin); took > proctest.Scale(5*time.Second) {
 		t.Fatalf("took %v", took)
 	}
 }
@@ -176,7 +176,7 @@ func testCancelAborts(t *testing.T, h Harness) {
 	// The caller's own deadline is an abort too, not the executor's timeout.
 	// (2 s, so that even a loaded machine has spawned the command by then:
 	// a deadline passed before Run is an error, not a result.)
-	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel = context.WithTimeout(context.Background(), proctest.Scale(2*time.Second))
 	defer cancel()
 	spec, _ = e.Resolve(bash.Request{Command: "sleep 60"})
 	if r, _ := e.Run(ctx, spec); !r.Aborted || r.TimedOut {
@@ -401,7 +401,7 @@ func testEscapedGrandchildHoldingStdout(t *testing.T, h Harness) {
 	KillOnCleanup(t, pidFile)
 	begin := time.Now()
 	r := RunCmd(t, e, "setsid sleep 60 & echo $! > "+pidFile+"; echo started", 5000)
-	if took := time.Since(begin); took > 5*time.Second {
+	if took := time.Since(begin); took > proctest.Scale(5*time.Second) {
 		t.Fatalf("took %v", took)
 	}
 	if r.Stdout.Text != "started\n" || ExitCode(r) != "0" || r.TimedOut {
@@ -413,7 +413,7 @@ func testEscapedGrandchildHoldingStdout(t *testing.T, h Harness) {
 	KillOnCleanup(t, pidFile2)
 	begin = time.Now()
 	r = RunCmd(t, e, "setsid sleep 60 & echo $! > "+pidFile2+"; sleep 60", 200)
-	if took := time.Since(begin); took > 200*time.Millisecond+300*time.Millisecond+2*time.Second+h.Slack {
+	if took := time.Since(begin); took > 200*time.Millisecond+300*time.Millisecond+proctest.Scale(2*time.Second)+h.Slack {
 		t.Fatalf("took %v, more than timeout+grace", took)
 	}
 	if !r.TimedOut {
@@ -745,7 +745,7 @@ func testLeftoversInTheGroupEndWithTheCommand(t *testing.T, h Harness) {
 	for _, command := range []string{"sleep 60 >/dev/null 2>&1 & echo $!", "sleep 60 & echo $!"} {
 		begin := time.Now()
 		r := RunCmd(t, e, command, 0)
-		if took := time.Since(begin); took > 2*time.Second {
+		if took := time.Since(begin); took > proctest.Scale(2*time.Second) {
 			t.Errorf("%q took %v", command, took)
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(r.Stdout.Text))
@@ -783,7 +783,7 @@ func testTrappedTERMWithEscapedHolder(t *testing.T, h Harness) {
 	// timeout + grace = 800ms; waiting for the escaped holder would be 60s.
 	// The margin is for a loaded machine: this tells the two apart, it
 	// does not time the kill sequence.
-	if took > 800*time.Millisecond+5*time.Second+h.Slack {
+	if took > 800*time.Millisecond+proctest.Scale(5*time.Second)+h.Slack {
 		t.Fatalf("took %v, more than timeout plus grace", took)
 	}
 }
