@@ -124,7 +124,7 @@ func eachRegion(pid string, fn func([]byte)) error {
 		for off := start; off < end && read < 1<<30; off += chunk {
 			n, _ := mem.ReadAt(buf[:min(uint64(len(buf)), end-off)], int64(off))
 			// Untouched pages read as zeros and hold no secret; skipping
-			// them keeps a race-built attacker's search within minutes.
+			// them keeps the attacker's search short.
 			if n > 0 && !bytes.Equal(buf[:n], zeros[:n]) {
 				fn(buf[:n])
 				read += n
