@@ -64,6 +64,7 @@ func longServer(t *testing.T, cfg config.File) (*mcp.ClientSession, func() []*mc
 // through a slow PreToolUse hook and a command that prints nothing, with
 // strictly increasing progress (docs/spec.md §6.4, §12).
 func TestHeartbeatsWhileHooksRunAndTheCommandIsQuiet(t *testing.T) {
+	t.Parallel()
 	hook := filepath.Join(t.TempDir(), "slow.sh")
 	if err := os.WriteFile(hook, []byte("#!/bin/bash\nsleep 1.3\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -100,6 +101,7 @@ func TestHeartbeatsWhileHooksRunAndTheCommandIsQuiet(t *testing.T) {
 // yielded in structuredContent; the task ends with the command's output
 // and exit code.
 func TestYieldOverMCP(t *testing.T) {
+	t.Parallel()
 	after := 400.0
 	cs, _ := longServer(t, config.File{Bash: config.Bash{YieldAfterMs: &after}})
 	res := call(t, cs, "bash", map[string]any{"command": "echo first; sleep 1; echo second; exit 4", "description": "work a while"})
@@ -122,6 +124,7 @@ func TestYieldOverMCP(t *testing.T) {
 // not respond); a call of the same session after it gets its response, and
 // a cancel of a call already answered changes nothing (docs/spec.md §6.4).
 func TestNoResponseAfterCancelOnStdio(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, "")
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

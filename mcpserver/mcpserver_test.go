@@ -123,6 +123,7 @@ func TestToolsAndInstructions(t *testing.T) {
 }
 
 func TestCallsThroughTheWire(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, newServer(t, t.TempDir()))
 	res := call(t, cs, "bash", map[string]any{"command": "echo failing; exit 3", "description": "fail on purpose"})
 	if got := texts(res); len(got) != 1 || got[0] != "failing\n[exit code: 3]" || res.IsError {
@@ -394,6 +395,7 @@ func TestRunLinesCancelledEndsItsReading(t *testing.T) {
 }
 
 func TestProgressNotifications(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, "")
 	var mu sync.Mutex
 	var got []*mcp.ProgressNotificationParams
@@ -437,6 +439,7 @@ func TestProgressNotifications(t *testing.T) {
 // the command runs (a response cut there makes the client resume the
 // stream with Last-Event-ID).
 func TestHTTPServerCallOutlivesReadTimeout(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, "")
 	hs, err := s.HTTPServer(mcpserver.HTTPOptions{Token: testToken, ReadTimeout: 200 * time.Millisecond})
 	if err != nil {
@@ -548,6 +551,7 @@ func TestHTTPMaxSessions(t *testing.T) {
 // TestHTTPRequestSize: a 5 MiB heredoc command runs over HTTP with the
 // default request limit (8 MiB); a larger body gets 413.
 func TestHTTPRequestSize(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, "")
 	url := httpServer(t, s, mcpserver.HTTPOptions{})
 	cs, err := httpClient(t, url)
