@@ -1,6 +1,7 @@
 package executortest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -255,15 +256,19 @@ func testStdin(t *testing.T, h Harness) {
 	if r, _ := e.Run(context.Background(), spec); r.Stdout.Text != fmt.Sprintf("%x", all) {
 		t.Fatalf("binary stdin came out as %q", r.Stdout.Text)
 	}
-	// 1 MiB into a command that never reads it: the write fails (EPIPE)
-	// and is ignored; the real exit status is reported.
-	spec, _ = e.Resolve(bash.Request{Command: "exit 7", Stdin: make([]byte, 1<<20)})
+	// 256 KiB (4 pipe buffers: a write that cannot complete) into a
+	// command that never reads it: the write fails (EPIPE) and is
+	// ignored; the real exit status is reported. (Not more, nor NULs:
+	// the SSH wrapper reads its stdin a byte at a time, and a NUL comes
+	// escaped in 5 bytes; 1 MiB of them took seconds.)
+	unread := bytes.Repeat([]byte{'x'}, 256<<10)
+	spec, _ = e.Resolve(bash.Request{Command: "exit 7", Stdin: unread})
 	if r, _ := e.Run(context.Background(), spec); ExitCode(r) != "7" {
 		t.Fatalf("got exit %s", ExitCode(r))
 	}
 	// A command that neither reads nor exits is still timed out, and the
 	// writer blocked on the full pipe does not outlive the run.
-	spec, _ = e.Resolve(bash.Request{Command: "sleep 60", Stdin: make([]byte, 1<<20), TimeoutMs: new(100.0)})
+	spec, _ = e.Resolve(bash.Request{Command: "sleep 60", Stdin: unread, TimeoutMs: new(100.0)})
 	if r, _ := e.Run(context.Background(), spec); !r.TimedOut {
 		t.Fatalf("got %+v", r)
 	}
