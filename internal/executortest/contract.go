@@ -135,15 +135,21 @@ func testTrappedTERMDiesBySIGKILLAfterGrace(t *testing.T, h Harness) {
 		t.Fatalf("got %+v", r)
 	}
 	// The same through the timeout: timed out, SIGKILL.
-	r = RunCmd(t, e, "trap '' TERM; sleep 60", 500)
+	r = RunCmd(t, e, "trap '' TERM; sleep 60", trapMs(500))
 	if !r.TimedOut || r.Signal != "SIGKILL" {
 		t.Fatalf("timeout: got %+v", r)
 	}
 }
 
+// trapMs is the timeout of a command that traps TERM: ms, stretched by
+// proctest.Slowdown. It is the time bash has to set the trap; a SIGTERM
+// that comes first ends the command at once, and the test then checks
+// nothing of the kill sequence.
+func trapMs(ms float64) float64 { return ms * proctest.Slowdown() }
+
 func testTrapThatExitsZeroStillTimedOut(t *testing.T, h Harness) {
 	e := h.newExecutor(t, Limits{})
-	r := RunCmd(t, e, "trap 'exit 0' TERM; sleep 60 & wait", 500)
+	r := RunCmd(t, e, "trap 'exit 0' TERM; sleep 60 & wait", trapMs(500))
 	if !r.TimedOut || ExitCode(r) != "0" {
 		t.Fatalf("got %+v", r)
 	}
@@ -780,7 +786,8 @@ func testTrappedTERMWithEscapedHolder(t *testing.T, h Harness) {
 	pidFile := h.file(t, "pid")
 	KillOnCleanup(t, pidFile)
 	begin := time.Now()
-	r := RunCmd(t, e, "trap '' TERM; setsid sleep 60 & echo $! > "+pidFile+"; sleep 60", 300)
+	timeoutMs := trapMs(300)
+	r := RunCmd(t, e, "trap '' TERM; setsid sleep 60 & echo $! > "+pidFile+"; sleep 60", timeoutMs)
 	took := time.Since(begin)
 	if !r.TimedOut || r.Signal != "SIGKILL" {
 		t.Fatalf("got %+v", r)
@@ -788,7 +795,7 @@ func testTrappedTERMWithEscapedHolder(t *testing.T, h Harness) {
 	// timeout + grace = 800ms; waiting for the escaped holder would be 60s.
 	// The margin is for a loaded machine: this tells the two apart, it
 	// does not time the kill sequence.
-	if took > 800*time.Millisecond+proctest.Scale(5*time.Second)+h.Slack {
+	if took > time.Duration(timeoutMs)*time.Millisecond+500*time.Millisecond+proctest.Scale(5*time.Second)+h.Slack {
 		t.Fatalf("took %v, more than timeout plus grace", took)
 	}
 }
