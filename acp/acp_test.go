@@ -22,6 +22,7 @@ import (
 
 	"github.com/dsh-go/dsh/acp"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/internal/stacktest"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
@@ -798,7 +799,7 @@ func (c *agentClient) next() rpcMessage {
 			c.t.Fatal("the agent closed its output")
 		}
 		line = l
-	case <-time.After(20 * time.Second):
+	case <-time.After(proctest.Scale(20 * time.Second)):
 		c.t.Fatal("no message from the agent within 20s")
 	}
 	var msg rpcMessage

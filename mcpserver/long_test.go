@@ -64,6 +64,7 @@ func longServer(t *testing.T, cfg config.File) (*mcp.ClientSession, func() []*mc
 // through a slow PreToolUse hook and a command that prints nothing, with
 // strictly increasing progress (docs/spec.md §6.4, §12).
 func TestHeartbeatsWhileHooksRunAndTheCommandIsQuiet(t *testing.T) {
+	t.Parallel()
 	hook := filepath.Join(t.TempDir(), "slow.sh")
 	if err := os.WriteFile(hook, []byte("#!/bin/bash\nsleep 1.3\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func TestHeartbeatsWhileHooksRunAndTheCommandIsQuiet(t *testing.T) {
 	}
 	took := time.Since(start)
 	want := int(took/time.Second) - 1 // at least one a second, the last second aside
-	proctest.Within(5*time.Second, func() bool { return len(notes()) >= want })
+	proctest.Within(proctest.Scale(5*time.Second), func() bool { return len(notes()) >= want })
 	got := notes()
 	if len(got) < 2 || len(got) < want {
 		t.Fatalf("%d notifications in %v", len(got), took)
@@ -100,6 +101,7 @@ func TestHeartbeatsWhileHooksRunAndTheCommandIsQuiet(t *testing.T) {
 // yielded in structuredContent; the task ends with the command's output
 // and exit code.
 func TestYieldOverMCP(t *testing.T) {
+	t.Parallel()
 	after := 400 * time.Millisecond
 	cs, _ := longServer(t, config.File{Bash: config.Bash{YieldAfter: &after}})
 	res := call(t, cs, "bash", map[string]any{"command": "echo first; sleep 1; echo second; exit 4", "description": "work a while"})
@@ -122,6 +124,7 @@ func TestYieldOverMCP(t *testing.T) {
 // not respond); a call of the same session after it gets its response, and
 // a cancel of a call already answered changes nothing (docs/spec.md §6.4).
 func TestNoResponseAfterCancelOnStdio(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, "")
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -141,7 +144,7 @@ func TestNoResponseAfterCancelOnStdio(t *testing.T) {
 		select {
 		case l := <-lines:
 			return l
-		case <-time.After(10 * time.Second):
+		case <-time.After(proctest.Scale(10 * time.Second)):
 			t.Fatal("no answer")
 			return ""
 		}

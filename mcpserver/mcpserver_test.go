@@ -123,6 +123,7 @@ func TestToolsAndInstructions(t *testing.T) {
 }
 
 func TestCallsThroughTheWire(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, newServer(t, t.TempDir()))
 	res := call(t, cs, "bash", map[string]any{"command": "echo failing; exit 3", "description": "fail on purpose"})
 	if got := texts(res); len(got) != 1 || got[0] != "failing\n[exit code: 3]" || res.IsError {
@@ -374,7 +375,7 @@ func TestRunLinesCancelledEndsItsReading(t *testing.T) {
 		if err != nil {
 			t.Fatalf("RunLines: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(proctest.Scale(10 * time.Second)):
 		t.Fatal("RunLines did not return after its context was done")
 	}
 	for lines.Scan() {
@@ -384,7 +385,7 @@ func TestRunLinesCancelledEndsItsReading(t *testing.T) {
 	if _, err := io.WriteString(inW, "after\n"); err != nil {
 		t.Fatal(err)
 	}
-	if err := inR.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+	if err := inR.SetReadDeadline(time.Now().Add(proctest.Scale(5 * time.Second))); err != nil {
 		t.Fatal(err)
 	}
 	got, err := bufio.NewReader(inR).ReadString('\n')
@@ -394,6 +395,7 @@ func TestRunLinesCancelledEndsItsReading(t *testing.T) {
 }
 
 func TestProgressNotifications(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, "")
 	var mu sync.Mutex
 	var got []*mcp.ProgressNotificationParams
@@ -416,7 +418,7 @@ func TestProgressNotifications(t *testing.T) {
 	// The SDK hands notifications to a handler goroutine, so the last ones
 	// sent before the result may be handled after CallTool returned.
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
-	proctest.Within(5*time.Second, func() bool { return count() >= 2 })
+	proctest.Within(proctest.Scale(5*time.Second), func() bool { return count() >= 2 })
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) < 2 {
@@ -437,6 +439,7 @@ func TestProgressNotifications(t *testing.T) {
 // the command runs (a response cut there makes the client resume the
 // stream with Last-Event-ID).
 func TestHTTPServerCallOutlivesReadTimeout(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, "")
 	hs, err := s.HTTPServer(mcpserver.HTTPOptions{Token: testToken, ReadTimeout: 200 * time.Millisecond})
 	if err != nil {
@@ -535,7 +538,7 @@ func TestHTTPMaxSessions(t *testing.T) {
 	}
 	_ = a.Close()
 	var c *mcp.ClientSession
-	proctest.Within(10*time.Second, func() bool {
+	proctest.Within(proctest.Scale(10*time.Second), func() bool {
 		c, err = httpClient(t, url)
 		return err == nil
 	})
@@ -548,6 +551,7 @@ func TestHTTPMaxSessions(t *testing.T) {
 // TestHTTPRequestSize: a 5 MiB heredoc command runs over HTTP with the
 // default request limit (8 MiB); a larger body gets 413.
 func TestHTTPRequestSize(t *testing.T) {
+	t.Parallel()
 	s := newServer(t, "")
 	url := httpServer(t, s, mcpserver.HTTPOptions{})
 	cs, err := httpClient(t, url)

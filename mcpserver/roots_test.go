@@ -15,6 +15,7 @@ import (
 )
 
 func TestSessionCwd(t *testing.T) {
+	t.Parallel()
 	rootDir, workdir := t.TempDir(), t.TempDir()
 	processCwd, _ := os.Getwd()
 	pwd := func(s *mcpserver.Server, version string, roots ...*mcp.Root) string {

@@ -56,7 +56,7 @@ func TestSessionsReleaseMemory(t *testing.T) {
 	// Goroutines of closed sessions may still be returning: look again
 	// for a while before calling them left.
 	h1, g1 := measure()
-	for deadline := time.Now().Add(5 * time.Second); (g1 > g0 || h1 > h0+2<<20) && time.Now().Before(deadline); h1, g1 = measure() {
+	for deadline := time.Now().Add(proctest.Scale(5 * time.Second)); (g1 > g0 || h1 > h0+2<<20) && time.Now().Before(deadline); h1, g1 = measure() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("heap %d KiB → %d KiB; goroutines %d → %d", h0/1024, h1/1024, g0, g1)
@@ -84,7 +84,7 @@ func TestOnIdle(t *testing.T) {
 	_ = b.Close()
 	select {
 	case <-idle:
-	case <-time.After(10 * time.Second):
+	case <-time.After(proctest.Scale(10 * time.Second)):
 		t.Fatal("OnIdle did not run after the last session ended")
 	}
 }

@@ -187,6 +187,7 @@ func TestRandomBytesOnStdio(t *testing.T) {
 // and every bad line its error. A wave stays under the session's limit of
 // concurrent commands (16), which would refuse the calls past it.
 func TestMalformedFloodOnStdio(t *testing.T) {
+	t.Parallel()
 	ss := startStdio(t)
 	const rounds, wave = 100, 10
 	errs, results := 0, map[int]bool{}

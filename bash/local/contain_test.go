@@ -218,7 +218,7 @@ func TestPollExit(t *testing.T) {
 		t.Fatal("pollExit reported a running process gone")
 	}
 	_ = cmd.Process.Kill()
-	if !pollExit([]int{cmd.Process.Pid}, time.Now().Add(5*time.Second)) {
+	if !pollExit([]int{cmd.Process.Pid}, time.Now().Add(proctest.Scale(5*time.Second))) {
 		t.Fatal("pollExit missed the exit (a zombie has exited)")
 	}
 }

@@ -140,7 +140,7 @@ func TestStartUpWaits(t *testing.T) {
 	t.Run("until its delay passed", func(t *testing.T) {
 		t.Parallel()
 		e := newWith(t, 20*time.Millisecond)
-		proctest.Eventually(t, 10*time.Second, func() error {
+		proctest.Eventually(t, proctest.Scale(10*time.Second), func() error {
 			if !isReady(e) {
 				return errors.New("the start-up has not run, nothing needing it")
 			}

@@ -22,7 +22,7 @@ func stoppedSleep(t *testing.T) *exec.Cmd {
 	}
 	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	_ = syscall.Kill(c.Process.Pid, syscall.SIGSTOP)
-	proctest.Eventually(t, 5*time.Second, func() error {
+	proctest.Eventually(t, proctest.Scale(5*time.Second), func() error {
 		if st, _ := procfs.ReadStat(c.Process.Pid); st.State != 'T' {
 			return os.ErrNotExist
 		}
@@ -75,7 +75,7 @@ func TestResumeSignalsNoReusedPid(t *testing.T) {
 		t.Fatal("openRef of a live process failed")
 	}
 	resume(map[int]procRef{pid: ref})
-	proctest.Eventually(t, 5*time.Second, func() error {
+	proctest.Eventually(t, proctest.Scale(5*time.Second), func() error {
 		if st, _ := procfs.ReadStat(pid); st.State == 'T' {
 			return os.ErrExist
 		}

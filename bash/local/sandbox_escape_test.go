@@ -113,9 +113,13 @@ func cgroupRoot(t *testing.T) string {
 }
 
 func TestSandboxSignals(t *testing.T) {
+	// The timeout is the time bash has to set its trap, and the grace
+	// the time the trap has to print before the SIGKILL: a loaded
+	// machine needs more of both.
+	timeout, grace := proctest.Scale(300*time.Millisecond), proctest.Scale(300*time.Millisecond)
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
-			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.Grace = 300 * time.Millisecond })
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.Grace = grace })
 			if r := s.run("kill -TERM $$"); r.Signal != "SIGTERM" || r.ExitCode != nil {
 				t.Errorf("kill -TERM $$: %+v", r)
 			}
@@ -124,14 +128,14 @@ func TestSandboxSignals(t *testing.T) {
 			}
 			// A TERM-trapping command: SIGTERM at the timeout, SIGKILL
 			// after the grace.
-			ms := 300.0
+			ms := float64(timeout / time.Millisecond)
 			begin := time.Now()
 			r := s.runSpec(bash.Request{Command: "trap 'echo got TERM' TERM; while :; do sleep 0.05; done", Owner: s.owner, TimeoutMs: &ms})
 			took := time.Since(begin)
 			if !r.TimedOut || r.Signal != "SIGKILL" || !strings.Contains(r.Stdout.Text, "got TERM") {
 				t.Errorf("trapping command: %+v", r)
 			}
-			if took < 600*time.Millisecond {
+			if took < timeout+grace {
 				t.Errorf("killed after %v, before timeout and grace", took)
 			}
 			// A background task killed: killed by SIGTERM.

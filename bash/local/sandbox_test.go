@@ -84,7 +84,8 @@ func newSbx(t *testing.T, backend, mode string, edit func(*config.Local)) *sbx {
 	return s
 }
 
-// run runs command as the session, sandboxed, with a 10 s timeout.
+// run runs command as the session, sandboxed, with a 10 s timeout
+// (scaled by proctest.Slowdown: a bound, not what the tests check).
 func (s *sbx) run(command string) bash.Result {
 	s.t.Helper()
 	return s.runSpec(bash.Request{Command: command, Owner: s.owner})
@@ -99,7 +100,7 @@ func (s *sbx) control(command string) bash.Result {
 func (s *sbx) runSpec(req bash.Request) bash.Result {
 	s.t.Helper()
 	if req.TimeoutMs == nil {
-		ms := 10000.0
+		ms := float64(proctest.Scale(10*time.Second) / time.Millisecond)
 		req.TimeoutMs = &ms
 	}
 	spec, err := s.e.Resolve(req)

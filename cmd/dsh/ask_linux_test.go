@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dsh-go/dsh/internal/procfs"
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // openPTY opens a pseudo-terminal: the master end for the test, the
@@ -100,7 +101,7 @@ func TestRunAsksOnTheTerminal(t *testing.T) {
 			dir := t.TempDir()
 			plantDeadCgroup(t) // so a start-up sweep logs, as it may on any machine
 			master, term := openPTY(t)
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), proctest.Scale(30*time.Second))
 			defer cancel()
 			cmd := exec.CommandContext(ctx, dshBin, "run", "--config", cfg, "--workdir", dir, "--", "touch asked")
 			var stdout bytes.Buffer

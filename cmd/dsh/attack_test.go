@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // attackEnv makes the test binary the attacker: its arguments are
@@ -122,7 +124,7 @@ func eachRegion(pid string, fn func([]byte)) error {
 		for off := start; off < end && read < 1<<30; off += chunk {
 			n, _ := mem.ReadAt(buf[:min(uint64(len(buf)), end-off)], int64(off))
 			// Untouched pages read as zeros and hold no secret; skipping
-			// them keeps a race-built attacker's search within minutes.
+			// them keeps the attacker's search short.
 			if n > 0 && !bytes.Equal(buf[:n], zeros[:n]) {
 				fn(buf[:n])
 				read += n
@@ -204,7 +206,7 @@ func mcpPost(url, token, session, msg string) (string, int, error) {
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	resp, err := (&http.Client{Timeout: proctest.Scale(10 * time.Second)}).Do(req)
 	if err != nil {
 		return "", 0, err
 	}

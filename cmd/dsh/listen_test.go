@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // initializeBody is an MCP initialize request.
@@ -193,7 +195,7 @@ func TestServeIdleConnectionFlood(t *testing.T) {
 		}
 		idle = append(idle, c)
 	}
-	fresh := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	fresh := &http.Client{Timeout: proctest.Scale(time.Second), Transport: &http.Transport{DisableKeepAlives: true}}
 	t0 := time.Now()
 	code, err := postInitialize(t, fresh, url, testToken)
 	if err != nil || code != http.StatusOK {
@@ -207,7 +209,7 @@ func TestServeIdleConnectionFlood(t *testing.T) {
 	}
 	defer c.Close()
 	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+	if err := c.SetReadDeadline(time.Now().Add(proctest.Scale(10 * time.Second))); err != nil {
 		t.Fatal(err)
 	}
 	got, err := io.ReadAll(c)

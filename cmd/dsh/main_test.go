@@ -56,7 +56,7 @@ type outcome struct {
 // waits for it (at most 30 s, then it is killed and the test fails).
 func dsh(t *testing.T, env []string, args ...string) outcome {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), proctest.Scale(30*time.Second))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, dshBin, args...)
 	cmd.Env = append(os.Environ(), env...)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -130,7 +131,7 @@ func startPrometheus(t *testing.T, bin, target string) prometheus {
 func (p prometheus) await(t *testing.T, query string, want float64) {
 	t.Helper()
 	var last string
-	giveUp := time.After(time.Minute)
+	giveUp := time.After(proctest.Scale(time.Minute))
 	for {
 		got, ok, raw := p.query(query)
 		if ok && got == want {

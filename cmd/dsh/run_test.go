@@ -213,7 +213,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd) int {
 			t.Fatal(err)
 		}
 		return 0
-	case <-time.After(20 * time.Second):
+	case <-time.After(proctest.Scale(20 * time.Second)):
 		cmd.Process.Kill()
 		<-done
 		t.Fatal("dsh did not exit within 20s of the signal")

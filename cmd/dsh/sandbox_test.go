@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -349,7 +350,7 @@ func TestSandboxThatCannotBeEnforcedIsExit2(t *testing.T) {
 			if args[0] != "run" {
 				args = append(args, "--config", cfg)
 			}
-			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), proctest.Scale(30*time.Second))
 			cmd := exec.CommandContext(ctx, dshBin, args...)
 			cmd.Env = append(os.Environ(), "PATH="+bin, "DSH_TOKEN=e2e-token-0123456789abcdef")
 			var stderr bytes.Buffer

@@ -8,6 +8,7 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -83,8 +85,8 @@ func attackCommand(t *testing.T, args ...string) string {
 	return attackEnv + "=1 " + attacker(t) + " " + strings.Join(args, " ")
 }
 
-// copyForNobody copies dsh and the test binary to a directory nobody can
-// reach, with a working directory for each user.
+// copyForNobody copies dsh, and builds the attacker, into a directory
+// nobody can reach, with a working directory for each user.
 func copyForNobody() (string, error) {
 	dir, err := os.MkdirTemp("/var/tmp", "dsh-nobody-")
 	if err != nil {
@@ -93,14 +95,15 @@ func copyForNobody() (string, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return dir, err
 	}
-	for name, src := range map[string]string{"dsh": dshBin, "attacker": os.Args[0]} {
-		data, err := os.ReadFile(src)
-		if err != nil {
-			return dir, err
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o755); err != nil {
-			return dir, err
-		}
+	data, err := os.ReadFile(dshBin)
+	if err != nil {
+		return dir, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "dsh"), data, 0o755); err != nil {
+		return dir, err
+	}
+	if err := buildAttacker(filepath.Join(dir, "attacker")); err != nil {
+		return dir, err
 	}
 	for _, u := range []string{"nobody", "root"} {
 		if err := os.Mkdir(filepath.Join(dir, "work-"+u), 0o755); err != nil {
@@ -114,6 +117,19 @@ func copyForNobody() (string, error) {
 		return dir, nil
 	}
 	return dir, os.Chown(filepath.Join(dir, "work-nobody"), 65534, 65534)
+}
+
+// buildAttacker builds this package's test binary, which is the attacker
+// when attackEnv is set, at path: without -race even when the tests run
+// with it. A race-built attacker searched dsh's memory ten times slower
+// (over 30 s an attack under -race, and the root controls and the
+// sandbox tests run several), and the race detector has nothing to check
+// in a process that reads another's memory and exits.
+func buildAttacker(path string) error {
+	if out, err := exec.Command("go", "test", "-c", "-o", path, ".").CombinedOutput(); err != nil {
+		return fmt.Errorf("build the attacker: %v\n%s", err, out)
+	}
+	return os.Chmod(path, 0o755)
 }
 
 // command is dsh's args run as n's user.
@@ -227,8 +243,8 @@ func TestRunOutOfReach(t *testing.T) {
 func servedAs(t *testing.T, n nobody) (url, token, victim string, connect func() *mcp.ClientSession) {
 	t.Helper()
 	token = newToken()
-	// The root controls search dsh's memory with a race-built attacker:
-	// under load longer than the call's yield, so no yield here.
+	// The root controls search dsh's memory: under load longer than the
+	// call's yield, so no yield here.
 	conf := filepath.Join(copies(t), "serve.yaml") // written once, by copyForNobody
 	cmd := n.command("serve", "--addr", "127.0.0.1:0", "--workdir", n.workdir, "--config", conf)
 	cmd.Env = append(os.Environ(), tokenEnv+"="+token)
@@ -243,7 +259,7 @@ func servedAs(t *testing.T, n nobody) (url, token, victim string, connect func()
 		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(30 * time.Second):
+		case <-time.After(proctest.Scale(30 * time.Second)):
 			_ = cmd.Process.Kill()
 			<-done
 		}

@@ -114,7 +114,7 @@ func (b *notifyBuffer) String() string {
 // await returns the first match of re in the buffer, waiting for it.
 func (b *notifyBuffer) await(t testing.TB, re *regexp.Regexp) []string {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(proctest.Scale(10 * time.Second))
 	for {
 		if m := re.FindStringSubmatch(b.String()); m != nil {
 			return m

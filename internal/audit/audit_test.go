@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/dsh-go/dsh/internal/audit"
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
@@ -281,7 +282,7 @@ func TestFIFOWithoutReader(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(proctest.Scale(10 * time.Second)):
 		// A reader releases the open, so that nothing is left behind.
 		if f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
 			defer f.Close()

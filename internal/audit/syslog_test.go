@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/internal/audit"
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -30,7 +31,7 @@ func syslogDaemon(t *testing.T, path string) *net.UnixConn {
 func received(t *testing.T, c *net.UnixConn) string {
 	t.Helper()
 	buf := make([]byte, 1<<20)
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(proctest.Scale(10 * time.Second)))
 	n, err := c.Read(buf)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestSyslogDaemonRestarts(t *testing.T) {
 	_ = os.Remove(path) // a datagram socket's file outlives it
 	l.TaskEnd(tasks.Snapshot{ID: "bash-1", Status: tasks.Completed})
 	daemon = syslogDaemon(t, path)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(proctest.Scale(10 * time.Second))
 	for {
 		l.TaskEnd(tasks.Snapshot{ID: "bash-2", Status: tasks.Completed})
 		_ = daemon.SetReadDeadline(time.Now().Add(100 * time.Millisecond))

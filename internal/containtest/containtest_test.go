@@ -156,7 +156,7 @@ func (s *stack) kill(sess *session.Session, id string) error {
 // text read.
 func (s *stack) await(sess *session.Session, id string) (tasks.Snapshot, string, error) {
 	var all strings.Builder
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(proctest.Scale(30 * time.Second))
 	for {
 		res, err := s.call(sess, "task_output", map[string]any{"task_id": id, "wait": true, "timeout_ms": 10000})
 		if err != nil {
@@ -779,11 +779,11 @@ func TestSoak(t *testing.T) {
 			// Goroutines of calls that just ended may take a moment to
 			// return; so may a process killed a moment ago.
 			gor1 := runtime.NumGoroutine()
-			proctest.Within(2*time.Second, func() bool { gor1 = runtime.NumGoroutine(); return gor1 <= gor0+goSlack })
+			proctest.Within(proctest.Scale(2*time.Second), func() bool { gor1 = runtime.NumGoroutine(); return gor1 <= gor0+goSlack })
 			left := proctest.Left()
-			proctest.Within(2*time.Second, func() bool { left = proctest.Left(); return len(left) == 0 })
+			proctest.Within(proctest.Scale(2*time.Second), func() bool { left = proctest.Left(); return len(left) == 0 })
 			cgs1 := commandCgroups(s)
-			proctest.Within(2*time.Second, func() bool { cgs1 = commandCgroups(s); return cgs1 <= cgs0 })
+			proctest.Within(proctest.Scale(2*time.Second), func() bool { cgs1 = commandCgroups(s); return cgs1 <= cgs0 })
 			fds1 := openFds(t)
 			measured := int(done.Load())
 			t.Logf("%s: %d mixed calls (%d registry calls in all) by %d workers; the %d after the warm-up took %v, %.0f calls/s",

@@ -1,6 +1,7 @@
 package executortest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -110,7 +111,7 @@ func testTimeoutKillsWithSIGTERM(t *testing.T, h Harness) {
 	if !r.TimedOut || r.Aborted || r.Signal != "SIGTERM" || r.Timeout != 100*time.Millisecond {
 		t.Fatalf("got %+v", r)
 	}
-	if took := time.Since(begin); took > 5*time.Second {
+	if took := time.Since(begin); took > proctest.Scale(5*time.Second) {
 		t.Fatalf("took %v", took)
 	}
 }
@@ -134,15 +135,21 @@ func testTrappedTERMDiesBySIGKILLAfterGrace(t *testing.T, h Harness) {
 		t.Fatalf("got %+v", r)
 	}
 	// The same through the timeout: timed out, SIGKILL.
-	r = RunCmd(t, e, "trap '' TERM; sleep 60", 500)
+	r = RunCmd(t, e, "trap '' TERM; sleep 60", trapMs(500))
 	if !r.TimedOut || r.Signal != "SIGKILL" {
 		t.Fatalf("timeout: got %+v", r)
 	}
 }
 
+// trapMs is the timeout of a command that traps TERM: ms, stretched by
+// proctest.Slowdown. It is the time bash has to set the trap; a SIGTERM
+// that comes first ends the command at once, and the test then checks
+// nothing of the kill sequence.
+func trapMs(ms float64) float64 { return ms * proctest.Slowdown() }
+
 func testTrapThatExitsZeroStillTimedOut(t *testing.T, h Harness) {
 	e := h.newExecutor(t, Limits{})
-	r := RunCmd(t, e, "trap 'exit 0' TERM; sleep 60 & wait", 500)
+	r := RunCmd(t, e, "trap 'exit 0' TERM; sleep 60 & wait", trapMs(500))
 	if !r.TimedOut || ExitCode(r) != "0" {
 		t.Fatalf("got %+v", r)
 	}
@@ -176,7 +183,7 @@ func testCancelAborts(t *testing.T, h Harness) {
 	// The caller's own deadline is an abort too, not the executor's timeout.
 	// (2 s, so that even a loaded machine has spawned the command by then:
 	// a deadline passed before Run is an error, not a result.)
-	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel = context.WithTimeout(context.Background(), proctest.Scale(2*time.Second))
 	defer cancel()
 	spec, _ = e.Resolve(bash.Request{Command: "sleep 60"})
 	if r, _ := bash.Run(ctx, e, spec); !r.Aborted || r.TimedOut {
@@ -259,15 +266,19 @@ func testStdin(t *testing.T, h Harness) {
 	if r, _ := bash.Run(context.Background(), e, spec); r.Stdout.Text != fmt.Sprintf("%x", all) {
 		t.Fatalf("binary stdin came out as %q", r.Stdout.Text)
 	}
-	// 1 MiB into a command that never reads it: the write fails (EPIPE)
-	// and is ignored; the real exit status is reported.
-	spec, _ = e.Resolve(bash.Request{Command: "exit 7", Stdin: make([]byte, 1<<20)})
+	// 256 KiB (4 pipe buffers: a write that cannot complete) into a
+	// command that never reads it: the write fails (EPIPE) and is
+	// ignored; the real exit status is reported. (Not more, nor NULs:
+	// the SSH wrapper reads its stdin a byte at a time, and a NUL comes
+	// escaped in 5 bytes; 1 MiB of them took seconds.)
+	unread := bytes.Repeat([]byte{'x'}, 256<<10)
+	spec, _ = e.Resolve(bash.Request{Command: "exit 7", Stdin: unread})
 	if r, _ := bash.Run(context.Background(), e, spec); ExitCode(r) != "7" {
 		t.Fatalf("got exit %s", ExitCode(r))
 	}
 	// A command that neither reads nor exits is still timed out, and the
 	// writer blocked on the full pipe does not outlive the run.
-	spec, _ = e.Resolve(bash.Request{Command: "sleep 60", Stdin: make([]byte, 1<<20), TimeoutMs: new(100.0)})
+	spec, _ = e.Resolve(bash.Request{Command: "sleep 60", Stdin: unread, TimeoutMs: new(100.0)})
 	if r, _ := bash.Run(context.Background(), e, spec); !r.TimedOut {
 		t.Fatalf("got %+v", r)
 	}
@@ -405,7 +416,7 @@ func testEscapedGrandchildHoldingStdout(t *testing.T, h Harness) {
 	KillOnCleanup(t, pidFile)
 	begin := time.Now()
 	r := RunCmd(t, e, "setsid sleep 60 & echo $! > "+pidFile+"; echo started", 5000)
-	if took := time.Since(begin); took > 5*time.Second {
+	if took := time.Since(begin); took > proctest.Scale(5*time.Second) {
 		t.Fatalf("took %v", took)
 	}
 	if r.Stdout.Text != "started\n" || ExitCode(r) != "0" || r.TimedOut {
@@ -417,7 +428,7 @@ func testEscapedGrandchildHoldingStdout(t *testing.T, h Harness) {
 	KillOnCleanup(t, pidFile2)
 	begin = time.Now()
 	r = RunCmd(t, e, "setsid sleep 60 & echo $! > "+pidFile2+"; sleep 60", 200)
-	if took := time.Since(begin); took > 200*time.Millisecond+300*time.Millisecond+2*time.Second+h.Slack {
+	if took := time.Since(begin); took > 200*time.Millisecond+300*time.Millisecond+proctest.Scale(2*time.Second)+h.Slack {
 		t.Fatalf("took %v, more than timeout+grace", took)
 	}
 	if !r.TimedOut {
@@ -749,7 +760,7 @@ func testLeftoversInTheGroupEndWithTheCommand(t *testing.T, h Harness) {
 	for _, command := range []string{"sleep 60 >/dev/null 2>&1 & echo $!", "sleep 60 & echo $!"} {
 		begin := time.Now()
 		r := RunCmd(t, e, command, 0)
-		if took := time.Since(begin); took > 2*time.Second {
+		if took := time.Since(begin); took > proctest.Scale(2*time.Second) {
 			t.Errorf("%q took %v", command, took)
 		}
 		pid, err := strconv.Atoi(strings.TrimSpace(r.Stdout.Text))
@@ -779,7 +790,8 @@ func testTrappedTERMWithEscapedHolder(t *testing.T, h Harness) {
 	pidFile := h.file(t, "pid")
 	KillOnCleanup(t, pidFile)
 	begin := time.Now()
-	r := RunCmd(t, e, "trap '' TERM; setsid sleep 60 & echo $! > "+pidFile+"; sleep 60", 300)
+	timeoutMs := trapMs(300)
+	r := RunCmd(t, e, "trap '' TERM; setsid sleep 60 & echo $! > "+pidFile+"; sleep 60", timeoutMs)
 	took := time.Since(begin)
 	if !r.TimedOut || r.Signal != "SIGKILL" {
 		t.Fatalf("got %+v", r)
@@ -787,7 +799,7 @@ func testTrappedTERMWithEscapedHolder(t *testing.T, h Harness) {
 	// timeout + grace = 800ms; waiting for the escaped holder would be 60s.
 	// The margin is for a loaded machine: this tells the two apart, it
 	// does not time the kill sequence.
-	if took > 800*time.Millisecond+5*time.Second+h.Slack {
+	if took > time.Duration(timeoutMs)*time.Millisecond+500*time.Millisecond+proctest.Scale(5*time.Second)+h.Slack {
 		t.Fatalf("took %v, more than timeout plus grace", took)
 	}
 }

@@ -7,7 +7,8 @@
 // It also has the tests' waits for what processes outside the test do,
 // which the test can only poll for: a file written (AwaitFile, ReadPid),
 // processes gone (AwaitGone, Survivors), any condition (Eventually,
-// Within), each bounded by a deadline.
+// Within), each bounded by a deadline. Scale stretches such bounds by the
+// factor DSH_TEST_SLOWDOWN gives, for a loaded machine.
 package proctest
 
 import (
@@ -67,7 +68,7 @@ func Main(m *testing.M) int {
 		return code
 	}
 	// A process killed a moment ago may still be on its way out.
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(Scale(2 * time.Second))
 	pids := Left()
 	for len(pids) > 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

@@ -13,9 +13,10 @@ import (
 )
 
 // Wait bounds the waits of AwaitFile, ReadPid and AwaitGone: generous, for
-// a loaded machine running the tests under -race. It bounds a wait for an
-// event; it is not a timing assertion.
-const Wait = 10 * time.Second
+// a loaded machine running the tests under -race, and stretched by
+// Slowdown for a machine more loaded still. It bounds a wait for an event;
+// it is not a timing assertion.
+var Wait = Scale(10 * time.Second)
 
 // pollEvery is how often the waits look again. A process outside the test
 // (a command writing a file, a process exiting) cannot signal the test

@@ -464,8 +464,9 @@ func (s *Server) KnownHostsFor(t testing.TB, key gossh.PublicKey, ports ...int) 
 
 // Config is an ssh section for the server: its host and port, the test
 // user, the identity file and known_hosts, a 200 ms grace and a 1 s
-// keep-alive, the spill files in a directory of the test's, and the test
-// run's leak mark in every command's environment.
+// keep-alive (stretched by proctest.Slowdown: a loaded machine answers
+// late), the spill files in a directory of the test's, and the test run's
+// leak mark in every command's environment.
 func (s *Server) Config(t testing.TB) config.SSH {
 	t.Helper()
 	return config.SSH{
@@ -475,7 +476,7 @@ func (s *Server) Config(t testing.TB) config.SSH {
 		IdentityFile: s.Identity,
 		KnownHosts:   s.KnownHosts,
 		Grace:        200 * time.Millisecond,
-		Keepalive:    time.Second,
+		Keepalive:    proctest.Scale(time.Second),
 		SpillDir:     s.SharedDir(t),
 		Env:          config.SSHEnv{Set: proctest.Set()},
 	}

@@ -55,7 +55,7 @@ func (s *stack) awaitFinish(t testing.TB, id string) {
 	t.Helper()
 	select {
 	case <-s.finishedCh(id):
-	case <-time.After(10 * time.Second):
+	case <-time.After(proctest.Scale(10 * time.Second)):
 		t.Fatalf("task %s did not finish", id)
 	}
 }
@@ -366,7 +366,7 @@ func (f fifo) wait(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(proctest.Scale(10 * time.Second)):
 		if w, err := os.OpenFile(f.path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 			w.Close()
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -86,7 +87,7 @@ func firstProgress(t *testing.T, command string) string {
 	var msg string
 	select {
 	case msg = <-first:
-	case <-time.After(10 * time.Second):
+	case <-time.After(proctest.Scale(10 * time.Second)):
 		t.Error("no progress within 10 s")
 	}
 	w, err := os.OpenFile(gate, os.O_WRONLY, 0)
