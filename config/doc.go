@@ -9,8 +9,8 @@
 //	st, err := host.Standard(f.WithDefaults())
 //
 // [File] holds the whole file: the executor, its sections [Local] and [SSH]
-// (the latter only with executor ssh, and then with a host), the tool
-// plugins to load, and the sections [Bash] and [Tasks]. Every package that
+// (the latter only with executor ssh, and then with a host), the
+// tools to load, and the sections [Bash] and [Tasks]. Every package that
 // is configured takes its section from here, so one walker decides what a
 // file may say, and its errors name keys the way the user wrote them: the
 // key's path from the top of the file and its line.

@@ -9,7 +9,7 @@ import (
 	"github.com/dsh-go/dsh/redact"
 )
 
-// The executors and tool plugins a file can name.
+// The executors and tools a file can name.
 const (
 	ExecutorLocal = "local"
 	ExecutorSSH   = "ssh"
@@ -40,7 +40,7 @@ type File struct {
 	Local Local `yaml:"local,omitempty"`
 	// SSH is the SSH executor's section; set only with executor ssh.
 	SSH SSH `yaml:"ssh,omitempty"`
-	// Tools lists the tool plugins to load, "bash" and "tasks", in the
+	// Tools lists the tools to load, "bash" and "tasks", in the
 	// order given. nil means both; an empty list loads none.
 	Tools []string `yaml:"tools"`
 	// Bash is the bash tool's section.
@@ -226,7 +226,7 @@ const (
 	DefaultMaxWaitTimeout       = 10 * time.Minute
 )
 
-// Has reports whether f loads the named tool plugin.
+// Has reports whether f loads the named tools.
 func (f File) Has(tool string) bool {
 	return f.Tools == nil || slices.Contains(f.Tools, tool)
 }

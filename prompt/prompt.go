@@ -4,7 +4,7 @@
 // Each tool brings its own advice for the model as a [Section] ("tool:bash",
 // order 105), and a composition layer adds and removes sections as tools come
 // and go. A section's Order places it; sections with the same Order are placed
-// by Name, so the assembled text never depends on the order in which plugins
+// by Name, so the assembled text never depends on the order in which the tools
 // happened to load.
 //
 // The contract of a [Registry]:
@@ -59,7 +59,7 @@ func NewRegistry() *Registry {
 // Add adds s. It fails for an empty (or blank) name, for text that is empty
 // or only whitespace, and for a name already present; the error text names
 // the section. Replacing a section is Remove followed by Add, so that two
-// plugins that picked the same name find out instead of silently overwriting
+// tools that picked the same name find out instead of silently overwriting
 // each other.
 func (r *Registry) Add(s Section) error {
 	if strings.TrimSpace(s.Name) == "" {

@@ -44,7 +44,7 @@
 //	  env: {passthrough: [], scrub: [], set: {}}
 //	  keepDetached: false    # keep what a foreground command leaves running
 //	  containment: auto      # auto | cgroup | marker
-//	tools: [bash, tasks]     # tool plugins to load, default both; [] loads none
+//	tools: [bash, tasks]     # tools to load, default both; [] loads none
 //	bash:
 //	  enableRunInBackground: true
 //	  maxForegroundPerSession: 16 # foreground commands of one session at once

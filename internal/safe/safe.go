@@ -1,5 +1,5 @@
 // Package safe contains panics: [Call] runs a function that is not dsh's
-// own (a plugin, a middleware, a listener, a hook) and turns a panic into a
+// own (a middleware, a listener, a presenter, a hook) and turns a panic into a
 // logged error, so one bad piece of code cannot take the server down.
 //
 //	if err := safe.Call(log, "finish listener", func() { l(snap) }, "task", id); err != nil {
