@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -102,10 +103,13 @@ func TestHeartbeatsWhileHooksRunAndTheCommandIsQuiet(t *testing.T) {
 // and exit code.
 func TestYieldOverMCP(t *testing.T) {
 	t.Parallel()
-	after := 400 * time.Millisecond
+	// A loaded machine needs longer to print "first", and the command
+	// must still run when the call yields: both scale.
+	after := proctest.Scale(400 * time.Millisecond).Round(time.Millisecond)
 	cs, _ := longServer(t, config.File{Bash: config.Bash{YieldAfter: &after}})
-	res := call(t, cs, "bash", map[string]any{"command": "echo first; sleep 1; echo second; exit 4", "description": "work a while"})
-	want := "first\n[still running after 400ms; continues as background task bash-1: read it with task_output, stop it with task_kill]"
+	command := fmt.Sprintf("echo first; sleep %.3f; echo second; exit 4", (after * 5 / 2).Seconds())
+	res := call(t, cs, "bash", map[string]any{"command": command, "description": "work a while"})
+	want := fmt.Sprintf("first\n[still running after %dms; continues as background task bash-1: read it with task_output, stop it with task_kill]", after.Milliseconds())
 	if got := texts(res); res.IsError || len(got) != 1 || got[0] != want {
 		t.Fatalf("yield: %q", got)
 	}
