@@ -235,7 +235,7 @@ func (f File) Has(tool string) bool {
 // tool list, background runs (on exactly when the task tools are loaded,
 // unless set), yieldAfterMs, and each section's own defaults (the ssh section's only
 // with executor ssh, and local.sandbox's only without it: the other must
-// stay empty). Call it on a File that passed [File.Validate].
+// stay empty); local.sandbox.mode defaults to auto here. Call it on a File that passed [File.Validate].
 func (f File) WithDefaults() File {
 	if f.Executor == "" {
 		f.Executor = ExecutorLocal
@@ -252,6 +252,11 @@ func (f File) WithDefaults() File {
 		f.Bash.YieldAfter = &d
 	}
 	sandbox := f.Local.Sandbox
+	if f.Local.Sandbox.Mode == "" {
+		// Safe by default (docs/spec.md §11): the sandbox is on
+		// wherever a backend works.
+		f.Local.Sandbox.Mode = SandboxAuto
+	}
 	f.Bash = f.Bash.WithDefaults()
 	f.Local = f.Local.WithDefaults()
 	if f.Executor == ExecutorSSH {

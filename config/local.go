@@ -46,7 +46,8 @@ type Local struct {
 	// made), "marker" or "group" (the process group and its descendants,
 	// what every platform can do).
 	Containment string `yaml:"containment,omitempty"`
-	// Sandbox confines commands (docs/spec.md §11); off by default.
+	// Sandbox confines commands (docs/spec.md §11): on wherever a backend
+	// works in a config file (mode auto), off in a Local built in Go.
 	Sandbox Sandbox `yaml:"sandbox,omitempty"`
 	// Limits bound what one command may use, so that no command exhausts
 	// what dsh itself needs (docs/spec.md §2.6).

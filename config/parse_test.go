@@ -515,7 +515,7 @@ func TestErrorKeyAndLine(t *testing.T) {
 
 func TestFileWithDefaults(t *testing.T) {
 	on, off := ptr(true), ptr(false)
-	local := Local{}.WithDefaults()
+	local := Local{Sandbox: Sandbox{Mode: SandboxAuto}}.WithDefaults()
 	tasks := Tasks{MaxRunningPerSession: 64, MaxRunning: 256, WaitTimeout: 30 * time.Second, MaxWaitTimeout: 10 * time.Minute}
 	serve := Serve{MaxSessions: 64, MaxRequestBytes: 8 << 20, IdleSession: 5 * time.Minute}
 	yield := ptr(50 * time.Second)

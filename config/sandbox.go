@@ -7,12 +7,17 @@ import (
 )
 
 // Sandbox is the local executor's sandbox (docs/spec.md §11), the section
-// local.sandbox. Its zero value is the default: mode off.
+// local.sandbox. In a [File] an empty mode is auto (the sandbox is on
+// wherever a backend works: [File.WithDefaults]); in a [Local] given to an
+// executor directly it is off, since a Go program that builds an executor
+// itself chooses what it wants.
 //
 // Protect and Hide distinguish nil (the default list) from empty (none);
 // AllowUnsandboxed is a pointer because its default is true.
 type Sandbox struct {
-	// Mode is "off" (the default), "read-only" or "workspace-write".
+	// Mode is "auto" (a config file's default: workspace-write where a
+	// backend works here, else unsandboxed with a warning), "off",
+	// "read-only" or "workspace-write".
 	Mode string `yaml:"mode,omitempty"`
 	// Backend is "auto" (the default: bwrap where it works, else
 	// landlock), "bwrap" or "landlock".
@@ -44,6 +49,7 @@ type Sandbox struct {
 // Sandbox modes and backends.
 const (
 	SandboxOff            = "off"
+	SandboxAuto           = "auto"
 	SandboxReadOnly       = "read-only"
 	SandboxWorkspaceWrite = "workspace-write"
 
@@ -53,7 +59,7 @@ const (
 )
 
 var (
-	sandboxModes    = []string{SandboxOff, SandboxReadOnly, SandboxWorkspaceWrite}
+	sandboxModes    = []string{SandboxAuto, SandboxOff, SandboxReadOnly, SandboxWorkspaceWrite}
 	sandboxBackends = []string{BackendAuto, BackendBwrap, BackendLandlock}
 )
 
@@ -73,14 +79,29 @@ var DefaultHide = []string{"~/.ssh", "~/.aws", "~/.azure", "~/.config/gcloud", "
 	"~/.local/share/keyrings", "~/.password-store", "~/.mozilla",
 	"~/.config/google-chrome", "~/.config/chromium"}
 
-// On reports whether a sandbox is configured.
+// On reports whether a sandbox is configured: any mode but off (auto
+// included, which may find no backend: see [Sandbox.Resolved]).
 func (s Sandbox) On() bool { return s.Mode != "" && s.Mode != SandboxOff }
+
+// Resolved returns s as it applies: mode auto becomes workspace-write
+// when a backend works here (available), else off; other modes stay.
+func (s Sandbox) Resolved(available bool) Sandbox {
+	switch {
+	case s.Mode != SandboxAuto:
+	case available:
+		s.Mode = SandboxWorkspaceWrite
+	default:
+		s.Mode = SandboxOff
+	}
+	return s
+}
 
 // Unsandboxed reports whether dangerouslyDisableSandbox is offered: true
 // unless allowUnsandboxed is false.
 func (s Sandbox) Unsandboxed() bool { return s.AllowUnsandboxed == nil || *s.AllowUnsandboxed }
 
-// WithDefaults returns s with its defaults spelled out: mode off, backend
+// WithDefaults returns s with its defaults spelled out: mode off (a
+// File's WithDefaults makes an empty mode auto first), backend
 // auto, allowUnsandboxed true, the default protect and hide lists. The
 // lists are shared with s, not copied.
 func (s Sandbox) WithDefaults() Sandbox {
@@ -124,6 +145,11 @@ func (s Sandbox) Validate() error {
 			if !rootedPath(p) {
 				return keyErr(l.key, 0, "entry %q must be an absolute path or start with ~/", p)
 			}
+		}
+	}
+	for _, r := range s.WritableRoots {
+		if filepath.Clean(r) == "/" {
+			return keyErr("sandbox.writableRoots", 0, "entry %q would make the whole filesystem writable: use mode: off instead", r)
 		}
 	}
 	for _, p := range s.Protect {

@@ -38,7 +38,10 @@ sandbox:
 		{name: "off", doc: "sandbox: {mode: off, allowUnsandboxed: true}", want: Sandbox{Mode: SandboxOff, AllowUnsandboxed: &yes}},
 
 		{name: "unknown mode", doc: "sandbox:\n  mode: readonly",
-			err: `local.sandbox.mode: "readonly" is not one of "off", "read-only" or "workspace-write" (line 3); did you mean "read-only"?`},
+			err: `local.sandbox.mode: "readonly" is not one of "auto", "off", "read-only" or "workspace-write" (line 3); did you mean "read-only"?`},
+		{name: "auto", doc: "sandbox: {mode: auto}", want: Sandbox{Mode: SandboxAuto}},
+		{name: "root writable", doc: "sandbox:\n  writableRoots: [/]",
+			err: `local.sandbox.writableRoots entry "/" would make the whole filesystem writable: use mode: off instead (line 3)`},
 		{name: "unknown backend", doc: "sandbox:\n  backend: firejail",
 			err: `local.sandbox.backend: "firejail" is not one of "auto", "bwrap" or "landlock" (line 3)`},
 		{name: "mode as bool", doc: "sandbox:\n  mode: false", err: `local.sandbox.mode must be a string (line 3)`},
@@ -70,6 +73,38 @@ sandbox:
 				roundTripLocal(t, got)
 			}
 		})
+	}
+}
+
+// TestSandboxAuto: a config file's sandbox is on by default (mode auto),
+// except with executor ssh, whose section must stay empty; a Sandbox
+// built in Go keeps an empty mode as off; auto resolves to workspace-write
+// where a backend works, else off, and no other mode changes.
+func TestSandboxAuto(t *testing.T) {
+	if got := (File{}).WithDefaults().Local.Sandbox.Mode; got != SandboxAuto {
+		t.Errorf("a File's default mode = %q, want auto", got)
+	}
+	if got := (File{Local: Local{Sandbox: Sandbox{Mode: SandboxOff}}}).WithDefaults().Local.Sandbox.Mode; got != SandboxOff {
+		t.Errorf("mode off became %q", got)
+	}
+	ssh := File{Executor: ExecutorSSH, SSH: SSH{Host: "h"}}.WithDefaults()
+	if !ssh.Local.Sandbox.IsZero() || ssh.Validate() != nil {
+		t.Errorf("executor ssh: sandbox %+v, validate %v", ssh.Local.Sandbox, ssh.Validate())
+	}
+	if got := (Local{}).WithDefaults().Sandbox.Mode; got != SandboxOff {
+		t.Errorf("a Local's default mode = %q, want off", got)
+	}
+	for _, tc := range []struct {
+		mode      string
+		available bool
+		want      string
+	}{
+		{SandboxAuto, true, SandboxWorkspaceWrite}, {SandboxAuto, false, SandboxOff},
+		{SandboxReadOnly, false, SandboxReadOnly}, {SandboxOff, true, SandboxOff}, {"", true, ""},
+	} {
+		if got := (Sandbox{Mode: tc.mode}).Resolved(tc.available).Mode; got != tc.want {
+			t.Errorf("Resolved(%v) of mode %q = %q, want %q", tc.available, tc.mode, got, tc.want)
+		}
 	}
 }
 

@@ -58,8 +58,8 @@ type Stack struct {
 func (s *Stack) ForegroundRunning() int64 { return s.running.Load() }
 
 // Standard builds the stack cfg describes (its zero value is the default
-// configuration; the defaults are applied here). On error nothing is left
-// running.
+// configuration: the local executor, sandboxed where a backend works; the
+// defaults are applied here). On error nothing is left running.
 //
 // The executor and the task runtime come first: everything else is built
 // over them. [Stack.wire] then installs on the registry what a call
@@ -87,6 +87,11 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	}
 	if err := s.newExecutor(cfg, o); err != nil {
 		return nil, err
+	}
+	// From here on the sandbox is as it applies: mode auto is
+	// workspace-write where a backend works here, else off.
+	if s.Local != nil {
+		cfg.Local.Sandbox = cfg.Local.Sandbox.Resolved(s.Local.Sandbox() != nil)
 	}
 	if cfg.Has(config.ToolTasks) {
 		s.Tasks = tasks.New(tasks.Config{MaxRunningPerSession: cfg.Tasks.MaxRunningPerSession, MaxRunning: cfg.Tasks.MaxRunning, Logger: o.log})
@@ -237,6 +242,9 @@ func (s *Stack) addTools(cfg config.File, red *redact.Redactor, o options) error
 // addBash registers the bash tool and its section.
 func (s *Stack) addBash(cfg config.File, red *redact.Redactor, o options) error {
 	opts := []bashtool.Option{bashtool.WithSandbox(cfg.Local.Sandbox), bashtool.WithRedactor(red), bashtool.WithRunning(&s.running)}
+	if s.Local != nil && s.Local.SandboxUnavailable() != nil {
+		opts = append(opts, bashtool.WithNoSandboxHere())
+	}
 	if o.keepSpills {
 		opts = append(opts, bashtool.WithSpillsKept())
 	}

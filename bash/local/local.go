@@ -193,6 +193,7 @@ type Executor struct {
 	// sandbox confines commands; nil when its mode is off. commonSpill
 	// holds the spill files of sandboxed commands that have no owner.
 	sandbox     *sandbox.Sandbox
+	unavailable error // why mode auto runs commands unsandboxed
 	commonSpill spillDir
 	// keepSpill: the private spill directory outlives the executor
 	// (WithKeptSpill); keptSpill holds the sandboxed commands' files then.

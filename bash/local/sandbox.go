@@ -5,6 +5,7 @@ package local
 // spill files together until the session ends.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,12 +56,16 @@ func (e *Executor) sandboxDir() string {
 	return filepath.Join(priv, sandboxDirName)
 }
 
-// newSandbox makes the sandbox cfg asks for, nil when its mode is off. Its
-// files go in the executor's private spill directory, made now.
+// newSandbox makes the sandbox cfg asks for, nil when its mode is off, or
+// auto where no backend works: then commands run unsandboxed, the
+// executor logs one warning and keeps why ([Executor.SandboxUnavailable]).
+// Its files go in the executor's private spill directory, made now.
 func newSandbox(cfg config.Local, e *Executor, hide []string) (*sandbox.Sandbox, error) {
 	if !cfg.Sandbox.On() {
 		return nil, nil
 	}
+	auto := cfg.Sandbox.Mode == config.SandboxAuto
+	cfg.Sandbox = cfg.Sandbox.Resolved(true)
 	priv, err := ensure(e.spill)
 	if err != nil {
 		return nil, fmt.Errorf("%s: sandbox: %w", Name, err)
@@ -77,10 +82,29 @@ func newSandbox(cfg config.Local, e *Executor, hide []string) (*sandbox.Sandbox,
 	sb, err := sandbox.New(cfg.Sandbox, sandbox.Options{
 		Cwd: cfg.Cwd, Dir: dir, Private: priv, Hide: hide, EnvSet: set, Shell: shell, Env: e.env, Log: e.log,
 	})
+	if auto && errors.Is(err, sandbox.ErrNoBackend) {
+		_ = os.Remove(dir)
+		e.unavailable = err
+		e.log.Warn(NotSandboxedWarning, "why", err.Error())
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	return sb, nil
+}
+
+// NotSandboxedWarning is what the executor logs at start when mode auto
+// found no sandbox backend: every command runs with the user's authority.
+const NotSandboxedWarning = "commands are NOT sandboxed: no sandbox backend works here; install bubblewrap, or set local.sandbox.mode: off to silence this"
+
+// SandboxUnavailable is why commands run unsandboxed under mode auto (no
+// backend works here: an error wrapping sandbox.ErrNoBackend), nil
+// when they are sandboxed or the mode is off. Like Sandbox it waits for
+// the start-up.
+func (e *Executor) SandboxUnavailable() error {
+	e.started()
+	return e.unavailable
 }
 
 // sandboxFor decides where spec runs: in the sandbox or not, in which

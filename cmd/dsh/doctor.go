@@ -33,12 +33,12 @@ const doctorTimeout = 30 * time.Second
 // run.
 func newDoctorCmd(s streams) *cobra.Command {
 	return configCommand("doctor", "Report the executor dsh uses: the shell, process containment and sandbox here, or the remote host over SSH", s, func(cfg config.File, log *slog.Logger) error {
-		fmt.Fprintf(s.out, "version: %s\n", readBuildFacts())
 		var err error
 		if cfg.Executor == config.ExecutorSSH {
+			fmt.Fprintf(s.out, "version: %s\n", readBuildFacts())
 			err = doctorSSH(cfg.SSH, log, s.out)
 		} else {
-			err = doctorLocal(cfg.Local, log, s.out)
+			cfg.Local.Sandbox, err = doctorLocal(cfg.WithDefaults().Local, log, s.out)
 		}
 		if err != nil {
 			return err
@@ -54,12 +54,24 @@ func newDoctorCmd(s streams) *cobra.Command {
 // command from another's files, or from signalling dsh.
 const notIsolated = "sessions are not isolated from each other: an unsandboxed command can signal dsh and read other sessions' files"
 
-// sandboxText is doctor's sandbox section: "sandbox: off", or one
-// indented line per fact.
+// sandboxHeadline is doctor's first line with the local executor: whether
+// commands are sandboxed, so that nobody misses it.
+func sandboxHeadline(e *local.Executor) string {
+	if err := e.SandboxUnavailable(); err != nil {
+		return "sandbox: NONE, commands run with the user's full authority: " + strings.TrimPrefix(err.Error(), "sandbox: ")
+	}
+	if sb := e.Sandbox(); sb != nil {
+		return "sandbox: on (" + sb.Mode() + ", " + sb.Backend() + ")"
+	}
+	return "sandbox: off (local.sandbox.mode: off)"
+}
+
+// sandboxText is doctor's sandbox section: nothing without a sandbox (the
+// first line said why), else one indented line per fact.
 func sandboxText(e *local.Executor) string {
 	sb := e.Sandbox()
 	if sb == nil {
-		return "sandbox: off\n"
+		return ""
 	}
 	var b strings.Builder
 	b.WriteString("sandbox:\n")
@@ -69,14 +81,17 @@ func sandboxText(e *local.Executor) string {
 	return b.String()
 }
 
-// doctorLocal prints the shell, the containment the local executor chose
-// and its sandbox.
-func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) error {
+// doctorLocal prints whether commands are sandboxed (the first line), the
+// version, the shell, the containment the local executor chose and its
+// sandbox. It returns the sandbox as it applies here.
+func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) (config.Sandbox, error) {
 	e, err := local.New(cfg, local.WithLogger(log))
 	if err != nil {
-		return stackError(err)
+		return cfg.Sandbox, stackError(err)
 	}
 	defer e.Close()
+	cfg.Sandbox = cfg.Sandbox.Resolved(e.Sandbox() != nil)
+	fmt.Fprintf(out, "%s\nversion: %s\n", sandboxHeadline(e), readBuildFacts())
 	shell := cfg.Shell
 	if shell == "" {
 		shell = "bash"
@@ -88,7 +103,7 @@ func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) error {
 		fmt.Fprintf(out, "sessions: %s\n", notIsolated)
 	}
 	fmt.Fprintf(out, "self: %s\n", selfText(cfg))
-	return nil
+	return cfg.Sandbox, nil
 }
 
 // permissionsLine says where the command policy's rules come from for a

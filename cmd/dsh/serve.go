@@ -347,14 +347,21 @@ func startFrontEnd(configPath, workdir string, level slog.Level, s streams, drai
 		return nil, err
 	}
 	fe := &frontEnd{cfg: cfg, log: newLevelLogger(s.err, level)}
-	warnSelf(cfg, fe.log)
 	fe.ctx, fe.received, fe.stop = drainSignals(context.Background(), drain)
 	if fe.stack, err = host.Standard(cfg, append(opts, host.WithLogger(fe.log))...); err != nil {
 		fe.stop()
 		return nil, stackError(err)
 	}
+	fe.cfg.Local.Sandbox = appliedSandbox(fe.cfg, fe.stack)
+	warnSelf(fe.cfg, fe.log)
 	fe.srv = mcpserver.New(serverOptions(fe.stack, wd, cfg, fe.log))
 	return fe, nil
+}
+
+// appliedSandbox is cfg's sandbox as it applies in st: mode auto resolved
+// by what the executor found here.
+func appliedSandbox(cfg config.File, st *host.Stack) config.Sandbox {
+	return cfg.WithDefaults().Local.Sandbox.Resolved(st.Local != nil && st.Local.Sandbox() != nil)
 }
 
 // close ends the sessions (and their tasks), then the stack, then stops

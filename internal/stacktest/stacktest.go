@@ -14,8 +14,10 @@ import (
 	"github.com/dsh-go/dsh/internal/proctest"
 )
 
-// New composes the stack over the local section cfg, with a 200 ms grace
-// and a spill directory of the test's unless cfg sets them. Its error is
+// New composes the stack over the local section cfg, with a 200 ms grace,
+// a spill directory of the test's and the sandbox off unless cfg sets
+// them: the tests read what commands write in the test's directories,
+// which the default sandbox would keep from them. Its error is
 // host.Standard's (an unavailable containment, say).
 func New(t testing.TB, cfg config.Local) (*host.Stack, error) {
 	t.Helper()
@@ -24,6 +26,9 @@ func New(t testing.TB, cfg config.Local) (*host.Stack, error) {
 	}
 	if cfg.SpillDir == "" {
 		cfg.SpillDir = t.TempDir()
+	}
+	if cfg.Sandbox.Mode == "" {
+		cfg.Sandbox.Mode = config.SandboxOff
 	}
 	set := proctest.Set()
 	maps.Copy(set, cfg.Env.Set)

@@ -173,13 +173,15 @@ var Section = prompt.Section{
 
 // Tool is the bash tool bound to an executor.
 type Tool struct {
-	exec     bash.Executor
-	runtime  *tasks.Service // for background calls; nil: none
-	cfg      config.Bash
-	sandbox  config.Sandbox // the executor's, for the description, schema and hints
-	spills   spillTracker
-	redactor *redact.Redactor
-	limit    foregroundLimit
+	exec    bash.Executor
+	runtime *tasks.Service // for background calls; nil: none
+	cfg     config.Bash
+	sandbox config.Sandbox // the executor's, for the description, schema and hints
+	// noSandboxHere: mode auto found no backend (WithNoSandboxHere).
+	noSandboxHere bool
+	spills        spillTracker
+	redactor      *redact.Redactor
+	limit         foregroundLimit
 }
 
 // WithRedactor makes r redact the secrets in model-facing text
@@ -202,8 +204,19 @@ func WithRunning(n *atomic.Int64) Option {
 // (docs/spec.md §11): the description names its mode, the schema offers
 // dangerouslyDisableSandbox when it allows it, and a failure that looks
 // like the sandbox's gets a hint line.
+//
+// sb is the sandbox as it applies ([config.Sandbox.Resolved]): mode auto
+// is taken as off, which is what it is where no backend works.
 func WithSandbox(sb config.Sandbox) Option {
-	return func(t *Tool) { t.sandbox = sb.WithDefaults() }
+	return func(t *Tool) { t.sandbox = sb.Resolved(false).WithDefaults() }
+}
+
+// WithNoSandboxHere tells the tool that the sandbox is on by default
+// (mode auto) but no backend works here, so commands run unsandboxed: the
+// description says so in one sentence (docs/spec.md §11). mode off,
+// the user's choice, says nothing.
+func WithNoSandboxHere() Option {
+	return func(t *Tool) { t.noSandboxHere = true }
 }
 
 // WithSpillsKept leaves the spill files reported to a session when it
@@ -237,7 +250,7 @@ func New(exec bash.Executor, runtime *tasks.Service, cfg config.Bash, opts ...Op
 func (t *Tool) Definition() tool.Definition {
 	return tool.Definition{
 		Name:         Name,
-		Description:  description(t.cfg, t.sandbox),
+		Description:  description(t.cfg, t.sandbox) + t.notSandboxed(),
 		Parameters:   parameters(t.cfg, t.sandbox),
 		OutputSchema: outputSchema,
 		Annotations:  tool.Annotations{Destructive: true, OpenWorld: true},

@@ -44,6 +44,18 @@ func sandboxSentence(sb config.Sandbox) string {
 	return " Commands run in a " + sb.Mode + " sandbox: they " + writes + net + "."
 }
 
+// notSandboxedSentence ends the description where the sandbox is on by
+// default but no backend works (exact, docs/spec.md §11).
+const notSandboxedSentence = " Commands are not sandboxed here."
+
+// notSandboxed is notSandboxedSentence when no backend works here, else "".
+func (t *Tool) notSandboxed() string {
+	if t.noSandboxHere {
+		return notSandboxedSentence
+	}
+	return ""
+}
+
 // hintPhrases are what failing commands print when the sandbox stopped
 // them.
 var hintPhrases = []string{"Read-only file system", "Permission denied", "Operation not permitted",

@@ -51,6 +51,26 @@ func TestSandboxTexts(t *testing.T) {
 	}
 }
 
+// TestNotSandboxedSentence: where mode auto found no backend the
+// description ends with the exact sentence, and only then: not with mode
+// off, not with a sandbox; an unresolved auto is taken as off.
+func TestNotSandboxedSentence(t *testing.T) {
+	cfg := config.Bash{}.WithDefaults()
+	plain := New(nil, nil, cfg).Definition().Description
+	if got := New(nil, nil, cfg, WithNoSandboxHere()).Definition().Description; got != plain+" Commands are not sandboxed here." {
+		t.Errorf("no backend here: %q", got)
+	}
+	for _, sb := range []config.Sandbox{{Mode: config.SandboxOff}, {Mode: config.SandboxAuto}} {
+		tl := New(nil, nil, cfg, WithSandbox(sb)).Definition()
+		if tl.Description != plain || tl.Parameters.Properties[escapeParam] != nil {
+			t.Errorf("mode %q: %q, escape %v", sb.Mode, tl.Description, tl.Parameters.Properties[escapeParam])
+		}
+	}
+	if d := New(nil, nil, cfg, WithSandbox(config.Sandbox{Mode: config.SandboxWorkspaceWrite})).Definition().Description; strings.Contains(d, "not sandboxed") {
+		t.Errorf("sandboxed: %q", d)
+	}
+}
+
 // TestSandboxHintWhen: the hint goes on a sandboxed failure with a
 // telltale phrase in either stream, head or tail, and on nothing else.
 func TestSandboxHintWhen(t *testing.T) {

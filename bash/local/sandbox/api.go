@@ -43,6 +43,20 @@ type Options struct {
 // configured sandbox: dsh then refuses to start (exit 2).
 var ErrUnavailable = errors.New("sandbox")
 
+// ErrNoBackend is wrapped too when what is missing is a backend that can
+// enforce the sandbox here (not a config value such as a writable root that
+// does not exist): mode auto then runs commands unsandboxed, and says so.
+var ErrNoBackend = errors.New("no sandbox backend")
+
+// noBackend marks err as ErrNoBackend and ErrUnavailable without changing
+// its text, which names what is missing.
+type noBackend struct{ err error }
+
+func (e noBackend) Error() string { return e.err.Error() }
+func (e noBackend) Unwrap() []error {
+	return []error{e.err, ErrNoBackend, ErrUnavailable}
+}
+
 // Command is one command to start in the sandbox: the shell and its
 // arguments, where, with what, and its files (the child's ends).
 type Command struct {

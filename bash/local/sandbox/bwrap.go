@@ -268,7 +268,7 @@ func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) [
 		a = append(a, "--bind", r, r)
 	}
 	a = s.protectMounts(a, roots)
-	if c.Dir != "" && !withinAny(c.Dir, roots) {
+	if c.Dir != "" && !withinAny(c.Dir, roots) && s.replaced(c.Dir) {
 		// Visible where it is, even under /tmp or /run; read-only.
 		a = append(a, "--ro-bind", c.Dir, c.Dir)
 	}
@@ -302,6 +302,20 @@ func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) [
 		a = append(a, c.Args[1:]...)
 	}
 	return a
+}
+
+// replaced reports whether dir lies in what the sandbox mounts over the
+// host's (/tmp, /run, /var/run, $XDG_RUNTIME_DIR), where a workdir must be
+// bound again to be seen. Elsewhere the read-only root shows it already,
+// and binding it would cover what the sandbox mounted inside it: a
+// workdir of / would bring back the host's /dev, /proc, /run and /tmp.
+func (s *Sandbox) replaced(dir string) bool {
+	for _, m := range []string{"/tmp", "/run", resolved("/var/run"), resolved(os.Getenv("XDG_RUNTIME_DIR"))} {
+		if filepath.IsAbs(m) && within(dir, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // runMounts puts empty tmpfs over /run, /var/run (unless it leads to

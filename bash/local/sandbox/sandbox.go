@@ -125,7 +125,7 @@ func (s *Sandbox) pickBackend(cfg config.Sandbox) error {
 			return nil
 		}
 		if cfg.Backend == config.BackendBwrap {
-			return fmt.Errorf("%w: %w", ErrUnavailable, bwrapErr)
+			return noBackend{fmt.Errorf("%w: %w", ErrUnavailable, bwrapErr)}
 		}
 		s.notes = append(s.notes, "bwrap not used: "+bwrapErr.Error())
 	}
@@ -133,9 +133,9 @@ func (s *Sandbox) pickBackend(cfg config.Sandbox) error {
 	s.landlock, err = newLandlock(s, cfg.Helper)
 	if err != nil {
 		if bwrapErr != nil {
-			return fmt.Errorf("%w: %w and %w", ErrUnavailable, bwrapErr, err)
+			return noBackend{fmt.Errorf("%w: %w and %w", ErrUnavailable, bwrapErr, err)}
 		}
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return noBackend{fmt.Errorf("%w: %w", ErrUnavailable, err)}
 	}
 	s.backend = config.BackendLandlock
 	s.net = netHost
@@ -322,10 +322,15 @@ func (s *Sandbox) workspaceOf(c Command) (string, error) {
 }
 
 // writable lists the writable roots of a command whose workspace is ws:
-// none in read-only mode.
+// none in read-only mode. A workspace that is / is not one: it would make
+// the whole filesystem writable, ~/.bashrc included (an MCP client may
+// start dsh in /), and cover the sandbox's own /dev, /proc and /tmp.
 func (s *Sandbox) writable(ws string) []string {
 	if s.mode != config.SandboxWorkspaceWrite {
 		return nil
+	}
+	if ws == "/" {
+		return s.roots
 	}
 	return append([]string{ws}, s.roots...)
 }

@@ -28,7 +28,7 @@ var errNoBackend = fmt.Errorf("no sandbox backend on %s: bubblewrap and Landlock
 
 // New fails: no backend can enforce a sandbox on this platform.
 func New(cfg config.Sandbox, o Options) (*Sandbox, error) {
-	return nil, fmt.Errorf("%w: %w", ErrUnavailable, errNoBackend)
+	return nil, noBackend{fmt.Errorf("%w: %w", ErrUnavailable, errNoBackend)}
 }
 
 var errNoSandbox = errors.New("sandbox: none on " + runtime.GOOS)
