@@ -126,3 +126,16 @@ func TestRulelessSessionParsesNothing(t *testing.T) {
 		t.Errorf("with a rule: %+v, want the ruling %+v", res, want)
 	}
 }
+
+// TestMalformedManagedWithoutASection: a managed settings file that is not
+// valid JSON denies every call without a section too (docs/spec.md §9.5):
+// the administrator's rules cannot be read, so none is assumed away.
+func TestMalformedManagedWithoutASection(t *testing.T) {
+	e := newEnv(t)
+	managed := filepath.Join(e.managed, "managed-settings.json")
+	writeFile(t, managed, "{")
+	res := run(t.Context(), e.noSection(t), newSession(t, e.project), nil, "touch ran")
+	if want := "Error: denied by policy: managed settings file " + managed + " is malformed"; res.Text() != want || exists(filepath.Join(e.project, "ran")) {
+		t.Errorf("malformed managed file: %q, want %q", res.Text(), want)
+	}
+}
