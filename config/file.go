@@ -47,7 +47,8 @@ type File struct {
 	Bash Bash `yaml:"bash,omitempty"`
 	// Tasks is the section of the task runtime and the task tools.
 	Tasks Tasks `yaml:"tasks,omitempty"`
-	// Permissions is the command policy; nil: none (every call runs).
+	// Permissions is the command policy; nil: its defaults, so only the
+	// rules of Claude Code's settings files apply (docs/spec.md §9.1).
 	Permissions *Permissions `yaml:"permissions,omitempty"`
 	// Hooks are hook commands run around tool calls.
 	Hooks Hooks `yaml:"hooks,omitempty"`

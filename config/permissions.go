@@ -8,9 +8,11 @@ import (
 	"github.com/dsh-go/dsh/policy"
 )
 
-// Permissions is the command policy's section (docs/spec.md §9.1). A File
-// without it has no policy at all: nothing is read or parsed per call.
-// Zero values take the defaults.
+// Permissions is the command policy's section (docs/spec.md §9.1). Zero
+// values take the defaults, and a File without it gets them all: no rules
+// of dsh's own, the Bash rules of Claude Code's settings files (read once
+// per session), default allow; a session whose files hold no such rule
+// parses nothing.
 type Permissions struct {
 	// Default decides a command no rule decides: "allow" (default), "ask"
 	// or "deny".

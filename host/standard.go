@@ -37,8 +37,9 @@ type Stack struct {
 	SSH *ssh.Executor
 	// Tasks is the task runtime; nil without the task tools.
 	Tasks *tasks.Service
-	// Gate applies the command policy and asks about calls that leave the
-	// sandbox; nil without a permissions section and without a sandbox.
+	// Gate applies the command policy (without a permissions section,
+	// the Bash rules of Claude Code's settings files) and asks about
+	// calls that leave the sandbox; [Standard] always makes one.
 	Gate *permissions.Gate
 	// Hooks run hook commands around calls; nil without hooks configured.
 	Hooks *hooks.Hooks
@@ -157,8 +158,9 @@ func (s *Stack) wire(cfg config.File, red *redact.Redactor, o options) error {
 //     and otherwise asked about even when the policy allows it; the
 //     user's yes reaches the bash tool as a consent.
 //
-// Each is installed only when configured: hooks when there are any, the
-// gate with a permissions section, a sandbox or hooks (a hook may ask).
+// The hooks are installed when there are any; the gate always, since
+// Claude Code's settings files may hold rules even without a permissions
+// section (a session that finds none parses nothing).
 func (s *Stack) usePreSteps(cfg config.File, o options) error {
 	if err := s.newHooks(cfg, o); err != nil {
 		return err
@@ -166,9 +168,8 @@ func (s *Stack) usePreSteps(cfg config.File, o options) error {
 	if s.Hooks != nil {
 		s.Tools.UsePre(s.Hooks.Pre(s.Tools))
 	}
-	if s.Gate = newGate(cfg, o); s.Gate != nil {
-		s.Tools.UsePre(s.Gate.Middleware())
-	}
+	s.Gate = newGate(cfg, o)
+	s.Tools.UsePre(s.Gate.Middleware())
 	return nil
 }
 
@@ -197,15 +198,11 @@ func (s *Stack) newHooks(cfg config.File, o options) error {
 	return nil
 }
 
-// newGate makes the permissions gate: the command policy of a permissions
-// section, and with a sandbox on the asking about calls that leave it
-// (docs/spec.md §11), which needs the gate even without a section. nil
-// when there is neither: nothing to decide, nothing to pay.
+// newGate makes the permissions gate: the command policy of the
+// permissions section, or without one of Claude Code's settings files
+// alone (docs/spec.md §9.1, §9.5), and with a sandbox on the asking about
+// calls that leave it (§11).
 func newGate(cfg config.File, o options) *permissions.Gate {
-	// Hooks and leaving the sandbox may ask the user even without rules.
-	if cfg.Permissions == nil && !cfg.Local.Sandbox.On() && !hooks.Configured(cfg) {
-		return nil
-	}
 	po := o.permissions
 	po.Logger, po.DefaultCwd, po.Sandbox = o.log, cfg.Local.Cwd, cfg.Local.Sandbox
 	if cfg.Executor == config.ExecutorSSH {
@@ -214,7 +211,7 @@ func newGate(cfg config.File, o options) *permissions.Gate {
 		po.DefaultCwd, po.RemoteSessions = cfg.SSH.Cwd, true
 	}
 	if cfg.Permissions == nil {
-		return permissions.NewWithoutPolicy(po)
+		return permissions.NewWithoutSection(po)
 	}
 	return permissions.New(*cfg.Permissions, po)
 }

@@ -43,7 +43,7 @@ func newDoctorCmd(s streams) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(s.out, "permissions: %s\n", permissionsLine(cfg, log))
+		fmt.Fprintf(s.out, "permissions: %s\n", permissionsLine(cfg, permissions.Options{Logger: log}))
 		return printHooks(cfg, log, s.out)
 	})
 }
@@ -108,25 +108,45 @@ func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) (config.Sand
 
 // permissionsLine says where the command policy's rules come from for a
 // session in dsh's cwd (local.cwd when set): each source with its rule
-// count and what was left out of it. Without a section, a sandbox that
-// may be left still has the user asked (docs/spec.md §11).
-func permissionsLine(cfg config.File, log *slog.Logger) string {
-	if cfg.Permissions == nil {
-		if sb := cfg.Local.Sandbox; sb.On() && sb.Unsandboxed() {
-			return "none (no permissions section: every command runs; leaving the sandbox asks the user)"
-		}
-		return "none (no permissions section: every command runs)"
+// count and what was left out of it. Without a section the rules are
+// those of Claude Code's settings files alone, under a default of allow
+// (docs/spec.md §9.1); with no such file every command runs, and a
+// sandbox that may be left still has the user asked (§11). opts says
+// where the settings files are (tests point it at their own) and logs.
+func permissionsLine(cfg config.File, opts permissions.Options) string {
+	opts.DefaultCwd = cfg.Local.Cwd
+	if cfg.Executor == config.ExecutorSSH {
+		// As the stack's gate: the sessions' cwds are remote, so no
+		// project file but CLAUDE_PROJECT_DIR's (docs/spec.md §13).
+		opts.DefaultCwd, opts.RemoteSessions = cfg.SSH.Cwd, true
 	}
-	gate := permissions.New(*cfg.Permissions, permissions.Options{DefaultCwd: cfg.Local.Cwd, Logger: log})
+	if cfg.Permissions != nil {
+		gate := permissions.New(*cfg.Permissions, opts)
+		return fmt.Sprintf("default %s; rules from %s", cfg.Permissions.Default, sourcesText(gate.Sources(nil)))
+	}
+	escape := ""
+	if sb := cfg.Local.Sandbox; sb.On() && sb.Unsandboxed() {
+		escape = "; leaving the sandbox asks the user"
+	}
+	sources := permissions.NewWithoutSection(opts).Sources(nil)
+	if len(sources) == 0 {
+		return "none (no permissions section, no Claude Code settings file: every command runs" + escape + ")"
+	}
+	return "no permissions section: default allow; rules from " + sourcesText(sources) + escape
+}
+
+// sourcesText lists sources with their rule counts and notes:
+// "dsh config (1 rule), /home/u/.claude/settings.json (0 rules; …)".
+func sourcesText(sources []permissions.Source) string {
 	var parts []string
-	for _, src := range gate.Sources(nil) {
+	for _, src := range sources {
 		p := fmt.Sprintf("%s (%s", src.Name, plural(src.Rules, "rule"))
 		if src.Note != "" {
 			p += "; " + src.Note
 		}
 		parts = append(parts, p+")")
 	}
-	return fmt.Sprintf("default %s; rules from %s", cfg.Permissions.Default, strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
 
 // plural is "1 rule", "2 rules".

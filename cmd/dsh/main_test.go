@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/internal/proctest"
 )
 
@@ -123,7 +125,13 @@ func assertGone(t *testing.T, pid int) {
 
 func TestDoctor(t *testing.T) {
 	t.Parallel()
-	got := dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: marker}\n"))
+	// Claude Code's settings are read without a permissions section too:
+	// a home and a project of the test's own, and the line the machine's
+	// managed settings (if any) give, which TestPermissionsLine spells out.
+	home, project := t.TempDir(), t.TempDir()
+	claudeEnv := []string{"HOME=" + home, "CLAUDE_PROJECT_DIR=" + project}
+	noSection := "permissions: " + permissionsLine(config.File{}, permissions.Options{Home: home, ProjectDir: project})
+	got := dsh(t, claudeEnv, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: marker}\n"))
 	lines := strings.Split(got.stdout, "\n")
 	self := "self: not dumpable: commands cannot read dsh's environment, memory or descriptors ("
 	if os.Geteuid() == 0 {
@@ -133,7 +141,7 @@ func TestDoctor(t *testing.T) {
 		lines[2] != "containment: marker: the DSH_RUN_ID variable and the parent chain (chosen by the config)" ||
 		!strings.HasPrefix(lines[3], "limits: pids 4096 per command not in force (containment is the marker)") ||
 		lines[4] != "sandbox: off" || lines[5] != "sessions: "+notIsolated || !strings.HasPrefix(lines[6], self) ||
-		lines[7] != "permissions: none (no permissions section: every command runs)" || lines[8] != "hooks: none" {
+		lines[7] != noSection || lines[8] != "hooks: none" {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
 	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: group}\n"))
@@ -147,15 +155,18 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("doctor: %+v", got)
 	}
 	// With a sandbox: its backend, mode and network, indented.
-	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {sandbox: {mode: read-only}}\n"))
+	sandboxed := config.File{}
+	sandboxed.Local.Sandbox.Mode = config.SandboxReadOnly
+	noSection = "permissions: " + permissionsLine(sandboxed, permissions.Options{Home: home, ProjectDir: project})
+	got = dsh(t, claudeEnv, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {sandbox: {mode: read-only}}\n"))
 	if got.code == 2 {
 		t.Logf("SKIP-REASON: no sandbox backend here: %s", got.stderr)
 	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  network: off;") ||
-		!strings.HasSuffix(got.stdout, "\npermissions: none (no permissions section: every command runs; leaving the sandbox asks the user)\nhooks: none\n") {
+		!strings.HasSuffix(got.stdout, "\n"+noSection+"\nhooks: none\n") {
 		t.Errorf("doctor with a sandbox: %+v", got)
 	}
 	perm := writeFile(t, "dsh.yaml", "permissions: {default: ask, deny: [\"rm -rf *\"]}\n")
-	home := t.TempDir()
+	home = t.TempDir()
 	claude := writeFile(t, "settings.json", `{"permissions":{"deny":["Bash(curl *)","Read(x)"]}}`)
 	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
@@ -163,9 +174,15 @@ func TestDoctor(t *testing.T) {
 	if err := os.Rename(claude, filepath.Join(home, ".claude", "settings.json")); err != nil {
 		t.Fatal(err)
 	}
-	got = dsh(t, []string{"HOME=" + home, "CLAUDE_PROJECT_DIR=" + t.TempDir()}, "doctor", "--config", perm)
+	got = dsh(t, []string{"HOME=" + home, "CLAUDE_PROJECT_DIR=" + project}, "doctor", "--config", perm)
 	if want := "permissions: default ask; rules from dsh config (1 rule), " + filepath.Join(home, ".claude", "settings.json") + " (1 rule)\nhooks: none\n"; got.code != 0 || !strings.HasSuffix(got.stdout, want) {
 		t.Errorf("doctor with permissions: %+v\nwant the last line %q", got, want)
+	}
+	// Without the section the user's rules are listed all the same.
+	got = dsh(t, []string{"HOME=" + home, "CLAUDE_PROJECT_DIR=" + project}, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: marker}\n"))
+	if want := "\npermissions: " + permissionsLine(config.File{}, permissions.Options{Home: home, ProjectDir: project}) + "\nhooks: none\n"; got.code != 0 ||
+		!strings.HasSuffix(got.stdout, want) || !strings.Contains(want, "no permissions section: default allow; rules from ") {
+		t.Errorf("doctor with Claude Code settings and no section: %+v\nwant the last lines %q", got, want)
 	}
 	hooked := writeFile(t, "dsh.yaml", "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks: [{type: command, command: ./check.sh}]\n")
 	if got = dsh(t, nil, "doctor", "--config", hooked); got.code != 0 || !strings.HasSuffix(got.stdout, "\nhook: PreToolUse \"Bash\" ./check.sh (dsh config)\n") {

@@ -174,9 +174,6 @@ func TestPolicyCheck(t *testing.T) {
 	if got.code != 0 || !strings.Contains(got.stdout, `"decision": "ask"`) || !strings.Contains(got.stdout, `"text": "no rule allows `+"`make`"+`"`) {
 		t.Errorf("policy check --json: %+v", got)
 	}
-	if got = dsh(t, nil, "policy", "check", "--", "rm -rf /"); got.code != 0 || !strings.HasPrefix(got.stdout, "allow\n") {
-		t.Errorf("no permissions section: %+v", got)
-	}
 	if got = dsh(t, nil, "policy", "check"); got.code != 2 {
 		t.Errorf("no command: %+v", got)
 	}
@@ -197,6 +194,17 @@ func TestPolicyCheck(t *testing.T) {
 	}
 	if got = dsh(t, env, "policy", "check", "--config", cfg, "--workdir", t.TempDir(), "--", "make deploy"); got.code != 0 || !strings.HasPrefix(got.stdout, "allow\n") {
 		t.Errorf("another workdir: %+v", got)
+	}
+	// Without a permissions section the settings files apply alone; a
+	// session that finds no rule there allows every command.
+	noSection := writeFile(t, "dsh.yaml", "local: {containment: marker}\n")
+	got = dsh(t, env, "policy", "check", "--config", noSection, "--workdir", project, "--", "make deploy")
+	if want := "deny\nmake deploy → deny: deny rule \"make deploy*\" (" + settings + ")\n"; got.code != 0 || got.stdout != want {
+		t.Errorf("no permissions section: %+v\nwant %q", got, want)
+	}
+	got = dsh(t, env, "policy", "check", "--config", noSection, "--workdir", t.TempDir(), "--", "rm -rf / && ls")
+	if want := "allow\nrm -rf / → no rule\nls → allow: read-only command\n"; got.code != 0 || got.stdout != want {
+		t.Errorf("no permissions section, no rule: %+v\nwant %q", got, want)
 	}
 }
 

@@ -61,18 +61,20 @@ func newPolicyCmd(s streams) *cobra.Command {
 
 // checkPolicy decides command for a session whose cwd is wd (else the
 // config's local.cwd, else dsh's cwd), reading the settings files such a
-// session would read. Without a permissions section every command runs.
+// session would read: without a permissions section, those alone
+// (docs/spec.md §9.1).
 func checkPolicy(cfg config.File, wd, command string, log *slog.Logger) (policy.Result, error) {
-	if cfg.Permissions == nil {
-		return policy.New(policy.Config{}, nil).Check(command), nil
-	}
 	if wd == "" {
 		wd = cfg.Local.Cwd
 	}
 	if wd == "" {
 		wd, _ = os.Getwd()
 	}
-	gate := permissions.New(*cfg.Permissions, permissions.Options{DefaultCwd: cfg.Local.Cwd, Logger: log})
+	opts := permissions.Options{DefaultCwd: cfg.Local.Cwd, Logger: log}
+	gate := permissions.NewWithoutSection(opts)
+	if cfg.Permissions != nil {
+		gate = permissions.New(*cfg.Permissions, opts)
+	}
 	sess := session.New("policy-check", wd)
 	defer sess.End()
 	return gate.Check(sess, command)

@@ -3,6 +3,8 @@ package permissions_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -14,10 +16,14 @@ import (
 )
 
 // BenchmarkGate measures what the gate adds to a call: the registry's
-// Execute of a tool named bash that does nothing, without a gate (no
-// permissions section: host.Standard installs none), with the gate of a
-// deployment without a permissions section but with a sandbox or hooks,
-// and with one deciding a one-line command by rules.
+// Execute of a tool named bash that does nothing, without a gate (a Go
+// caller's own stack; host.Standard always installs one), with the gate
+// of a deployment without a permissions section whose session finds no
+// rule in Claude Code's settings (nothing parsed, the arguments not even
+// decoded), the same with a sandbox on (the arguments decoded for
+// dangerouslyDisableSandbox), the same with one deny rule in the user's
+// settings (the command parsed), and with a section deciding a one-line
+// command by rules.
 //
 //	go test -run '^$' -bench Gate -count 6 ./internal/permissions/
 func BenchmarkGate(b *testing.B) {
@@ -25,16 +31,23 @@ func BenchmarkGate(b *testing.B) {
 		return tool.TextResult("ok"), nil
 	}}
 	args, _ := json.Marshal(map[string]any{"command": "go test ./... && git status | head -5", "description": "d"})
-	dir := b.TempDir()
+	dir, ruled := b.TempDir(), b.TempDir()
+	if err := os.MkdirAll(filepath.Join(ruled, ".claude"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ruled, ".claude", "settings.json"), []byte(`{"permissions":{"deny":["Bash(curl:*)"]}}`), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	sandboxed := config.Sandbox{Mode: config.SandboxWorkspaceWrite}
 	no := false
 	for _, tc := range []struct {
 		name string
 		gate *permissions.Gate
 	}{
 		{"none", nil},
-		// No permissions section, but a sandbox or hooks: the gate
-		// parses nothing and only looks for dangerouslyDisableSandbox.
-		{"nopolicy", permissions.NewWithoutPolicy(permissions.Options{Home: dir, ManagedDir: dir})},
+		{"nosection", permissions.NewWithoutSection(permissions.Options{Home: dir, ManagedDir: dir, ProjectDir: dir})},
+		{"nosection-sandbox", permissions.NewWithoutSection(permissions.Options{Home: dir, ManagedDir: dir, ProjectDir: dir, Sandbox: sandboxed})},
+		{"nosection-claude-rule", permissions.NewWithoutSection(permissions.Options{Home: ruled, ManagedDir: dir, ProjectDir: dir})},
 		{"rules", permissions.New(config.Permissions{
 			Default: "ask", Allow: []string{"go test *", "npm test *"}, Ask: []string{"git push *"}, Deny: []string{"rm -rf *", "sudo *"}, ClaudeSettings: &no,
 		}, permissions.Options{Home: dir, ManagedDir: dir})},

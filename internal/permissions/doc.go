@@ -7,14 +7,23 @@
 // ask to run outside the sandbox (docs/spec.md §11), since that is where
 // asking happens.
 //
-// host.Standard installs a gate made by [New] when the config has a
-// permissions section, and one made by [NewWithoutPolicy] when it has
-// none but a sandbox is on or hooks are configured (a hook may ask): that
-// gate has no rules, reads no file and parses no command, and lets every
-// call through but one that leaves the sandbox or that a hook asks about.
-// With none of these there is no gate.
+// host.Standard always installs a gate: one made by [New] when the config
+// has a permissions section, and one made by [NewWithoutSection] when it
+// has none. That gate takes the section's defaults: it reads the Bash
+// rules of the Claude Code settings files (claudeSettings: true,
+// trustProjectAllow: false) under a default of allow (docs/spec.md §9.1).
 //
 // Decisions where the spec is silent:
+//   - Without a section, a session whose files hold no Bash rule (and no
+//     malformed managed file) has no policy for its whole life: no
+//     command is parsed, and a call that neither leaves a sandbox nor
+//     carries a hook's ask goes on unchecked, its arguments not even
+//     decoded when no sandbox is on, and with no ruling of the gate's (as
+//     without a gate). Under a default of allow no command could be
+//     decided otherwise, and nothing is remembered without a policy.
+//     [Gate.Check] still parses, with no rules, to show the parts.
+//   - Without a section the settings files' sources are listed alone:
+//     there is no "dsh config" source.
 //   - Leaving the sandbox: a call whose dangerouslyDisableSandbox is the
 //     boolean true while a sandbox is on. With allowUnsandboxed: false it
 //     is denied before the policy is consulted (and before a malformed
@@ -31,8 +40,9 @@
 //     sandbox without it, so a stack without this gate, or a middleware
 //     before it that allows the call unasked, cannot take a command out of
 //     the sandbox.
-//   - Without a permissions section, askTimeoutMs is its default (5
-//     minutes) for the questions about leaving the sandbox.
+//   - Without a permissions section, askTimeoutMs and askFallback are
+//     their defaults (5 minutes, deny), for the settings files' ask rules
+//     as for the questions about leaving the sandbox.
 //   - Error codes: a denial DENIED; declined DECLINED; dismissed
 //     DISMISSED; nobody to ask APPROVAL_UNAVAILABLE; aborted during an ask
 //     TOOL_FAILED, as any aborted call.

@@ -44,9 +44,10 @@ type Options struct {
 // rules a user remembered for the rest of a session.
 type Gate struct {
 	cfg config.Permissions
-	// noPolicy: the deployment has no permissions section; the gate only
-	// decides calls that leave the sandbox.
-	noPolicy   bool
+	// noSection: the deployment has no permissions section. The gate
+	// reads the Claude Code settings files alone (cfg is the section's
+	// defaults), and a session that finds no rule there has no policy.
+	noSection  bool
 	sandbox    config.Sandbox
 	own        []policy.Rule
 	home       string
@@ -67,14 +68,16 @@ func New(cfg config.Permissions, opts Options) *Gate {
 	return g
 }
 
-// NewWithoutPolicy returns the gate of a deployment without a permissions
-// section but with a sandbox (opts.Sandbox): there are no rules, no file is
-// read and no command is parsed, so every call runs as without a gate,
-// except one that asks to leave the sandbox, which is asked about as with
-// a policy (askTimeoutMs being its default).
-func NewWithoutPolicy(opts Options) *Gate {
+// NewWithoutSection returns the gate of a deployment without a permissions
+// section (docs/spec.md §9.1): every key takes its default, so the Bash
+// rules of the Claude Code settings files apply (claudeSettings: true,
+// trustProjectAllow: false) and a command no rule decides runs (default:
+// allow). A session whose files hold no Bash rule has no policy: its
+// calls run unparsed, as without a gate, but one that asks to leave the
+// sandbox (opts.Sandbox) or that a hook asks about.
+func NewWithoutSection(opts Options) *Gate {
 	g := newGate(config.Permissions{}, opts)
-	g.noPolicy = true
+	g.noSection = true
 	return g
 }
 
@@ -114,6 +117,10 @@ type sessionState struct {
 	// managed names a malformed managed settings file: every call is
 	// denied.
 	managed string
+	// unruled: the gate has no section and the files held no rule, so
+	// policy is nil for the session's life (nothing is remembered
+	// without a policy: only an ask of "no rule allows" offers that).
+	unruled bool
 	// asking holds the one ask a session shows at a time.
 	asking chan struct{}
 
@@ -145,14 +152,15 @@ func (st *sessionState) remember(rules []policy.Rule) {
 func (g *Gate) state(s *session.Session) *sessionState { return g.sessions.Get(s) }
 
 // load reads the rules a session starts with: dsh's own, then those of the
-// Claude Code settings files.
+// Claude Code settings files. Without a section and without a rule in
+// those files the session gets no policy: under a default of allow no
+// command could be decided otherwise, so none is parsed.
 func (g *Gate) load(s *session.Session) *sessionState {
 	st := &sessionState{asking: make(chan struct{}, 1)}
-	if g.noPolicy {
-		return st
-	}
 	rules := append([]policy.Rule(nil), g.own...)
-	st.sources = []Source{{Name: "dsh config", Rules: len(g.own)}}
+	if !g.noSection {
+		st.sources = []Source{{Name: "dsh config", Rules: len(g.own)}}
+	}
 	if *g.cfg.ClaudeSettings {
 		places := claude.Places{ManagedDir: g.managedDir, Home: g.home, Project: g.project(s)}
 		for _, f := range places.Files() {
@@ -167,12 +175,18 @@ func (g *Gate) load(s *session.Session) *sessionState {
 			rules = append(rules, r...)
 		}
 	}
-	st.policy = policy.New(policy.Config{
-		Default:  policy.Decision(g.cfg.Default),
-		ReadOnly: *g.cfg.ReadOnly,
-		Home:     g.home,
-	}, rules)
+	if g.noSection && len(rules) == 0 && st.managed == "" {
+		st.unruled = true
+		return st
+	}
+	st.policy = policy.New(g.policyConfig(), rules)
 	return st
+}
+
+// policyConfig is what the policy takes from the section (or its
+// defaults).
+func (g *Gate) policyConfig() policy.Config {
+	return policy.Config{Default: policy.Decision(g.cfg.Default), ReadOnly: *g.cfg.ReadOnly, Home: g.home}
 }
 
 // project is PROJECT for s: the configured project dir, else s's cwd
@@ -193,11 +207,16 @@ func (g *Gate) Sources(s *session.Session) []Source { return g.state(s).sources 
 
 // Check decides command as a bash call of s would be decided, without
 // asking anyone (`dsh policy check`). Its error is a malformed managed
-// settings file, which denies every call of the session.
+// settings file, which denies every call of the session. A session
+// without rules allows every command unparsed; Check still parses it,
+// with no rules, to show its parts.
 func (g *Gate) Check(s *session.Session, command string) (policy.Result, error) {
 	st := g.state(s)
-	if st.managed != "" {
+	switch {
+	case st.managed != "":
 		return policy.Result{}, errors.New(errManaged(st.managed))
+	case st.unruled:
+		return policy.New(g.policyConfig(), nil).Check(command), nil
 	}
 	return st.check(command), nil
 }

@@ -36,20 +36,23 @@ func (g *Gate) Middleware() tool.PreExecute {
 			}
 			return next(ctx, call)
 		}
+		advice := call.Advice
+		st := g.state(call.Session)
+		if st.unruled && advice.Ask == "" && !g.sandbox.On() {
+			// Nothing can be decided: not even the arguments are read.
+			return next(ctx, call)
+		}
 		args, err := bashtool.DecodeArgs(call.Args)
 		if err != nil {
 			return tool.Decision{Verdict: tool.Deny, Reason: err.Error()} // the registry validated: cannot happen
 		}
 		escape := g.sandbox.On() && args.LeavesSandbox()
-		advice := call.Advice
 		switch {
 		case escape && !g.sandbox.Unsandboxed():
 			return tool.Decision{Verdict: tool.Deny, Reason: textEscapeDisabled, Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: byEscapeDisabled}}
-		case g.noPolicy && !escape && advice.Ask == "":
+		case st.unruled && !escape && advice.Ask == "":
 			return next(ctx, call)
-		}
-		st := g.state(call.Session)
-		if st.managed != "" {
+		case st.managed != "":
 			return tool.Decision{Verdict: tool.Deny, Reason: errManaged(st.managed), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: errManaged(st.managed)}}
 		}
 		c := check{g: g, st: st, call: call, args: args, escape: escape, advice: advice}

@@ -207,17 +207,6 @@ func TestBackgroundStartsAreChecked(t *testing.T) {
 	}
 }
 
-func TestNoPermissionsSectionNoGate(t *testing.T) {
-	st, err := host.Standard(config.File{Tools: []string{"bash"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if st.Gate != nil {
-		t.Error("a stack without a permissions section has a gate")
-	}
-}
-
 func TestAskOutcomes(t *testing.T) {
 	e := newEnv(t)
 	perm := config.Permissions{Default: "ask", ClaudeSettings: new(false)}

@@ -271,3 +271,24 @@ func TestSandboxWithoutPermissionsHasAGate(t *testing.T) {
 		t.Errorf("a sandboxed call: %+v, %d questions", res, a.count())
 	}
 }
+
+// TestEscapeWithoutASectionMeetsClaudeRules: without a permissions section
+// a deny of the user's Claude Code settings still denies a call that asks
+// to leave the sandbox, unasked, with the policy's text; a command no rule
+// names is asked about as leaving the sandbox.
+func TestEscapeWithoutASectionMeetsClaudeRules(t *testing.T) {
+	e := newEnv(t)
+	settings(t, filepath.Join(e.home, ".claude", "settings.json"), nil, nil, []string{"Bash(touch denied:*)"})
+	st := e.sandboxStack(t, nil, nil)
+	s := newSession(t, e.project)
+	a := answering(tool.Declined, false)
+	denied := outsideTarget(t, "denied")
+	res := escape(t.Context(), st, s, a, "touch denied "+denied, nil)
+	if want := "Error: denied by policy: `touch denied " + denied + "` matches deny rule \"touch denied:*\""; res.Text() != want || a.count() != 0 || exists(denied) {
+		t.Errorf("denied escape: %q, %d questions, ran %v; want %q", res.Text(), a.count(), exists(denied), want)
+	}
+	other := outsideTarget(t, "other")
+	if res := escape(t.Context(), st, s, a, "touch "+other, nil); res.Text() != textDeclined || a.count() != 1 || a.asked[0].Reason != "runs outside the sandbox" {
+		t.Errorf("another escape: %q, questions %+v", res.Text(), a.asked)
+	}
+}

@@ -2,6 +2,9 @@
 // with host.Standard: the local executor, the task runtime, and the bash
 // and task tools in a registry. Every command carries the test run's leak
 // mark (package proctest), and everything is closed when the test ends.
+// The stack reads no Claude Code settings of the machine: without a
+// permissions section their Bash rules apply (docs/spec.md §9.1), and a
+// developer's own would decide the tests' commands.
 package stacktest
 
 import (
@@ -11,6 +14,7 @@ import (
 
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/internal/proctest"
 )
 
@@ -33,7 +37,8 @@ func New(t testing.TB, cfg config.Local) (*host.Stack, error) {
 	set := proctest.Set()
 	maps.Copy(set, cfg.Env.Set)
 	cfg.Env.Set = set
-	s, err := host.Standard(config.File{Local: cfg})
+	none := t.TempDir() // no settings files: home, managed dir and project
+	s, err := host.Standard(config.File{Local: cfg}, host.WithPermissions(permissions.Options{Home: none, ManagedDir: none, ProjectDir: none}))
 	if err != nil {
 		return nil, err
 	}
