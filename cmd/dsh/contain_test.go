@@ -27,7 +27,10 @@ import (
 func TestSigkilledDshIsSweptNextStart(t *testing.T) {
 	for _, mode := range []string{"cgroup", "marker", "group"} {
 		t.Run(mode, func(t *testing.T) {
-			config := writeFile(t, "dsh.yaml", "local: {containment: "+mode+"}\n")
+			// Unsandboxed: the test reads the pids its commands write in
+			// its directory (TestSigkilledSandboxedDshIsSweptNextStart
+			// is the sandbox's).
+			config := writeFile(t, "dsh.yaml", "local: {containment: "+mode+", sandbox: {mode: off}}\n")
 			if out := dsh(t, nil, "doctor", "--config", config); out.code != 0 {
 				t.Skipf("containment %s unavailable: %s", mode, out.stderr)
 			}

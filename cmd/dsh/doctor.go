@@ -21,8 +21,9 @@ import (
 // doctorTimeout bounds dsh doctor's checks of a remote host.
 const doctorTimeout = 30 * time.Second
 
-// newDoctorCmd reports what dsh would run with: its version, and for the
-// local executor the shell and the containment it chose (a cgroup per
+// newDoctorCmd reports what dsh would run with: for the local executor
+// first whether commands are sandboxed (a line nobody misses), then its
+// version, the shell and the containment it chose (a cgroup per
 // command, or the marker fallback and why), so a user can see whether a
 // daemon a command starts can escape, and the sandbox: off, or its backend
 // and version, mode, network (shared per session or not), what it does

@@ -100,10 +100,11 @@ func stormRun(t *testing.T, prefix []string, dsh string) {
 	}
 }
 
-// writeStormConfig is a config with a short grace, readable by dsh's user.
+// writeStormConfig is a config with a short grace, readable by dsh's user,
+// unsandboxed: the storm's processes are counted as dsh's user's.
 func writeStormConfig(t *testing.T) string {
 	f := filepath.Join(t.TempDir(), "dsh.yaml")
-	if err := os.WriteFile(f, []byte("local:\n  graceMs: 200\n"), 0o644); err != nil {
+	if err := os.WriteFile(f, []byte("local:\n  graceMs: 200\n  sandbox: {mode: off}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_ = os.Chmod(filepath.Dir(f), 0o755)

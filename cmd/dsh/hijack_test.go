@@ -25,7 +25,9 @@ func TestCrossSessionHijack(t *testing.T) {
 	if err := os.WriteFile(token, []byte("hijack-test-token-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := writeFile(t, "dsh.yaml", "audit:\n  path: "+audit+"\n")
+	// Unsandboxed, where nothing but the session ids stands between
+	// sessions, which dsh serve says at start.
+	cfg := writeFile(t, "dsh.yaml", "audit:\n  path: "+audit+"\nlocal: {sandbox: {mode: off}}\n")
 	_, stderr := startServe(t, "exec 2> >(tee -a "+log+" >&2)", nil, "--addr", "127.0.0.1:0", "--token-file", token, "--config", cfg, "--workdir", dir)
 	url := stderr.await(t, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
 	stderr.await(t, regexp.MustCompile(regexp.QuoteMeta(notIsolated)))

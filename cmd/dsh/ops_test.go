@@ -83,7 +83,10 @@ type drainServer struct {
 func startDrainServer(t *testing.T, args ...string) *drainServer {
 	t.Helper()
 	dir := t.TempDir()
-	cmd, stderr := startServe(t, "", []string{tokenEnv + "="}, append([]string{"--addr", "127.0.0.1:0", "--no-auth", "--workdir", dir}, args...)...)
+	// Unsandboxed: the test checks, by their host pids, that the commands
+	// are gone.
+	off := writeFile(t, "dsh.yaml", "local: {sandbox: {mode: off}}\n")
+	cmd, stderr := startServe(t, "", []string{tokenEnv + "="}, append([]string{"--addr", "127.0.0.1:0", "--no-auth", "--workdir", dir, "--config", off}, args...)...)
 	url := stderr.await(t, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "drain-test", Version: "1"}, nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
