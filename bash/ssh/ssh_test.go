@@ -369,7 +369,10 @@ func TestTimeoutKillsTheRemoteGroup(t *testing.T) {
 	e := newExecutor(t, srv.Config(t))
 	dir := srv.SharedDir(t)
 	pg := filepath.Join(dir, "pg")
-	r, err := runIt(t, e, "echo $$ > "+pg+"; sleep 60 & trap '' TERM; sleep 61 & wait", 300)
+	// The timeout must come after bash set its trap: scaled, since on a
+	// loaded machine 300 ms ran out before (SIGTERM killed the shell).
+	timeout := float64(proctest.Scale(300*time.Millisecond) / time.Millisecond)
+	r, err := runIt(t, e, "echo $$ > "+pg+"; sleep 60 & trap '' TERM; sleep 61 & wait", timeout)
 	if err != nil || !r.TimedOut || r.Signal != "SIGKILL" {
 		t.Fatalf("got %+v, %v", r, err)
 	}
