@@ -348,12 +348,16 @@ var knownDirs = []string{".git", ".claude", ".codex", ".dsh", ".vscode", ".idea"
 // would have to be made in the workspace.
 func (s *Sandbox) protectMounts(a []string, roots []string) []string {
 	for _, r := range roots {
+		// On a read-only filesystem nothing can be made, protected or
+		// not, and bwrap could not make the mount point of a missing
+		// entry: it would fail the command.
+		readOnly := unix.Access(r, unix.W_OK) == unix.EROFS
 		for _, p := range s.protect {
 			name := strings.TrimSuffix(p, "/")
 			path := filepath.Join(r, name)
 			if _, err := os.Lstat(path); err == nil {
 				a = append(a, "--ro-bind", path, path)
-			} else if strings.HasSuffix(p, "/") || isKnownDir(name) {
+			} else if !readOnly && (strings.HasSuffix(p, "/") || isKnownDir(name)) {
 				a = append(a, "--ro-bind", s.emptyDir(), path)
 			}
 		}

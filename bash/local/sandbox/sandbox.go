@@ -303,10 +303,33 @@ func (s *Sandbox) Start(c Command) (*Started, error) {
 			return nil, err
 		}
 	}
+	if err := s.rootsExist(c); err != nil {
+		return nil, err
+	}
 	if s.bwrap != nil {
 		return s.bwrap.start(s, c)
 	}
 	return s.landlock.start(s, c)
+}
+
+// rootsExist fails a command whose workspace or writable roots went away
+// since they were resolved, with one line: bwrap would fail with its own
+// message, Landlock would quietly grant less.
+func (s *Sandbox) rootsExist(c Command) error {
+	ws, err := s.workspaceOf(c)
+	if err != nil {
+		return err
+	}
+	for _, r := range s.writable(ws) {
+		if info, err := os.Stat(r); err != nil || !info.IsDir() {
+			what := "writableRoots"
+			if r == ws {
+				what = "workspace"
+			}
+			return fmt.Errorf("sandbox: %s: %s is no longer a directory; nothing was run", what, r)
+		}
+	}
+	return nil
 }
 
 // workspaceOf is c's workspace: the probe's, its scope's, else the
