@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/dsh-go/dsh/internal/proctest"
 	"github.com/dsh-go/dsh/internal/stacktest"
 	"github.com/dsh-go/dsh/mcpserver"
+	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
 )
 
@@ -153,11 +155,21 @@ func TestCallsThroughTheWire(t *testing.T) {
 	}
 }
 
+// TestNoticeRidesOnTheNextResult: a task that finishes after its start's
+// result has its notice on a later result, once. The task waits for a
+// file the test writes after the start returned: an echo alone may finish
+// before its start's result is sent, and its notice then rides on that
+// result (TestNoticeRidesOnItsOwnStartResult), never on a later one.
 func TestNoticeRidesOnTheNextResult(t *testing.T) {
-	cs := connect(t, newServer(t, ""))
-	res := call(t, cs, "bash", map[string]any{"command": "echo done", "description": "finish soon", "run_in_background": true})
-	if got := texts(res); got[0] != "started background task bash-1" {
+	dir := t.TempDir()
+	cs := connect(t, newServer(t, dir))
+	const command = "until [ -e proceed ]; do sleep 0.01; done; echo done"
+	res := call(t, cs, "bash", map[string]any{"command": command, "description": "finish when told", "run_in_background": true})
+	if got := texts(res); len(got) != 1 || got[0] != "started background task bash-1" {
 		t.Fatalf("start: %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "proceed"), nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	// Poll the list (read-only, does not report the task) until the notice
 	// arrives with a result.
@@ -166,11 +178,40 @@ func TestNoticeRidesOnTheNextResult(t *testing.T) {
 		if len(got) != 2 {
 			return fmt.Errorf("no notice: %q", got)
 		}
-		if got[1] != "background task bash-1 (bash: echo done) finished [status: completed, exit code: 0]. Read its output with task_output." {
+		if got[1] != "background task bash-1 (bash: "+command+") finished [status: completed, exit code: 0]. Read its output with task_output." {
 			t.Fatalf("notice %q", got[1])
 		}
 		return nil
 	})
+	if got := texts(call(t, cs, "task_list", map[string]any{})); len(got) != 1 {
+		t.Fatalf("the notice came twice: %q", got)
+	}
+}
+
+// TestNoticeRidesOnItsOwnStartResult: a task that finishes before its
+// start's result is sent has its notice on that result (the next of its
+// session, docs/spec.md §6.4), and on no later one. A post-execute step
+// holds the start's result until the notice is queued, as a PostToolUse
+// hook, or a loaded machine, may.
+func TestNoticeRidesOnItsOwnStartResult(t *testing.T) {
+	st := stacktest.Must(t, config.Local{Grace: 300 * time.Millisecond})
+	st.Tools.UsePost(func(ctx context.Context, call tool.Call, res tool.Result, next tool.PostNext) tool.PostDecision {
+		if call.Name == "bash" && call.Session != nil {
+			select {
+			case <-call.Session.Notices(): // the wake-up only: the notice stays queued
+			case <-time.After(proctest.Wait):
+			}
+		}
+		return next(ctx, call, res)
+	})
+	s := mcpserver.New(mcpserver.Options{Tools: st.Tools, Prompt: st.Prompt, Version: "test"})
+	t.Cleanup(s.Close)
+	cs := connect(t, s)
+	res := call(t, cs, "bash", map[string]any{"command": "echo done", "description": "finish soon", "run_in_background": true})
+	want := []string{"started background task bash-1", "background task bash-1 (bash: echo done) finished [status: completed, exit code: 0]. Read its output with task_output."}
+	if got := texts(res); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("start: %q, want %q", got, want)
+	}
 	if got := texts(call(t, cs, "task_list", map[string]any{})); len(got) != 1 {
 		t.Fatalf("the notice came twice: %q", got)
 	}

@@ -48,7 +48,9 @@
 //     sees the finish mark it reported. When a task settles while a wait or
 //     a kill on it is in progress, it is marked reported before the finish
 //     listeners run, so whether a notice is sent does not depend on which
-//     goroutine the scheduler runs first.
+//     goroutine the scheduler runs first. [Service.Notify] queues a
+//     finish notice only for a finished, unreported task, checking and
+//     queueing under the lock that marks tasks reported.
 //   - [Service.Read] of a stream task returns the Hooks.Read delta; the
 //     snapshot it returns is taken just before that read, so a terminal
 //     status guarantees the text is the rest of the output. Reads of one

@@ -725,6 +725,28 @@ func (s *Service) Read(caller *session.Session, id string) (string, Snapshot, er
 	return text, snap, nil
 }
 
+// Notify queues text in the inbox of task id's owner, keyed by the id
+// ([session.Session.NotifyKey]), if the task has finished and its owner
+// has not learnt how it ended: a finish listener's notice. It reports
+// whether it queued the notice: not for a live, reported or unowned task,
+// one whose record was dropped, nor when the owner has ended. The check
+// and the queueing are one step under the lock with which Read, Kill and
+// Wait mark a task reported, so such a call comes either before (no
+// notice) or after the notice is queued (its caller can withdraw it). A
+// listener that queued first and looked after would leave a notice, for
+// a moment, that a concurrent result of the session could take.
+func (s *Service) Notify(id, text string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.tasks[id]
+	if !ok || t.owner == nil || t.reported || !t.status.Terminal() {
+		return false
+	}
+	// The session's lock under the service's, as in reserve (Ended): a
+	// session calls nothing of the service while it holds its own.
+	return t.owner.NotifyKey(id, text)
+}
+
 // Kill asks the task to end. See the package documentation for the
 // results; an error of Hooks.Cancel is returned wrapped, with the task
 // untouched.

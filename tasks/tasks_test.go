@@ -652,6 +652,50 @@ func TestListeners(t *testing.T) {
 	}
 }
 
+// TestNotify: a notice is queued, keyed by the task id, only for a
+// finished task of an owner that has not learnt how it ended.
+func TestNotify(t *testing.T) {
+	svc := newService(t, Config{})
+	a := session.New("a", "")
+	defer a.End()
+	fakes := map[string]*fake{}
+	ids := map[string]string{}
+	for _, name := range []string{"live", "read", "unowned", "unread"} {
+		owner := a
+		if name == "unowned" {
+			owner = nil
+		}
+		fakes[name] = newFake(false)
+		ids[name] = start(t, svc, "job", name, owner, fakes[name]).ID
+	}
+	for _, name := range []string{"read", "unowned", "unread"} {
+		fakes[name].finish(Outcome{Status: Completed})
+		settled(t, svc, ids[name])
+	}
+	if _, _, err := svc.Read(a, ids["read"]); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"live", "read", "unowned"} {
+		if svc.Notify(ids[name], name) {
+			t.Errorf("a notice was queued for the %s task", name)
+		}
+	}
+	if svc.Notify("job-99", "unknown") {
+		t.Error("a notice was queued for an unknown task")
+	}
+	if !svc.Notify(ids["unread"], "unread") {
+		t.Error("no notice was queued for the unread task")
+	}
+	if got := a.TakeNotices(); len(got) != 1 || got[0] != "unread" {
+		t.Fatalf("notices %q", got)
+	}
+	// Keyed by the id: the task tools withdraw it when the model reads
+	// the task.
+	if !svc.Notify(ids["unread"], "again") || !a.Withdraw(ids["unread"]) {
+		t.Error("the notice was not queued keyed by the task id")
+	}
+}
+
 // TestLogsGoToTheInjectedLogger: a panicking finish listener and a producer
 // failure are logged to Config.Logger, and nothing reaches the default
 // logger.

@@ -27,6 +27,20 @@ func sdkText(t *testing.T, res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
+// sdkFirst is the first text block of res: the tool's own text, without
+// the finish notices that may follow it (docs/spec.md §6.4). A background
+// start's result carries its own task's notice when the task finished
+// before the result was sent.
+func sdkFirst(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			return tc.Text
+		}
+	}
+	return ""
+}
+
 func sdkCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
@@ -56,7 +70,7 @@ func checkExamples(t *testing.T, cs *mcp.ClientSession) {
 			t.Errorf("bash %v:\n got %q\nwant %q", tc.args, got, tc.want)
 		}
 	}
-	if got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "echo bg-ok", "description": "say ok", "run_in_background": true})); got != "started background task bash-1" {
+	if got := sdkFirst(t, sdkCall(t, cs, "bash", map[string]any{"command": "echo bg-ok", "description": "say ok", "run_in_background": true})); got != "started background task bash-1" {
 		t.Fatalf("background start: %q", got)
 	}
 	if got := sdkText(t, sdkCall(t, cs, "task_output", map[string]any{"task_id": "bash-1", "wait": true, "timeout_ms": 10000})); got != "bg-ok\n[status: completed, exit code: 0]" {

@@ -110,7 +110,7 @@ func endToEndSandbox(t *testing.T, cfg string) {
 		t.Errorf("an ordinary failure got the hint: %q", got)
 	}
 	// A finished task's final read gets it too, before the status.
-	started := call(map[string]any{"command": "echo x > /etc/dsh-e2e", "run_in_background": true})
+	started := sdkFirst(t, sdkCall(t, cs, "bash", map[string]any{"command": "echo x > /etc/dsh-e2e", "description": "test the sandbox", "run_in_background": true}))
 	id, ok := strings.CutPrefix(started, "started background task ")
 	if !ok {
 		t.Fatalf("background start: %q", started)

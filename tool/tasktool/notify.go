@@ -6,23 +6,21 @@ import (
 )
 
 // notifier returns the finish listener: it tells an owner about a task it
-// has not learnt the end of. A read or kill of the task can land between
-// the snapshot the listener got and the notice being queued; it withdraws
-// nothing then, so the listener looks again after queueing and withdraws
-// the notice itself when the task has been reported meanwhile. It logs to
-// the service's logger: the notices are the service's, told by the tools.
+// has not learnt the end of. A read or kill of the task can land after
+// the snapshot the listener got; [tasks.Service.Notify] looks again and
+// queues in one step, so the notice is either never queued or queued
+// before the read, which then withdraws it. It logs to the service's
+// logger: the notices are the service's, told by the tools.
 func notifier(svc *tasks.Service) func(tasks.Snapshot, *session.Session) {
 	log := svc.Logger()
 	return func(s tasks.Snapshot, owner *session.Session) {
 		if owner == nil || s.Reported {
 			return
 		}
-		if !owner.NotifyKey(s.ID, Notice(s)) {
+		// Not queued: the task was reported meanwhile (nothing to say), or
+		// the session ended (the notice is dropped, which is logged).
+		if !svc.Notify(s.ID, Notice(s)) && owner.Ended() {
 			log.Info("tool-tasks: finish notice dropped: the session has ended", "task", s.ID, "session", owner.ID())
-			return
-		}
-		if now, err := svc.Get(owner, s.ID); err != nil || now.Reported {
-			owner.Withdraw(s.ID)
 		}
 	}
 }

@@ -72,3 +72,48 @@ func TestNotifierLogsToTheServiceLogger(t *testing.T) {
 		t.Errorf("log %q lacks %q", buf.String(), want)
 	}
 }
+
+// TestNotifierNeverHandsOutAReportedTasksNotice: the model reads a
+// finished task in the gap between the listener's snapshot and its
+// notice being queued, while a result of the session takes the pending
+// notices (a concurrent call's). That result must not get the notice: it
+// would tell the model of a finish it has just read. The taker wakes on
+// the session's wake-up, as soon as anything is queued; many rounds make
+// the moment it takes land anywhere in the listener's run.
+func TestNotifierNeverHandsOutAReportedTasksNotice(t *testing.T) {
+	svc := tasks.New(tasks.Config{})
+	defer svc.Close()
+	defer svc.AttachTools()()
+	owner := session.New("s", "")
+	defer owner.End()
+	finished := make(chan tasks.Snapshot, 1)
+	defer svc.OnFinish(func(s tasks.Snapshot, _ *session.Session) { finished <- s })()
+	notify := notifier(svc)
+	for round := range 3000 {
+		snap, err := svc.Start(tasks.Spec{Kind: "job", Label: "x", Owner: owner, Run: func() (tasks.Hooks, error) {
+			d := make(chan tasks.Outcome, 1)
+			d <- tasks.Outcome{Status: tasks.Completed}
+			return tasks.Hooks{Cancel: func(string) error { return nil }, Done: d}, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := <-finished
+		if _, _, err := svc.Read(owner, snap.ID); err != nil { // the read in the gap
+			t.Fatal(err)
+		}
+		stop, taken := make(chan struct{}), make(chan []string, 1)
+		go func() {
+			select {
+			case <-owner.Notices():
+			case <-stop:
+			}
+			taken <- owner.TakeNotices()
+		}()
+		notify(stale, owner)
+		close(stop)
+		if got := <-taken; len(got) != 0 {
+			t.Fatalf("round %d: a result got the notice of a task read before it was queued: %q", round, got)
+		}
+	}
+}
