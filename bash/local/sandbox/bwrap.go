@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -243,10 +244,8 @@ func (b *bwrapBackend) pipes() (secR, statusR, statusW *os.File, err error) {
 
 // args are bwrap's arguments for c, whose workspace is ws. Mounts are
 // made in order, so the later ones cover the earlier: the read-only root,
-// fresh /dev and /proc, empty /run (with the allowed sockets), /tmp, the
-// writable roots, their protected entries, the workdir when no root holds
-// it, the hidden entries, the executor's private directory hidden too,
-// and the command's spill directory shown again inside it.
+// fresh /dev and /proc, empty /run, /tmp, then what the command is shown and what is hidden from it
+// (viewMounts).
 func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) []string {
 	a := []string{"--die-with-parent", "--unshare-user", "--unshare-pid", "--as-pid-1", "--unshare-ipc"}
 	if b.disableUserns {
@@ -263,36 +262,7 @@ func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) [
 	default:
 		a = append(a, "--tmpfs", "/tmp")
 	}
-	roots := s.writable(ws)
-	for _, r := range roots {
-		a = append(a, "--bind", r, r)
-	}
-	a = s.protectMounts(a, roots)
-	if c.Dir != "" && !withinAny(c.Dir, roots) {
-		// Visible where it is, even under /tmp or /run; read-only.
-		a = append(a, "--ro-bind", c.Dir, c.Dir)
-	}
-	for _, h := range s.hidden() {
-		src := s.emptyFile()
-		if h.dir {
-			src = s.emptyDir()
-		}
-		a = append(a, "--ro-bind", src, h.path)
-	}
-	// Other sessions' spill files: out of sight already under the
-	// sandbox's own /tmp; elsewhere (spillDir: /var/tmp/dsh) under an
-	// empty tmpfs, read-only once the command's own spill directory is
-	// mounted in it.
-	mask := s.private != "" && !within(s.private, "/tmp")
-	if mask {
-		a = append(a, "--tmpfs", s.private)
-	}
-	if c.SpillDir != "" {
-		a = append(a, "--ro-bind", c.SpillDir, c.SpillDir)
-	}
-	if mask {
-		a = append(a, "--remount-ro", s.private)
-	}
+	a = s.viewMounts(a, c, s.newView(c, ws, s.replaced()))
 	a = append(a, "--seccomp", strconv.Itoa(seccompFD))
 	if c.Dir != "" {
 		a = append(a, "--chdir", c.Dir)
@@ -304,21 +274,83 @@ func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) [
 	return a
 }
 
-// runMounts puts empty tmpfs over /run, /var/run (unless it leads to
-// /run) and $XDG_RUNTIME_DIR (unless under /run), then binds the allowed
-// sockets that exist.
+// replaced are the directories bwrap replaces whole: the run directories
+// and /tmp.
+func (s *Sandbox) replaced() []string {
+	return append(slices.Clone(s.runDirs), "/tmp")
+}
+
+// runMounts puts empty tmpfs over the run directories (/run, /var/run
+// and $XDG_RUNTIME_DIR).
 func (s *Sandbox) runMounts(a []string) []string {
-	a = append(a, "--tmpfs", "/run")
-	if r := resolved("/var/run"); r != "/run" && !within(r, "/run") {
-		a = append(a, "--tmpfs", "/var/run")
+	for _, d := range s.runDirs {
+		a = append(a, "--tmpfs", d)
 	}
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) && !within(resolved(x), "/run") {
-		a = append(a, "--tmpfs", resolved(x))
+	return a
+}
+
+// viewMounts makes v: the workdir (read-only) and the writable roots, an
+// empty tmpfs over the spill base put between those that hold it and
+// those inside it, the roots' protect entries, the allowed sockets, then
+// what is hidden (hideMounts).
+func (s *Sandbox) viewMounts(a []string, c Command, v view) []string {
+	inBase := func(d string) bool { return v.spill.base != "" && within(d, v.spill.base) }
+	a = v.showMounts(a, func(d string) bool { return !inBase(d) })
+	if v.spill.base != "" {
+		a = append(a, "--tmpfs", v.spill.base)
 	}
+	a = v.showMounts(a, inBase)
+	a = s.protectMounts(a, v.roots)
 	for _, sock := range s.sockets {
 		if _, err := os.Lstat(sock); err == nil {
 			a = append(a, "--bind", sock, sock)
 		}
+	}
+	return s.hideMounts(a, c, v)
+}
+
+// showMounts binds, of the workdir and the writable roots, those keep
+// takes: the workdir first, read-only (a root inside it stays writable).
+func (v view) showMounts(a []string, keep func(string) bool) []string {
+	if v.workdir != "" && keep(v.workdir) {
+		a = append(a, "--ro-bind", v.workdir, v.workdir)
+	}
+	for _, r := range v.roots {
+		if keep(r) {
+			a = append(a, "--bind", r, r)
+		}
+	}
+	return a
+}
+
+// hideMounts covers the hidden entries (an empty file or directory), the
+// private spill directories one by one when the base is not hidden whole
+// (the executor's own as an empty tmpfs), shows the command's spill
+// directory again, and makes the tmpfs read-only.
+func (s *Sandbox) hideMounts(a []string, c Command, v view) []string {
+	for _, h := range v.hidden {
+		src := s.emptyFile()
+		if h.dir {
+			src = s.emptyDir()
+		}
+		a = append(a, "--ro-bind", src, h.path)
+	}
+	var tmpfs []string
+	for _, o := range v.spill.others {
+		a = append(a, "--ro-bind", s.emptyDir(), o)
+	}
+	if v.spill.own != "" {
+		a = append(a, "--tmpfs", v.spill.own)
+		tmpfs = append(tmpfs, v.spill.own)
+	}
+	if c.SpillDir != "" {
+		a = append(a, "--ro-bind", c.SpillDir, c.SpillDir)
+	}
+	if v.spill.base != "" {
+		tmpfs = append(tmpfs, v.spill.base)
+	}
+	for _, d := range tmpfs {
+		a = append(a, "--remount-ro", d)
 	}
 	return a
 }

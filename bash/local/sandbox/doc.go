@@ -8,7 +8,9 @@
 //     read-write, their protect entries read-only, hide entries covered by
 //     empty ones, a user and pid namespace, no capabilities and a seccomp
 //     filter. A starter of dsh's own (starter.go) is the sandbox's pid 1
-//     and reports the shell's real wait status on a pipe.
+//     and reports the shell's real wait status on a pipe. What a command
+//     is shown and what is hidden from it is worked out at each start
+//     (view.go) and made into mounts here, rules there.
 //   - landlock: each shell is started from an OS thread that cleared its
 //     capabilities, set no_new_privs and applied a Landlock ruleset and a
 //     seccomp filter to itself alone (landlock.go), or through a helper
@@ -36,8 +38,23 @@
 //   - The workdir of a command outside every writable root is shown
 //     read-only where it is, even under /tmp or /run, which the sandbox
 //     otherwise replaces.
-//   - The executor's private directory is hidden, so a command sees its
-//     own session's spill files and nobody else's, wherever spillDir is.
+//   - The spill base (the parent of Options.Private) is hidden whole: an
+//     empty tmpfs (bwrap) or unreadable (Landlock), the command's own
+//     spill directory shown again in it, read-only. So are other
+//     sessions' spill files, other dsh processes' and dsh run's
+//     (dsh-run-<uid>) whatever spillDir is; with the default base /tmp,
+//     Landlock's /tmp becomes unreadable, as bwrap's is empty. Where
+//     hiding it whole would hide what commands need (it is a writable
+//     root, the root directory, or holds the home directory) each
+//     private spill directory in it is hidden instead, as found at the
+//     command's start: one a dsh makes later is not. A writable root or
+//     workdir inside the base is shown on top of it, but not one inside
+//     a private spill directory: the model picks the workdir, and must
+//     not pick its way in there. A workdir that is the base reads as
+//     empty but for the command's spill directory.
+//   - Mount order (bwrap): the workdir is bound before the writable
+//     roots, so a root inside it stays writable; the allowed sockets after
+//     /tmp and the spill base, so one under /tmp is reachable.
 //   - With bwrap, what a command leaves running in its pid namespace dies
 //     when its shell exits, so local.keepDetached keeps nothing sandboxed.
 //   - The kill sequence's SIGTERM spares bwrap ([Started.Spare]): killed,

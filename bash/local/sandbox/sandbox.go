@@ -33,6 +33,8 @@ type Sandbox struct {
 	cwd      string
 	dir      string
 	private  string
+	base     string   // the spill base, which holds private: resolved
+	runDirs  []string // /run and the like (runDirs)
 	envSet   []string
 	shell    string
 	env      []string
@@ -91,6 +93,10 @@ func (s *Sandbox) resolvePaths(cfg config.Sandbox, hide []string) error {
 	for _, p := range cfg.AllowSockets {
 		s.sockets = append(s.sockets, expand(p, s.home))
 	}
+	if s.private != "" {
+		s.base = filepath.Dir(resolved(s.private))
+	}
+	s.runDirs = runDirs()
 	if sock := os.Getenv("SSH_AUTH_SOCK"); sock == "" || !slices.Contains(s.sockets, filepath.Clean(sock)) {
 		s.unsetEnv = append(s.unsetEnv, "SSH_AUTH_SOCK")
 	}
@@ -174,7 +180,7 @@ func (s *Sandbox) Describe() []string {
 	lines = append(lines, "mode: "+s.mode)
 	lines = append(lines, "network: "+s.net.describe())
 	if s.landlock != nil {
-		lines = append(lines, s.landlock.limits()...)
+		lines = append(lines, s.landlock.limits(s)...)
 	}
 	if s.bwrap != nil && !s.bwrap.disableUserns {
 		lines = append(lines, "this bwrap has no --disable-userns: commands can make user namespaces")
