@@ -1,17 +1,70 @@
 package local
 
 // The sandbox's boundary around dsh itself (issue 27, items 4 to 6):
-// nothing of dsh's own is reachable from a sandboxed command, wherever it
-// lives. Each attack runs sandboxed and, as its control, unsandboxed,
+// nothing of dsh's own and no host Unix socket outside allowSockets is
+// reachable from a sandboxed command, wherever it lives. Each attack runs sandboxed and, as its control, unsandboxed,
 // where it must succeed.
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dsh-go/dsh/config"
 )
+
+// plantEnv names, in the tests TestSandboxAsNonRoot runs as nobody, a
+// directory under /opt that root made for them: only root may make one
+// there.
+const plantEnv = "DSH_TEST_PLANT_DIR"
+
+// plantDir is a directory outside /run and /tmp (which bwrap replaces)
+// where a test plants a host's socket or dsh's files: under /opt where
+// the test may make one, else under /var/tmp. It goes with the test.
+func plantDir(t *testing.T) string {
+	t.Helper()
+	parent := os.Getenv(plantEnv)
+	if parent == "" && os.Geteuid() == 0 {
+		parent = "/opt"
+	}
+	if parent == "" {
+		return outsideDir(t)
+	}
+	dir, err := os.MkdirTemp(parent, "dsh-test-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// TestSandboxHostSocketsOutOfReach: a Unix socket a host process bound
+// outside /run and /tmp (under /opt) cannot be connected to from a
+// sandboxed command, though no config lists it: bwrap covers every bound
+// socket outside allowSockets, Landlock refuses socket(AF_UNIX).
+func TestSandboxHostSocketsOutOfReach(t *testing.T) {
+	sock := filepath.Join(plantDir(t), "planted.sock")
+	unixServer(t, sock)
+	attack := "curl -sS --max-time 5 --unix-socket " + sock + " http://x/"
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, nil)
+			if r := s.run(attack); exitCode(r) == "0" || r.Stdout.Text == "ok" {
+				t.Errorf("reached a host socket under %s: %+v", filepath.Dir(sock), r)
+			}
+			if r := s.control(attack); r.Stdout.Text != "ok" {
+				t.Errorf("control: the socket is not reachable unsandboxed, the test proves nothing: %+v", r)
+			}
+			if !landlocked(b) {
+				return
+			}
+			// Landlock: no Unix socket can be made at all (seccomp).
+			mk := "python3 -c 'import socket; socket.socket(socket.AF_UNIX)'"
+			if r := s.run(mk); exitCode(r) == "0" || !strings.Contains(r.Stderr.Text, "Operation not permitted") {
+				t.Errorf("landlock: socket(AF_UNIX) was not refused: %+v", r)
+			}
+		})
+	}
+}
 
 // TestSandboxOtherDshSpillOutOfReach: a second dsh's executor under the
 // same spill base (the temp dir, or a spillDir outside it like /var/tmp)

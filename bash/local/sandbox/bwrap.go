@@ -291,8 +291,8 @@ func (s *Sandbox) runMounts(a []string) []string {
 
 // viewMounts makes v: the workdir (read-only) and the writable roots, an
 // empty tmpfs over the spill base put between those that hold it and
-// those inside it, the roots' protect entries, the allowed sockets, then
-// what is hidden (hideMounts).
+// those inside it, the roots' protect entries, the allowed sockets, the
+// other host sockets covered, then what is hidden (hideMounts).
 func (s *Sandbox) viewMounts(a []string, c Command, v view) []string {
 	inBase := func(d string) bool { return v.spill.base != "" && within(d, v.spill.base) }
 	a = v.showMounts(a, func(d string) bool { return !inBase(d) })
@@ -305,6 +305,13 @@ func (s *Sandbox) viewMounts(a []string, c Command, v view) []string {
 		if _, err := os.Lstat(sock); err == nil {
 			a = append(a, "--bind", sock, sock)
 		}
+	}
+	out := s.replaced()
+	if v.spill.base != "" {
+		out = append(out, v.spill.base)
+	}
+	for _, sock := range s.coveredSockets(v, out) {
+		a = append(a, "--ro-bind", s.emptyFile(), sock)
 	}
 	return s.hideMounts(a, c, v)
 }

@@ -52,6 +52,17 @@
 //     a private spill directory: the model picks the workdir, and must
 //     not pick its way in there. A workdir that is the base reads as
 //     empty but for the command's spill directory.
+//   - Host Unix sockets (sockets.go): with bwrap, every socket bound in
+//     dsh's network namespace (/proc/net/unix) outside allowSockets that a
+//     command would see (not under the emptied /run, /var/run,
+//     $XDG_RUNTIME_DIR, /tmp or spill base) is covered by an empty file at
+//     each command's start: a read-only mount does not stop connect(2).
+//     Not covered: a socket bound after the command started, one bound in
+//     another network namespace (a container's; /proc/net/unix lists
+//     only dsh's own namespace's) and, with network: true, a socket a
+//     session's own background command bound in the workspace is covered
+//     for its later commands too (list it in allowSockets). Landlock
+//     needs none of this: seccomp refuses socket(AF_UNIX).
 //   - Mount order (bwrap): the workdir is bound before the writable
 //     roots, so a root inside it stays writable; the allowed sockets after
 //     /tmp and the spill base, so one under /tmp is reachable.

@@ -29,6 +29,7 @@ type Sandbox struct {
 	hide     []string // expanded, not resolved: an entry may appear later
 	roots    []string // writableRoots, resolved
 	sockets  []string // allowSockets, expanded
+	allowed  []string // allowSockets, expanded and resolved: not covered
 	home     string
 	cwd      string
 	dir      string
@@ -91,7 +92,9 @@ func (s *Sandbox) resolvePaths(cfg config.Sandbox, hide []string) error {
 		s.hide = append(s.hide, expand(h, s.home))
 	}
 	for _, p := range cfg.AllowSockets {
-		s.sockets = append(s.sockets, expand(p, s.home))
+		p = expand(p, s.home)
+		s.sockets = append(s.sockets, p)
+		s.allowed = append(s.allowed, p, resolved(p))
 	}
 	if s.private != "" {
 		s.base = filepath.Dir(resolved(s.private))

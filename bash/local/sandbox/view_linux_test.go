@@ -1,17 +1,35 @@
 package sandbox
 
-// The decisions of view.go, on paths alone: what a command
+// The decisions of view.go and sockets.go, on paths alone: what a command
 // is shown and what is hidden (the attacks themselves run in
 // bash/local's sandbox tests, on real backends).
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dsh-go/dsh/config"
 )
+
+func TestSocketPath(t *testing.T) {
+	for line, want := range map[string]string{
+		"0000000000000000: 00000002 00000000 00010000 0001 01 23456 /run/dbus/system_bus_socket": "/run/dbus/system_bus_socket",
+		"0000000000000000: 00000003 00000000 00000000 0001 03  1076":                             "",
+		"0000000000000000: 00000002 00000000 00010000 0001 01 23457 @/tmp/.X11-unix/X0":          "@/tmp/.X11-unix/X0",
+		"0000000000000000: 00000002 00000000 00010000 0001 01 23458 /opt/a dir/s.sock":           "/opt/a dir/s.sock",
+		"Num       RefCount Protocol Flags    Type St Inode Path":                                "Path",
+		"": "",
+	} {
+		if got := socketPath(line); got != want {
+			t.Errorf("socketPath(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
 
 // testSandbox is a sandbox of paths only: no backend, no probe.
 func testSandbox(t *testing.T) *Sandbox {
@@ -84,5 +102,86 @@ func TestNewViewKeepsOutOfPrivateDirs(t *testing.T) {
 	}
 	if v := s.newView(Command{Dir: "/etc"}, "/srv/ws", nil); v.workdir != "/etc" {
 		t.Errorf("a workdir outside the roots: %+v", v)
+	}
+}
+
+// TestCoveredSockets: bound sockets in sight are covered; those under
+// the replaced directories, allowed, gone, or hidden by name are not.
+func TestCoveredSockets(t *testing.T) {
+	dir, err := os.MkdirTemp("/var/tmp", "dsh-sockets-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	names := []string{"covered.sock", "allowed.sock", "hidden.sock", "replaced/x.sock", "shown/y.sock"}
+	must(t, os.Mkdir(filepath.Join(dir, "replaced"), 0o700))
+	must(t, os.Mkdir(filepath.Join(dir, "shown"), 0o700))
+	for _, n := range names {
+		l, err := net.Listen("unix", filepath.Join(dir, n))
+		must(t, err)
+		t.Cleanup(func() { l.Close() })
+	}
+	gone := filepath.Join(dir, "gone.sock")
+	l, err := net.Listen("unix", gone)
+	must(t, err)
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	must(t, os.Remove(gone))
+	t.Cleanup(func() { l.Close() })
+	s := testSandbox(t)
+	s.allowed = []string{filepath.Join(dir, "allowed.sock")}
+	v := view{roots: []string{filepath.Join(dir, "replaced", "shown")}, workdir: filepath.Join(dir, "shown"),
+		hidden: []hiddenPath{{path: filepath.Join(dir, "hidden.sock")}}}
+	got := s.coveredSockets(v, []string{filepath.Join(dir, "replaced"), filepath.Join(dir, "shown")})
+	want := []string{filepath.Join(dir, "covered.sock"), filepath.Join(dir, "shown", "y.sock")}
+	var mine []string
+	for _, p := range got {
+		if strings.HasPrefix(p, dir+"/") {
+			mine = append(mine, p)
+		}
+	}
+	slices.Sort(mine)
+	if !slices.Equal(mine, want) {
+		t.Errorf("covered %q, want %q", mine, want)
+	}
+}
+
+// BenchmarkCoveredSockets is what finding the host sockets to cover
+// costs each bwrap command, with n sockets bound in one directory: in
+// sight (each is covered), or under a replaced directory (/run: each is
+// only read and passed over).
+//
+//	go test -run '^$' -bench CoveredSockets -count 6 ./bash/local/sandbox/
+func BenchmarkCoveredSockets(b *testing.B) {
+	for _, where := range []string{"covered", "replaced"} {
+		for _, n := range []int{0, 10, 100, 1000} {
+			if where == "replaced" && n == 0 {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s=%d", where, n), func(b *testing.B) { benchCovered(b, where, n) })
+		}
+	}
+}
+
+func benchCovered(b *testing.B, where string, n int) {
+	dir, err := os.MkdirTemp("/var/tmp", "dsh-bench-sockets-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	for i := range n {
+		l, err := net.Listen("unix", filepath.Join(dir, fmt.Sprint(i, ".sock")))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+	}
+	s := &Sandbox{runDirs: []string{"/run"}}
+	v := view{roots: []string{b.TempDir()}}
+	out, want := s.replaced(), n
+	if where == "replaced" {
+		out, want = append(out, dir), 0
+	}
+	for b.Loop() {
+		if got := s.coveredSockets(v, out); len(got) < want {
+			b.Fatalf("covered %d, want at least %d", len(got), want)
+		}
 	}
 }
