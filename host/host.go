@@ -34,6 +34,7 @@ type Option func(*options)
 type options struct {
 	log         *slog.Logger
 	hide        []string
+	config      string
 	permissions permissions.Options
 	keepSpills  bool
 }
@@ -50,6 +51,13 @@ func WithKeptSpills() Option { return func(o *options) { o.keepSpills = true } }
 // ones (dsh serve's token file).
 func WithHidden(paths ...string) Option {
 	return func(o *options) { o.hide = append(o.hide, paths...) }
+}
+
+// WithConfigFile names the config file the stack was built from: the
+// local executor's sandbox hides its directory and shows the file itself
+// read-only ([local.WithConfigFile]).
+func WithConfigFile(path string) Option {
+	return func(o *options) { o.config = path }
 }
 
 // WithLogger sends what the stack logs to l instead of slog's default

@@ -55,9 +55,10 @@ func (e *Executor) sandboxDir() string {
 	return filepath.Join(priv, sandboxDirName)
 }
 
-// newSandbox makes the sandbox cfg asks for, nil when its mode is off. Its
-// files go in the executor's private spill directory, made now.
-func newSandbox(cfg config.Local, e *Executor, hide []string) (*sandbox.Sandbox, error) {
+// newSandbox makes the sandbox cfg asks for, nil when its mode is off,
+// hiding what o names of dsh's own. Its files go in the executor's
+// private spill directory, made now.
+func newSandbox(cfg config.Local, e *Executor, o options) (*sandbox.Sandbox, error) {
 	if !cfg.Sandbox.On() {
 		return nil, nil
 	}
@@ -75,7 +76,7 @@ func newSandbox(cfg config.Local, e *Executor, hide []string) (*sandbox.Sandbox,
 	}
 	shell, _ := lookShell(e.shell)
 	sb, err := sandbox.New(cfg.Sandbox, sandbox.Options{
-		Cwd: cfg.Cwd, Dir: dir, Private: priv, Hide: hide, EnvSet: set, Shell: shell, Env: e.env, Log: e.log,
+		Cwd: cfg.Cwd, Dir: dir, Private: priv, Hide: o.hide, Config: o.config, EnvSet: set, Shell: shell, Env: e.env, Log: e.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)

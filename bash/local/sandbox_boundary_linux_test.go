@@ -66,6 +66,63 @@ func TestSandboxHostSocketsOutOfReach(t *testing.T) {
 	}
 }
 
+// dshFiles are the files of a dsh as a test plants them: its socket
+// (served), token file, audit log, and config file in a directory that
+// also holds a secret.
+type dshFiles struct {
+	sock, token, audit, config, secret string
+}
+
+func plantDshFiles(t *testing.T) dshFiles {
+	dir := plantDir(t)
+	conf := filepath.Join(dir, "etc-dsh")
+	must(t, os.Mkdir(conf, 0o700))
+	f := dshFiles{
+		sock: filepath.Join(dir, "dsh.sock"), token: filepath.Join(dir, "token"), audit: filepath.Join(dir, "audit.jsonl"),
+		config: filepath.Join(conf, "dsh.yaml"), secret: filepath.Join(conf, "hooks.env"),
+	}
+	unixServer(t, f.sock)
+	must(t, os.WriteFile(f.token, []byte("TOKEN-SECRET\n"), 0o600))
+	must(t, os.WriteFile(f.audit, []byte(`{"event":"call","command":"AUDIT-LINE"}`+"\n"), 0o600))
+	must(t, os.WriteFile(f.config, []byte("local: {}\n"), 0o600))
+	must(t, os.WriteFile(f.secret, []byte("API_KEY=CONFIG-DIR-SECRET\n"), 0o600))
+	return f
+}
+
+// TestSandboxDshFilesOutOfReach: what dsh tells its executor of its own
+// (dsh serve's socket and token file, the audit log, the config file) is
+// out of a sandboxed command's reach: the socket cannot be connected to,
+// the files read nothing, the config file's directory is hidden but the
+// config itself reads, unwritable.
+func TestSandboxDshFilesOutOfReach(t *testing.T) {
+	f := plantDshFiles(t)
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, nil, WithHidden(f.sock, f.token, f.audit), WithConfigFile(f.config))
+			for _, c := range []struct{ name, attack, found string }{
+				{"dsh's socket", "curl -sS --max-time 5 --unix-socket " + f.sock + " http://x/", "ok"},
+				{"the token file", "cat " + f.token, "TOKEN-SECRET"},
+				{"the audit log", "cat " + f.audit, "AUDIT-LINE"},
+				{"the config directory", "cat " + f.secret, "CONFIG-DIR-SECRET"},
+				{"the config directory's list", "ls -A " + filepath.Dir(f.config), "hooks.env"},
+			} {
+				if r := s.run(c.attack); strings.Contains(r.Stdout.Text, c.found) {
+					t.Errorf("%s: %q reached it: %+v", c.name, c.attack, r)
+				}
+				if r := s.control(c.attack); !strings.Contains(r.Stdout.Text, c.found) {
+					t.Errorf("control %s: %q found nothing unsandboxed, the test proves nothing: %+v", c.name, c.attack, r)
+				}
+			}
+			if r := s.run("cat " + f.config); r.Stdout.Text != "local: {}\n" {
+				t.Errorf("the config file is not readable: %+v", r)
+			}
+			if r := s.run("echo x >> " + f.config); !blocked(r) {
+				t.Errorf("the config file is writable: %+v", r)
+			}
+		})
+	}
+}
+
 // TestSandboxOtherDshSpillOutOfReach: a second dsh's executor under the
 // same spill base (the temp dir, or a spillDir outside it like /var/tmp)
 // spills a command's raw output; a sandboxed command of this executor

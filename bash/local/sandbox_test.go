@@ -58,7 +58,7 @@ type sbx struct {
 
 // newSbx makes a sandboxed executor; a backend this machine cannot run is
 // skipped with the reason, which CI prints.
-func newSbx(t *testing.T, backend, mode string, edit func(*config.Local)) *sbx {
+func newSbx(t *testing.T, backend, mode string, edit func(*config.Local), opts ...Option) *sbx {
 	t.Helper()
 	cfg := testConfig(t)
 	ws := t.TempDir()
@@ -67,7 +67,7 @@ func newSbx(t *testing.T, backend, mode string, edit func(*config.Local)) *sbx {
 	if edit != nil {
 		edit(&cfg)
 	}
-	e, err := New(cfg)
+	e, err := New(cfg, opts...)
 	if errors.Is(err, sandbox.ErrUnavailable) {
 		t.Skipf("SKIP-REASON: sandbox backend %s cannot run here: %v", backend, err)
 	}
@@ -471,7 +471,7 @@ func TestSandboxAsNonRoot(t *testing.T) {
 			t.Fatalf("the sandbox tests failed %s: %v", name, err)
 		}
 	}
-	asNobody("as nobody", "SetuidDoesNotElevate|PrivilegesAndEnv|WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|FirstCommandsOfSessions|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets|OtherDshSpillOutOfReach|HostSocketsOutOfReach", false)
+	asNobody("as nobody", "SetuidDoesNotElevate|PrivilegesAndEnv|WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|FirstCommandsOfSessions|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets|OtherDshSpillOutOfReach|HostSocketsOutOfReach|DshFilesOutOfReach", false)
 	noNsenter := filepath.Join(dir, "bin")
 	must(t, os.Mkdir(noNsenter, 0o755))
 	linkPathExcept(t, noNsenter, "nsenter")

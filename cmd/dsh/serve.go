@@ -349,7 +349,9 @@ func startFrontEnd(configPath, workdir string, level slog.Level, s streams, drai
 	fe := &frontEnd{cfg: cfg, log: newLevelLogger(s.err, level)}
 	warnSelf(cfg, fe.log)
 	fe.ctx, fe.received, fe.stop = drainSignals(context.Background(), drain)
-	if fe.stack, err = host.Standard(cfg, append(opts, host.WithLogger(fe.log))...); err != nil {
+	// The sandbox hides the config file's directory (docs/spec.md §11).
+	opts = append(opts, host.WithConfigFile(configPath), host.WithLogger(fe.log))
+	if fe.stack, err = host.Standard(cfg, opts...); err != nil {
 		fe.stop()
 		return nil, stackError(err)
 	}

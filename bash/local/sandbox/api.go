@@ -29,6 +29,12 @@ type Options struct {
 	Private string
 	// Hide adds paths that read as empty (dsh serve's token file).
 	Hide []string
+	// Config is dsh's config file. Its directory is hidden, and the file
+	// shown read-only in it, unless the directory is too broad to be
+	// dsh's own (/, a directory right under it such as /etc, the home
+	// directory or above) or is or holds the workspace or a writable
+	// root (see the package doc).
+	Config string
 	// EnvSet names the variables the config sets (env.set): the sandbox
 	// does not point those at its /tmp.
 	EnvSet []string

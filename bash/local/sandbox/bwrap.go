@@ -331,8 +331,9 @@ func (v view) showMounts(a []string, keep func(string) bool) []string {
 }
 
 // hideMounts covers the hidden entries (an empty file or directory), the
-// private spill directories one by one when the base is not hidden whole
-// (the executor's own as an empty tmpfs), shows the command's spill
+// config file's directory (an empty tmpfs, the config file shown in it),
+// the private spill directories one by one when the base is not hidden
+// whole (the executor's own as an empty tmpfs), shows the command's spill
 // directory again, and makes the tmpfs read-only.
 func (s *Sandbox) hideMounts(a []string, c Command, v view) []string {
 	for _, h := range v.hidden {
@@ -343,6 +344,13 @@ func (s *Sandbox) hideMounts(a []string, c Command, v view) []string {
 		a = append(a, "--ro-bind", src, h.path)
 	}
 	var tmpfs []string
+	if v.configDir != "" {
+		a = append(a, "--tmpfs", v.configDir)
+		if _, err := os.Stat(s.config); err == nil {
+			a = append(a, "--ro-bind", s.config, v.config)
+		}
+		tmpfs = append(tmpfs, v.configDir)
+	}
 	for _, o := range v.spill.others {
 		a = append(a, "--ro-bind", s.emptyDir(), o)
 	}

@@ -52,6 +52,15 @@
 //     a private spill directory: the model picks the workdir, and must
 //     not pick its way in there. A workdir that is the base reads as
 //     empty but for the command's spill directory.
+//   - dsh's config file's directory (Options.Config) may hold secrets
+//     besides the config (an env file a hook reads, the token file): it
+//     is hidden (an empty tmpfs, or unreadable), the config file itself
+//     shown read-only in it. Not when it is too broad to be dsh's own
+//     (/, a directory right under it such as /etc, the home directory or
+//     above), nor when it is or holds the workspace or a writable root: a
+//     project's own directory stays visible. A config directory inside
+//     the workspace (.dsh/) is hidden. A workdir inside the config
+//     directory does not keep it visible: the model picks the workdir.
 //   - Host Unix sockets (sockets.go): with bwrap, every socket bound in
 //     dsh's network namespace (/proc/net/unix) outside allowSockets that a
 //     command would see (not under the emptied /run, /var/run,

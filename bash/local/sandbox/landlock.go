@@ -277,18 +277,21 @@ func (l *landlockBackend) ruleset(s *Sandbox, c Command, ws, tmp string) (int, e
 }
 
 // landlockGrants are the rules of c's ruleset, by path. Read: everything
-// but what is hidden (the hide entries) and what is out of sight (other
-// spill files). Write: the writable roots but their protect entries, and
-// what is hidden or out of sight in them. The workdir is readable, as
-// bwrap shows it, even in a directory out of sight, but not in a hidden
-// one. Then c's TMPDIR, its own spill directory and the harmless
-// devices.
+// but what is hidden (the hide entries, the config file's directory) and
+// what is out of sight (other spill files). Write: the writable roots but
+// their protect entries, and what is hidden or out of sight in them. The
+// workdir is readable, as bwrap shows it, even in a directory out of
+// sight, but not in a hidden one. Then c's TMPDIR, its own spill
+// directory, the config file and the harmless devices.
 func (s *Sandbox) landlockGrants(c Command, v view, tmp string) map[string]uint64 {
 	var hidden []string
 	for _, h := range v.hidden {
 		hidden = append(hidden, h.path)
 	}
 	hidden = append(hidden, s.hide...) // also as written: a link is not followed by cover
+	if v.configDir != "" {
+		hidden = append(hidden, v.configDir)
+	}
 	out := slices.Clone(v.spill.others)
 	for _, d := range []string{v.spill.base, v.spill.own, resolved(s.dir)} {
 		if d != "" {
@@ -309,7 +312,7 @@ func (s *Sandbox) landlockGrants(c Command, v view, tmp string) map[string]uint6
 			grants[p] |= readRights
 		}
 	}
-	for _, p := range []string{tmp, c.SpillDir} {
+	for _, p := range []string{tmp, c.SpillDir, v.config} {
 		if p != "" {
 			grants[p] |= readRights
 		}

@@ -22,25 +22,28 @@ import (
 // Sandbox confines the commands of one executor. Make one with New; it is
 // safe for concurrent use.
 type Sandbox struct {
-	mode     string // config.SandboxReadOnly or config.SandboxWorkspaceWrite
-	backend  string // config.BackendBwrap or config.BackendLandlock
-	network  bool
-	protect  []string
-	hide     []string // expanded, not resolved: an entry may appear later
-	roots    []string // writableRoots, resolved
-	sockets  []string // allowSockets, expanded
-	allowed  []string // allowSockets, expanded and resolved: not covered
-	home     string
-	cwd      string
-	dir      string
-	private  string
-	base     string   // the spill base, which holds private: resolved
-	runDirs  []string // /run and the like (runDirs)
-	envSet   []string
-	shell    string
-	env      []string
-	unsetEnv []string // SSH_AUTH_SOCK, unless its socket is allowed
-	log      *slog.Logger
+	mode    string // config.SandboxReadOnly or config.SandboxWorkspaceWrite
+	backend string // config.BackendBwrap or config.BackendLandlock
+	network bool
+	protect []string
+	hide    []string // expanded, not resolved: an entry may appear later
+	roots   []string // writableRoots, resolved
+	sockets []string // allowSockets, expanded
+	allowed []string // allowSockets, expanded and resolved: not covered
+	home    string
+	cwd     string
+	dir     string
+	private string
+	base    string   // the spill base, which holds private: resolved
+	runDirs []string // /run and the like (runDirs)
+	// config is dsh's config file, and configDir its directory,
+	// resolved; "" without one.
+	config, configDir string
+	envSet            []string
+	shell             string
+	env               []string
+	unsetEnv          []string // SSH_AUTH_SOCK, unless its socket is allowed
+	log               *slog.Logger
 
 	bwrap    *bwrapBackend    // backend bwrap
 	landlock *landlockBackend // backend landlock
@@ -66,7 +69,7 @@ func New(cfg config.Sandbox, o Options) (*Sandbox, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if err := s.resolvePaths(cfg, o.Hide); err != nil {
+	if err := s.resolvePaths(cfg, o); err != nil {
 		return nil, err
 	}
 	if err := s.makeFiles(); err != nil {
@@ -79,8 +82,9 @@ func New(cfg config.Sandbox, o Options) (*Sandbox, error) {
 	return s, nil
 }
 
-// resolvePaths expands the config's paths; writable roots must exist.
-func (s *Sandbox) resolvePaths(cfg config.Sandbox, hide []string) error {
+// resolvePaths expands the config's paths and dsh's own; writable roots
+// must exist.
+func (s *Sandbox) resolvePaths(cfg config.Sandbox, o Options) error {
 	for _, r := range cfg.WritableRoots {
 		dir, err := existingDir(expand(r, s.home))
 		if err != nil {
@@ -88,7 +92,7 @@ func (s *Sandbox) resolvePaths(cfg config.Sandbox, hide []string) error {
 		}
 		s.roots = append(s.roots, dir)
 	}
-	for _, h := range append(slices.Clone(cfg.Hide), hide...) {
+	for _, h := range append(slices.Clone(cfg.Hide), o.Hide...) {
 		s.hide = append(s.hide, expand(h, s.home))
 	}
 	for _, p := range cfg.AllowSockets {
@@ -98,6 +102,11 @@ func (s *Sandbox) resolvePaths(cfg config.Sandbox, hide []string) error {
 	}
 	if s.private != "" {
 		s.base = filepath.Dir(resolved(s.private))
+	}
+	if o.Config != "" {
+		if abs, err := filepath.Abs(o.Config); err == nil {
+			s.config, s.configDir = abs, resolved(filepath.Dir(abs))
+		}
 	}
 	s.runDirs = runDirs()
 	if sock := os.Getenv("SSH_AUTH_SOCK"); sock == "" || !slices.Contains(s.sockets, filepath.Clean(sock)) {

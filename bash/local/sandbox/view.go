@@ -22,6 +22,9 @@ type view struct {
 	workdir string       // shown read-only: "" when a root holds it
 	hidden  []hiddenPath // the hide entries that exist, dsh's own included
 	spill   spillView
+	// configDir is dsh's config file's directory when it is hidden, and
+	// config the config file in it, shown read-only.
+	configDir, config string
 }
 
 // spillView is how the spill files of other sessions and other dsh
@@ -59,6 +62,10 @@ func (s *Sandbox) newView(c Command, ws string, replaced []string) view {
 		v.workdir = c.Dir
 	}
 	v.spill = s.spillView(v, replaced)
+	if v.spill.base != "" {
+		replaced = append(slices.Clone(replaced), v.spill.base)
+	}
+	v.configDir, v.config = s.configView(ws, v.roots, replaced, v.shown())
 	return v
 }
 
@@ -109,6 +116,30 @@ func (s *Sandbox) spillView(v view, replaced []string) spillView {
 		}
 	}
 	return sv
+}
+
+// configView decides whether dsh's config file's directory is hidden
+// from a command whose workspace is ws, and where the config file is
+// then shown: it is not when it is too broad to be dsh's own (the root
+// directory, a directory right under it such as /etc, the home directory
+// or one above it), when it is or holds the workspace or a writable root
+// (a project's own directory stays visible), or when it is out of sight
+// already (replaced holds the spill base when it is hidden whole). A workdir inside it does not keep it visible: the model picks
+// the workdir.
+func (s *Sandbox) configView(ws string, roots, replaced, shown []string) (dir, file string) {
+	d := s.configDir
+	if d == "" || d == "/" || filepath.Dir(d) == "/" || within(s.home, d) || !visible(d, replaced, shown) {
+		return "", ""
+	}
+	if within(ws, d) {
+		return "", ""
+	}
+	for _, r := range roots {
+		if within(r, d) {
+			return "", ""
+		}
+	}
+	return d, filepath.Join(d, filepath.Base(s.config))
 }
 
 // runDirs are /run, /var/run (unless it leads into /run) and

@@ -105,6 +105,40 @@ func TestNewViewKeepsOutOfPrivateDirs(t *testing.T) {
 	}
 }
 
+func TestConfigView(t *testing.T) {
+	s := testSandbox(t)
+	s.home = "/home/dsh-test"
+	for _, c := range []struct {
+		name, config, ws string
+		roots            []string
+		hidden           bool
+	}{
+		{"dsh's own directory", "/etc/dsh/dsh.yaml", "/srv/ws", nil, true},
+		{"in the workspace", "/srv/ws/.dsh/dsh.yaml", "/srv/ws", nil, true},
+		{"the workspace", "/srv/ws/dsh.yaml", "/srv/ws", nil, false},
+		{"holds the workspace", "/srv/x/dsh.yaml", "/srv/x/ws", nil, false},
+		{"holds a writable root", "/srv/x/dsh.yaml", "/srv/ws", []string{"/srv/x/cache"}, false},
+		{"right under /", "/etc/dsh.yaml", "/srv/ws", nil, false},
+		{"/", "/dsh.yaml", "/srv/ws", nil, false},
+		{"the home directory", filepath.Join(s.home, "dsh.yaml"), "/srv/ws", nil, false},
+		{"in the home directory", filepath.Join(s.home, ".config", "dsh", "dsh.yaml"), "/srv/ws", nil, true},
+		{"out of sight (/tmp with bwrap)", "/tmp/x/dsh.yaml", "/srv/ws", nil, false},
+	} {
+		s.config, s.configDir = c.config, filepath.Dir(c.config)
+		roots := append([]string{c.ws}, c.roots...)
+		dir, file := s.configView(c.ws, roots, []string{"/run", "/tmp"}, roots)
+		if (dir != "") != c.hidden || (c.hidden && (dir != s.configDir || file != c.config)) {
+			t.Errorf("%s: %q, %q; want hidden %v", c.name, dir, file, c.hidden)
+		}
+	}
+	// A workdir in it does not keep it visible; one that holds it shows
+	// it, so it is hidden on top.
+	s.config, s.configDir = "/tmp/x/dsh.yaml", "/tmp/x"
+	if dir, _ := s.configView("/srv/ws", []string{"/srv/ws"}, []string{"/tmp"}, []string{"/srv/ws", "/tmp"}); dir != "/tmp/x" {
+		t.Errorf("a config directory a workdir shows is not hidden")
+	}
+}
+
 // TestCoveredSockets: bound sockets in sight are covered; those under
 // the replaced directories, allowed, gone, or hidden by name are not.
 func TestCoveredSockets(t *testing.T) {
