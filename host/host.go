@@ -47,8 +47,9 @@ type options struct {
 // caller sweeps.
 func WithKeptSpills() Option { return func(o *options) { o.keepSpills = true } }
 
-// WithHidden hides paths from sandboxed commands besides the configured
-// ones (dsh serve's token file).
+// WithHidden hides dsh's own files from sandboxed commands besides the
+// configured hide entries: dsh serve's token file and Unix socket (the
+// audit log file Standard hides itself).
 func WithHidden(paths ...string) Option {
 	return func(o *options) { o.hide = append(o.hide, paths...) }
 }

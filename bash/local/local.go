@@ -234,8 +234,9 @@ func WithKeptSpill() Option {
 	return func(o *options) { o.keepSpill = true }
 }
 
-// WithHidden hides paths from sandboxed commands besides the configured
-// ones (dsh serve's token file): they read as empty.
+// WithHidden hides dsh's own files from sandboxed commands besides the
+// configured hide entries (dsh serve's token file and Unix socket, the
+// audit log): they read as empty.
 func WithHidden(paths ...string) Option {
 	return func(o *options) { o.hide = append(o.hide, paths...) }
 }

@@ -52,6 +52,10 @@
 //     a private spill directory: the model picks the workdir, and must
 //     not pick its way in there. A workdir that is the base reads as
 //     empty but for the command's spill directory.
+//   - Nothing of dsh's own is in reach (issue 27). Options.Hide names
+//     dsh's files (dsh serve's token file and Unix socket, the audit log):
+//     hidden like hide entries, by name, whatever else finds them. dsh
+//     has no log file (its logs go to stderr), so none is hidden.
 //   - dsh's config file's directory (Options.Config) may hold secrets
 //     besides the config (an env file a hook reads, the token file): it
 //     is hidden (an empty tmpfs, or unreadable), the config file itself

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestServeSocketOutOfReach is the red team's escape of issue 27, item 4:
+// dsh serve, sandboxed, listens on a Unix socket outside /run and /tmp
+// (under /opt). A command of one of its sessions connects to that
+// socket, opens an MCP session of its own, asks to run a command outside
+// the sandbox and answers yes itself. Sandboxed, it must not reach the
+// socket, and nothing runs; the same attacker run outside the sandbox,
+// as dsh's user (the control), escapes. As nobody and as root, on each
+// backend.
+func TestServeSocketOutOfReach(t *testing.T) {
+	t.Parallel()
+	for _, user := range []string{"nobody", "root"} {
+		for _, backend := range []string{"bwrap", "landlock"} {
+			t.Run(user+"/"+backend, func(t *testing.T) {
+				t.Parallel()
+				serveSocketOutOfReach(t, asUser(t, user), backend)
+			})
+		}
+	}
+}
+
+func serveSocketOutOfReach(t *testing.T, n nobody, backend string) {
+	dir := optDirOf(t, n.owner)
+	sock, target := filepath.Join(dir, "run", "dsh.sock"), filepath.Join(dir, "escaped")
+	conf := filepath.Join(dir, "conf", "dsh.yaml")
+	writeOwned(t, n.owner, conf, "bash:\n  yieldAfterMs: 0\nlocal:\n  sandbox:\n    mode: workspace-write\n    backend: "+backend+"\n")
+	if out, err := n.command("doctor", "--config", conf).CombinedOutput(); exitStatus(err) == 2 {
+		t.Skipf("SKIP-REASON: no %s sandbox here as %s: %s", backend, n.owner, out)
+	}
+	cmd := n.command("serve", "--addr", "unix:"+sock, "--workdir", n.workdir, "--config", conf)
+	cmd.Env = append(os.Environ(), tokenEnv+"=")
+	startCmd(t, cmd).await(t, regexp.MustCompile(`dsh serving MCP`))
+	attacker := func(args ...string) string {
+		all := append(append(append([]string(nil), n.prefix...), n.attacker), args...)
+		c := exec.Command(all[0], all[1:]...)
+		c.Env = append(os.Environ(), attackEnv+"=1")
+		out, _ := c.CombinedOutput()
+		return string(out)
+	}
+	// A session of the user's (the attacker as a plain MCP client) runs
+	// the attack sandboxed.
+	got := attacker("mcpcall", sock, n.attack("unixescape", sock, target))
+	if strings.Contains(got, "ESCAPED") || exists(target) || !strings.Contains(got, "attack failed") {
+		t.Errorf("a sandboxed command reached dsh serve's socket %s: %q (escaped: %v)", sock, got, exists(target))
+	}
+	t.Logf("sandboxed: %s", got)
+	// The control: the same attacker outside the sandbox escapes.
+	if got := attacker("unixescape", sock, target); !strings.Contains(got, "ESCAPED") || !exists(target) {
+		t.Errorf("control: the attacker did not escape through the socket unsandboxed, so the test proves nothing: %q", got)
+	}
+}
+
+// optDirOf is a directory under /opt (outside /run and /tmp, which the
+// sandbox replaces anyway) that user owns, with the directories run and
+// conf in it; it goes with the test.
+func optDirOf(t *testing.T, user string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/opt", "dsh-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	for _, d := range []string{dir, filepath.Join(dir, "run"), filepath.Join(dir, "conf")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		chownTo(t, user, d)
+	}
+	return dir
+}
+
+// writeOwned writes a file that user owns.
+func writeOwned(t *testing.T, user, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chownTo(t, user, path)
+}
+
+func chownTo(t *testing.T, user, path string) {
+	t.Helper()
+	if user != "nobody" {
+		return
+	}
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+}
