@@ -2,7 +2,8 @@ package local
 
 // The sandbox's boundary around dsh itself (issue 27, items 4 to 6):
 // nothing of dsh's own and no host Unix socket outside allowSockets is
-// reachable from a sandboxed command, wherever it lives. Each attack runs sandboxed and, as its control, unsandboxed,
+// reachable from a sandboxed command, wherever it lives; /run reads as
+// empty on every backend. Each attack runs sandboxed and, as its control, unsandboxed,
 // where it must succeed.
 
 import (
@@ -162,6 +163,26 @@ func TestSandboxOtherDshSpillOutOfReach(t *testing.T) {
 						t.Errorf("control: %+v", r)
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestSandboxRunIsEmpty: /run lists nothing on every backend (bwrap: an
+// empty tmpfs; Landlock: unreadable), and /etc/resolv.conf, which may
+// lead into /run, still reads.
+func TestSandboxRunIsEmpty(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.Sandbox.Network = true })
+			if r := s.run("ls -A /run"); r.Stdout.Text != "" {
+				t.Errorf("/run is not empty: %+v", r)
+			}
+			if r := s.control("ls -A /run"); r.Stdout.Text == "" {
+				t.Logf("the host's /run is empty: the test proves nothing here")
+			}
+			if r := s.run("cat /etc/resolv.conf > /dev/null"); exitCode(r) != "0" {
+				t.Errorf("/etc/resolv.conf does not read: %+v", r)
 			}
 		})
 	}

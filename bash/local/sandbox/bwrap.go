@@ -244,7 +244,8 @@ func (b *bwrapBackend) pipes() (secR, statusR, statusW *os.File, err error) {
 
 // args are bwrap's arguments for c, whose workspace is ws. Mounts are
 // made in order, so the later ones cover the earlier: the read-only root,
-// fresh /dev and /proc, empty /run, /tmp, then what the command is shown and what is hidden from it
+// fresh /dev and /proc, empty /run (the resolver's config shown again),
+// /tmp, then what the command is shown and what is hidden from it
 // (viewMounts).
 func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) []string {
 	a := []string{"--die-with-parent", "--unshare-user", "--unshare-pid", "--as-pid-1", "--unshare-ipc"}
@@ -281,10 +282,14 @@ func (s *Sandbox) replaced() []string {
 }
 
 // runMounts puts empty tmpfs over the run directories (/run, /var/run
-// and $XDG_RUNTIME_DIR).
+// and $XDG_RUNTIME_DIR), and shows the resolver's config again when it
+// leads in there.
 func (s *Sandbox) runMounts(a []string) []string {
 	for _, d := range s.runDirs {
 		a = append(a, "--tmpfs", d)
+	}
+	if r := resolvTarget(s.runDirs); r != "" {
+		a = append(a, "--ro-bind", r, r)
 	}
 	return a
 }

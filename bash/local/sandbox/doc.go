@@ -76,6 +76,11 @@
 //     session's own background command bound in the workspace is covered
 //     for its later commands too (list it in allowSockets). Landlock
 //     needs none of this: seccomp refuses socket(AF_UNIX).
+//   - /run, /var/run and $XDG_RUNTIME_DIR: empty with bwrap; unreadable
+//     with Landlock, which cannot make a directory read as empty (ls
+//     fails with EACCES, and lists nothing). Where /etc/resolv.conf leads
+//     in there (systemd-resolved's stub-resolv.conf), its target is shown
+//     again, read-only, so names resolve with network: true.
 //   - Mount order (bwrap): the workdir is bound before the writable
 //     roots, so a root inside it stays writable; the allowed sockets after
 //     /tmp and the spill base, so one under /tmp is reachable.

@@ -267,7 +267,7 @@ func (l *landlockBackend) ruleset(s *Sandbox, c Command, ws, tmp string) (int, e
 	if err != nil {
 		return -1, fmt.Errorf("landlock: %w", err)
 	}
-	for p, rights := range s.landlockGrants(c, s.newView(c, ws, nil), tmp) {
+	for p, rights := range s.landlockGrants(c, s.newView(c, ws, s.runDirs), tmp) {
 		if err := l.grant(fd, p, rights); err != nil {
 			_ = unix.Close(fd)
 			return -1, err
@@ -278,11 +278,12 @@ func (l *landlockBackend) ruleset(s *Sandbox, c Command, ws, tmp string) (int, e
 
 // landlockGrants are the rules of c's ruleset, by path. Read: everything
 // but what is hidden (the hide entries, the config file's directory) and
-// what is out of sight (other spill files). Write: the writable roots but
-// their protect entries, and what is hidden or out of sight in them. The
-// workdir is readable, as bwrap shows it, even in a directory out of
-// sight, but not in a hidden one. Then c's TMPDIR, its own spill
-// directory, the config file and the harmless devices.
+// what is out of sight (the run directories, other spill files). Write:
+// the writable roots but their protect entries, and what is hidden or out
+// of sight in them. The workdir is readable, as bwrap shows it, even in a
+// directory out of sight, but not in a hidden one. Then c's TMPDIR, its
+// own spill directory, the config file, the resolver's config and the
+// harmless devices.
 func (s *Sandbox) landlockGrants(c Command, v view, tmp string) map[string]uint64 {
 	var hidden []string
 	for _, h := range v.hidden {
@@ -292,7 +293,7 @@ func (s *Sandbox) landlockGrants(c Command, v view, tmp string) map[string]uint6
 	if v.configDir != "" {
 		hidden = append(hidden, v.configDir)
 	}
-	out := slices.Clone(v.spill.others)
+	out := append(slices.Clone(s.runDirs), v.spill.others...)
 	for _, d := range []string{v.spill.base, v.spill.own, resolved(s.dir)} {
 		if d != "" {
 			out = append(out, d)
@@ -312,7 +313,7 @@ func (s *Sandbox) landlockGrants(c Command, v view, tmp string) map[string]uint6
 			grants[p] |= readRights
 		}
 	}
-	for _, p := range []string{tmp, c.SpillDir, v.config} {
+	for _, p := range []string{tmp, c.SpillDir, v.config, resolvTarget(s.runDirs)} {
 		if p != "" {
 			grants[p] |= readRights
 		}
@@ -325,8 +326,8 @@ func (s *Sandbox) landlockGrants(c Command, v view, tmp string) map[string]uint6
 }
 
 // excluding is what a shown directory d leaves out: every hidden path, and
-// the paths out of sight that d does not lie in (a workspace in the spill
-// base is shown).
+// the paths out of sight that d does not lie in (a workspace under /run,
+// or in the spill base, is shown).
 func excluding(d string, hidden, out []string) []string {
 	ex := slices.Clone(hidden)
 	for _, o := range out {

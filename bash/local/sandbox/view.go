@@ -48,7 +48,7 @@ func (v view) shown() []string {
 
 // newView is what c, whose workspace is ws, is shown. replaced are the
 // directories the backend puts out of sight whole besides the spill base
-// (bwrap: the run directories and /tmp; Landlock: none).
+// (bwrap: the run directories and /tmp; Landlock: the run directories).
 // A root or workdir inside dsh's private spill directories is not shown:
 // the model picks the workdir, and must not pick its way in there.
 func (s *Sandbox) newView(c Command, ws string, replaced []string) view {
@@ -156,4 +156,21 @@ func runDirs() []string {
 		}
 	}
 	return dirs
+}
+
+// resolvConf is the resolver's config, which may lead into /run
+// (systemd-resolved's stub-resolv.conf): its target stays readable.
+var resolvConf = "/etc/resolv.conf"
+
+// resolvTarget is where resolvConf leads when that is inside dirs (the
+// run directories), else "".
+func resolvTarget(dirs []string) string {
+	r := resolved(resolvConf)
+	if r == resolvConf || !withinAny(r, dirs) {
+		return ""
+	}
+	if _, err := os.Stat(r); err != nil {
+		return ""
+	}
+	return r
 }

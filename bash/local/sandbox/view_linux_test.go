@@ -139,6 +139,31 @@ func TestConfigView(t *testing.T) {
 	}
 }
 
+func TestResolvTarget(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	must(t, os.MkdirAll(filepath.Join(run, "resolve"), 0o755))
+	target := filepath.Join(run, "resolve", "stub-resolv.conf")
+	must(t, os.WriteFile(target, []byte("nameserver 127.0.0.53\n"), 0o644))
+	link := filepath.Join(dir, "resolv.conf")
+	must(t, os.Symlink(target, link))
+	old := resolvConf
+	t.Cleanup(func() { resolvConf = old })
+	resolvConf = link
+	if got := resolvTarget([]string{run}); got != target {
+		t.Errorf("resolvTarget = %q, want %q", got, target)
+	}
+	if got := resolvTarget([]string{"/elsewhere"}); got != "" {
+		t.Errorf("a target outside the run directories: %q", got)
+	}
+	s := testSandbox(t)
+	s.runDirs = []string{run}
+	grants := s.landlockGrants(Command{}, view{}, t.TempDir())
+	if grants[target]&readRights != readRights {
+		t.Errorf("landlock: the resolver's config under /run is not readable: %v", grants[target])
+	}
+}
+
 // TestCoveredSockets: bound sockets in sight are covered; those under
 // the replaced directories, allowed, gone, or hidden by name are not.
 func TestCoveredSockets(t *testing.T) {
