@@ -1,10 +1,12 @@
 package local
 
 // The sandbox's boundary around dsh itself (issue 27, items 4 to 6):
-// nothing of dsh's own and no host Unix socket outside allowSockets is
-// reachable from a sandboxed command, wherever it lives; /run reads as
-// empty on every backend. Each attack runs sandboxed and, as its control, unsandboxed,
-// where it must succeed.
+// nothing of dsh's own (its socket, token file, audit log, config
+// directory, other sessions' and other dsh processes' spill files) and no
+// host Unix socket outside allowSockets is reachable from a sandboxed
+// command, wherever it lives; /run reads as empty on every backend; and
+// Describe says what is hidden and what stays reachable. Each attack runs
+// sandboxed and, as its control, unsandboxed, where it must succeed.
 
 import (
 	"os"
@@ -183,6 +185,45 @@ func TestSandboxRunIsEmpty(t *testing.T) {
 			}
 			if r := s.run("cat /etc/resolv.conf > /dev/null"); exitCode(r) != "0" {
 				t.Errorf("/etc/resolv.conf does not read: %+v", r)
+			}
+		})
+	}
+}
+
+// TestSandboxDescribesItsBoundary: doctor's lines (Describe) say each
+// writable root, each allowed socket, the network, what is hidden of
+// dsh's own and how many host sockets are covered.
+func TestSandboxDescribesItsBoundary(t *testing.T) {
+	f := plantDshFiles(t)
+	extra := outsideDir(t)
+	allowed := filepath.Join(plantDir(t), "allowed.sock")
+	unixServer(t, allowed)
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) {
+				c.Sandbox.WritableRoots = []string{extra}
+				if !landlocked(b) {
+					c.Sandbox.AllowSockets = []string{allowed}
+				}
+			}, WithHidden(f.token), WithConfigFile(f.config))
+			lines := s.e.Sandbox().Describe()
+			desc := "\n" + strings.Join(lines, "\n") + "\n"
+			want := []string{
+				"\nwritable: the session's workspace (its cwd; default " + s.ws + ")\n",
+				"\nwritable: " + extra + "\n",
+				"\nhidden (dsh): " + f.token + "\n",
+				"\nhidden (dsh): " + filepath.Dir(f.config) + " (the config file's directory; " + f.config + " reads, read-only)\n",
+				"\nnetwork: off",
+			}
+			if landlocked(b) {
+				want = append(want, "\nUnix sockets: none can be made (seccomp)")
+			} else {
+				want = append(want, "\nsocket: "+allowed+" (allowSockets)\n", "\nhost Unix sockets: ")
+			}
+			for _, w := range want {
+				if !strings.Contains(desc, w) {
+					t.Errorf("Describe lacks %q:%s", w, desc)
+				}
 			}
 		})
 	}

@@ -97,3 +97,53 @@ func chownTo(t *testing.T, user, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestDoctorSandboxBoundary: doctor says, one line each, what stays
+// writable and reachable (each writable root, each allowed socket, the
+// network) and what is hidden of dsh's own (the audit log, the config
+// file's directory, the spill base) and of the host (the run
+// directories, the host sockets covered), on each backend.
+func TestDoctorSandboxBoundary(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "etc", "dsh.yaml")
+	root, audit := filepath.Join(dir, "cache"), filepath.Join(dir, "audit.jsonl")
+	sock := filepath.Join(dir, "agent.sock")
+	for _, d := range []string{filepath.Dir(conf), root} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(audit, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, backend := range []string{"bwrap", "landlock"} {
+		t.Run(backend, func(t *testing.T) {
+			sockets := "[" + sock + "]"
+			if backend == "landlock" {
+				sockets = "[]" // landlock refuses allowSockets
+			}
+			cfg := "local:\n  sandbox:\n    mode: workspace-write\n    backend: " + backend + "\n    writableRoots: [" + root +
+				"]\n    allowSockets: " + sockets + "\naudit:\n  path: " + audit + "\n"
+			if err := os.WriteFile(conf, []byte(cfg), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got := dsh(t, nil, "doctor", "--config", conf)
+			if got.code == 2 {
+				t.Skipf("SKIP-REASON: no %s sandbox here: %s", backend, got.stderr)
+			}
+			want := []string{"\n  writable: the session's workspace (its cwd; default ", "\n  writable: " + root + "\n",
+				"\n  network: off;", "\n  hidden (dsh): " + audit + "\n",
+				"\n  hidden (dsh): " + filepath.Dir(conf) + " (the config file's directory", "\n  hidden (dsh): ",
+				"\n  hidden: /run"}
+			if backend == "bwrap" {
+				want = append(want, "\n  socket: "+sock+" (allowSockets; missing now)\n", "\n  host Unix sockets: ")
+			}
+			for _, w := range want {
+				if !strings.Contains(got.stdout, w) {
+					t.Errorf("doctor lacks %q:\n%s", w, got.stdout)
+				}
+			}
+		})
+	}
+}

@@ -146,11 +146,13 @@ func TestDoctor(t *testing.T) {
 	if got.code != 0 || !strings.Contains(got.stdout, "\ncontainment: ") {
 		t.Errorf("doctor: %+v", got)
 	}
-	// With a sandbox: its backend, mode and network, indented.
+	// With a sandbox: its backend, mode, what is writable and the
+	// network, indented (TestDoctorSandboxBoundary has the rest).
 	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {sandbox: {mode: read-only}}\n"))
 	if got.code == 2 {
 		t.Logf("SKIP-REASON: no sandbox backend here: %s", got.stderr)
-	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  network: off;") ||
+	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  writable: ") ||
+		!strings.Contains(got.stdout, "\n  network: off;") ||
 		!strings.HasSuffix(got.stdout, "\npermissions: none (no permissions section: every command runs; leaving the sandbox asks the user)\nhooks: none\n") {
 		t.Errorf("doctor with a sandbox: %+v", got)
 	}

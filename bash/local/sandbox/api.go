@@ -27,8 +27,9 @@ type Options struct {
 	// Private is the executor's private directory, which holds Dir and
 	// the spill files of every session: commands see only their own.
 	Private string
-	// Hide adds dsh's own files, hidden like the config's hide entries:
-	// dsh serve's token file and Unix socket, the audit log.
+	// Hide adds dsh's own files, hidden like the config's hide entries
+	// and named as dsh's by Describe: dsh serve's token file and Unix
+	// socket, the audit log.
 	Hide []string
 	// Config is dsh's config file. Its directory is hidden, and the file
 	// shown read-only in it, unless the directory is too broad to be

@@ -27,6 +27,7 @@ type Sandbox struct {
 	network bool
 	protect []string
 	hide    []string // expanded, not resolved: an entry may appear later
+	dshHide []string // the entries of hide that are dsh's own (Options.Hide)
 	roots   []string // writableRoots, resolved
 	sockets []string // allowSockets, expanded
 	allowed []string // allowSockets, expanded and resolved: not covered
@@ -92,9 +93,13 @@ func (s *Sandbox) resolvePaths(cfg config.Sandbox, o Options) error {
 		}
 		s.roots = append(s.roots, dir)
 	}
-	for _, h := range append(slices.Clone(cfg.Hide), o.Hide...) {
+	for _, h := range cfg.Hide {
 		s.hide = append(s.hide, expand(h, s.home))
 	}
+	for _, h := range o.Hide {
+		s.dshHide = append(s.dshHide, expand(h, s.home))
+	}
+	s.hide = append(s.hide, s.dshHide...)
 	for _, p := range cfg.AllowSockets {
 		p = expand(p, s.home)
 		s.sockets = append(s.sockets, p)
@@ -179,31 +184,6 @@ func (s *Sandbox) Network() bool { return s.network }
 
 // Backend is the backend in use: "bwrap" or "landlock".
 func (s *Sandbox) Backend() string { return s.backend }
-
-// Describe says what the sandbox does here, one fact a line, for dsh
-// doctor: backend and version, mode, network, and what it cannot do.
-func (s *Sandbox) Describe() []string {
-	var lines []string
-	if s.bwrap != nil {
-		lines = append(lines, "backend: bwrap "+s.bwrap.version+" ("+s.bwrap.path+")")
-	} else {
-		lines = append(lines, "backend: landlock, ABI "+strconv.Itoa(s.landlock.abi)+s.landlock.helperNote())
-	}
-	lines = append(lines, "mode: "+s.mode)
-	lines = append(lines, "network: "+s.net.describe())
-	if s.landlock != nil {
-		lines = append(lines, s.landlock.limits(s)...)
-	}
-	if s.bwrap != nil && !s.bwrap.disableUserns {
-		lines = append(lines, "this bwrap has no --disable-userns: commands can make user namespaces")
-	}
-	for _, h := range s.hide {
-		if _, err := os.Lstat(h); err == nil {
-			lines = append(lines, "hidden: "+h)
-		}
-	}
-	return append(lines, s.notes...)
-}
 
 // Scope is what the commands of one owner (a session) share: the
 // directory holding their /tmp and spill files, and their network
