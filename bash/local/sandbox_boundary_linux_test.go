@@ -43,7 +43,9 @@ func plantDir(t *testing.T) string {
 // TestSandboxHostSocketsOutOfReach: a Unix socket a host process bound
 // outside /run and /tmp (under /opt) cannot be connected to from a
 // sandboxed command, though no config lists it: bwrap covers every bound
-// socket outside allowSockets, Landlock refuses socket(AF_UNIX).
+// socket outside allowSockets, Landlock refuses socket(AF_UNIX). As root,
+// a socket in another user's private directory, which no command can
+// reach, does not keep commands from starting.
 func TestSandboxHostSocketsOutOfReach(t *testing.T) {
 	sock := filepath.Join(plantDir(t), "planted.sock")
 	unixServer(t, sock)
@@ -51,6 +53,15 @@ func TestSandboxHostSocketsOutOfReach(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
 			s := newSbx(t, b, config.SandboxWorkspaceWrite, nil)
+			if os.Geteuid() == 0 { // after the probe, which would skip the test
+				other := filepath.Join(plantDir(t), "other")
+				must(t, os.Mkdir(other, 0o700))
+				unixServer(t, filepath.Join(other, "s.sock"))
+				must(t, os.Chown(other, 65534, 65534))
+			}
+			if r := s.run("true"); exitCode(r) != "0" {
+				t.Fatalf("a sandboxed true failed: %+v", r)
+			}
 			if r := s.run(attack); exitCode(r) == "0" || r.Stdout.Text == "ok" {
 				t.Errorf("reached a host socket under %s: %+v", filepath.Dir(sock), r)
 			}

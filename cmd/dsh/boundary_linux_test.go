@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -39,7 +40,8 @@ func serveSocketOutOfReach(t *testing.T, n nobody, backend string) {
 	}
 	cmd := n.command("serve", "--addr", "unix:"+sock, "--workdir", n.workdir, "--config", conf)
 	cmd.Env = append(os.Environ(), tokenEnv+"=")
-	startCmd(t, cmd).await(t, regexp.MustCompile(`dsh serving MCP`))
+	stderr := startCmd(t, cmd)
+	stderr.await(t, regexp.MustCompile(`dsh serving MCP`))
 	attacker := func(args ...string) string {
 		all := append(append(append([]string(nil), n.prefix...), n.attacker), args...)
 		c := exec.Command(all[0], all[1:]...)
@@ -57,6 +59,12 @@ func serveSocketOutOfReach(t *testing.T, n nobody, backend string) {
 	// The control: the same attacker outside the sandbox escapes.
 	if got := attacker("unixescape", sock, target); !strings.Contains(got, "ESCAPED") || !exists(target) {
 		t.Errorf("control: the attacker did not escape through the socket unsandboxed, so the test proves nothing: %q", got)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != 0 {
+		t.Errorf("dsh serve exited %d; stderr:\n%s", code, stderr.String())
 	}
 }
 

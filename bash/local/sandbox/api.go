@@ -69,6 +69,10 @@ type Command struct {
 	SpillDir string
 
 	workspace string // the probe's, instead of the scope's
+	// probe marks the start-up probe, which covers no host socket: one
+	// removed between the scan and bwrap's mounts fails the command
+	// that would cover it, and a failed probe fails dsh's start.
+	probe bool
 }
 
 // Started is a command the sandbox started.

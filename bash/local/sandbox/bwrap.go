@@ -105,7 +105,7 @@ func (b *bwrapBackend) probe(s *Sandbox) error {
 	done := make(chan struct{})
 	go func() { _, _ = stderr.ReadFrom(errR); close(done) }()
 	st, err := b.start(s, Command{Shell: s.shell, Args: []string{"bash", "-c", "exit 7"}, Dir: "/", Env: s.env,
-		Stderr: errW, CgroupFD: -1, workspace: s.dir})
+		Stderr: errW, CgroupFD: -1, workspace: s.dir, probe: true})
 	errW.Close()
 	if err != nil {
 		errR.Close()
@@ -315,8 +315,10 @@ func (s *Sandbox) viewMounts(a []string, c Command, v view) []string {
 	if v.spill.base != "" {
 		out = append(out, v.spill.base)
 	}
-	for _, sock := range s.coveredSockets(v, out) {
-		a = append(a, "--ro-bind", s.emptyFile(), sock)
+	if !c.probe {
+		for _, sock := range s.coveredSockets(v, out) {
+			a = append(a, "--ro-bind", s.emptyFile(), sock)
+		}
 	}
 	return s.hideMounts(a, c, v)
 }

@@ -74,8 +74,13 @@
 //     another network namespace (a container's; /proc/net/unix lists
 //     only dsh's own namespace's) and, with network: true, a socket a
 //     session's own background command bound in the workspace is covered
-//     for its later commands too (list it in allowSockets). Landlock
-//     needs none of this: seccomp refuses socket(AF_UNIX).
+//     for its later commands too (list it in allowSockets). A socket the
+//     command could not connect to anyway (another user's, in a
+//     directory it cannot search) gets no cover: bwrap could not make its
+//     mount point there either. A socket removed between the scan and
+//     bwrap's mounts fails that command, as a hide entry removed then
+//     does; the start-up probe covers none, so it cannot fail dsh's start.
+//     Landlock needs none of this: seccomp refuses socket(AF_UNIX).
 //   - /run, /var/run and $XDG_RUNTIME_DIR: empty with bwrap; unreadable
 //     with Landlock, which cannot make a directory read as empty (ls
 //     fails with EACCES, and lists nothing). Where /etc/resolv.conf leads

@@ -31,6 +31,7 @@ type Sandbox struct {
 	roots   []string // writableRoots, resolved
 	sockets []string // allowSockets, expanded
 	allowed []string // allowSockets, expanded and resolved: not covered
+	creds   creds    // whom a command's permission checks see
 	home    string
 	cwd     string
 	dir     string
@@ -114,6 +115,7 @@ func (s *Sandbox) resolvePaths(cfg config.Sandbox, o Options) error {
 		}
 	}
 	s.runDirs = runDirs()
+	s.creds = ownCreds()
 	if sock := os.Getenv("SSH_AUTH_SOCK"); sock == "" || !slices.Contains(s.sockets, filepath.Clean(sock)) {
 		s.unsetEnv = append(s.unsetEnv, "SSH_AUTH_SOCK")
 	}

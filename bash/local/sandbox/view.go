@@ -124,8 +124,9 @@ func (s *Sandbox) spillView(v view, replaced []string) spillView {
 // directory, a directory right under it such as /etc, the home directory
 // or one above it), when it is or holds the workspace or a writable root
 // (a project's own directory stays visible), or when it is out of sight
-// already (replaced holds the spill base when it is hidden whole). A workdir inside it does not keep it visible: the model picks
-// the workdir.
+// already (replaced holds the spill base when it is hidden whole). A
+// workdir inside it does not keep it visible: the model picks the
+// workdir.
 func (s *Sandbox) configView(ws string, roots, replaced, shown []string) (dir, file string) {
 	d := s.configDir
 	if d == "" || d == "/" || filepath.Dir(d) == "/" || within(s.home, d) || !visible(d, replaced, shown) {

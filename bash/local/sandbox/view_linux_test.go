@@ -38,7 +38,7 @@ func testSandbox(t *testing.T) *Sandbox {
 	private := filepath.Join(base, "dsh-out-1-2-3-abc")
 	must(t, os.MkdirAll(filepath.Join(private, "sandbox"), 0o700))
 	return &Sandbox{mode: config.SandboxWorkspaceWrite, home: filepath.Join(dir, "home"), cwd: filepath.Join(dir, "ws"),
-		dir: filepath.Join(private, "sandbox"), private: private, base: base, runDirs: []string{"/run"}}
+		dir: filepath.Join(private, "sandbox"), private: private, base: base, runDirs: []string{"/run"}, creds: ownCreds()}
 }
 
 func must(t *testing.T, err error) {
@@ -232,7 +232,7 @@ func benchCovered(b *testing.B, where string, n int) {
 		}
 		defer l.Close()
 	}
-	s := &Sandbox{runDirs: []string{"/run"}}
+	s := &Sandbox{runDirs: []string{"/run"}, creds: ownCreds()}
 	v := view{roots: []string{b.TempDir()}}
 	out, want := s.replaced(), n
 	if where == "replaced" {
@@ -242,5 +242,43 @@ func benchCovered(b *testing.B, where string, n int) {
 		if got := s.coveredSockets(v, out); len(got) < want {
 			b.Fatalf("covered %d, want at least %d", len(got), want)
 		}
+	}
+}
+
+// TestCoveredSocketsOnlyReachable: a socket the command could not
+// connect to (in a directory of another user's that it cannot search, or
+// that it may not write) gets no cover: bwrap, as root too, could not make
+// its mount point there, and every command would fail.
+func TestCoveredSocketsOnlyReachable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP-REASON: the sockets of another user are made by root")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "dsh-sockets-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	private, open := filepath.Join(dir, "private"), filepath.Join(dir, "open")
+	must(t, os.Mkdir(private, 0o700))
+	must(t, os.Mkdir(open, 0o755))
+	socks := map[string]os.FileMode{filepath.Join(private, "a.sock"): 0o777, filepath.Join(open, "b.sock"): 0o777, filepath.Join(open, "c.sock"): 0o755}
+	for p, mode := range socks {
+		l, err := net.Listen("unix", p)
+		must(t, err)
+		t.Cleanup(func() { l.Close() })
+		must(t, os.Chmod(p, mode))
+		must(t, os.Chown(p, 65534, 65534))
+	}
+	for _, d := range []string{private, open} {
+		must(t, os.Chown(d, 65534, 65534))
+	}
+	s := testSandbox(t)
+	var mine []string
+	for _, p := range s.coveredSockets(view{}, []string{"/run"}) {
+		if strings.HasPrefix(p, dir+"/") {
+			mine = append(mine, p)
+		}
+	}
+	if want := []string{filepath.Join(open, "b.sock")}; !slices.Equal(mine, want) {
+		t.Errorf("covered %q, want %q", mine, want)
 	}
 }
