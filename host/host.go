@@ -34,6 +34,7 @@ type Option func(*options)
 type options struct {
 	log         *slog.Logger
 	hide        []string
+	config      string
 	permissions permissions.Options
 	keepSpills  bool
 }
@@ -46,10 +47,18 @@ type options struct {
 // caller sweeps.
 func WithKeptSpills() Option { return func(o *options) { o.keepSpills = true } }
 
-// WithHidden hides paths from sandboxed commands besides the configured
-// ones (dsh serve's token file).
+// WithHidden hides dsh's own files from sandboxed commands besides the
+// configured hide entries: dsh serve's token file and Unix socket (the
+// audit log file Standard hides itself).
 func WithHidden(paths ...string) Option {
 	return func(o *options) { o.hide = append(o.hide, paths...) }
+}
+
+// WithConfigFile names the config file the stack was built from: the
+// local executor's sandbox hides its directory and shows the file itself
+// read-only ([local.WithConfigFile]).
+func WithConfigFile(path string) Option {
+	return func(o *options) { o.config = path }
 }
 
 // WithLogger sends what the stack logs to l instead of slog's default

@@ -114,7 +114,7 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 		s.SSH, s.Executor = e, e
 		return nil
 	}
-	lopts := []local.Option{local.WithLogger(o.log), local.WithHidden(o.hide...)}
+	lopts := []local.Option{local.WithLogger(o.log), local.WithHidden(o.hide...), local.WithConfigFile(o.config)}
 	if o.keepSpills {
 		lopts = append(lopts, local.WithKeptSpill())
 	}

@@ -52,6 +52,14 @@ var spillSeq atomic.Uint64
 // same machine for a dead one (no pid is as large as a namespace inode).
 const spillPrefix = "dsh-out-"
 
+// IsPrivateName reports whether name is that of an executor's private
+// spill directory in a spill base: this version's ("dsh-out-…") or an
+// older one's ("dsh-spill-…"). A sandbox hides every such directory from
+// its commands but its own session's spill files (docs/spec.md §11).
+func IsPrivateName(name string) bool {
+	return strings.HasPrefix(name, spillPrefix) || strings.HasPrefix(name, "dsh-spill-")
+}
+
 // NewSpillDir returns a SpillDir under base (the OS temp dir when empty).
 // Nothing is created until the first spill.
 func NewSpillDir(base string) *SpillDir {

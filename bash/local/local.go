@@ -219,6 +219,7 @@ type Option func(*options)
 type options struct {
 	log        *slog.Logger
 	hide       []string
+	config     string
 	keepSpill  bool
 	startDelay time.Duration // StartUpDelay unless a test sets it
 }
@@ -234,10 +235,18 @@ func WithKeptSpill() Option {
 	return func(o *options) { o.keepSpill = true }
 }
 
-// WithHidden hides paths from sandboxed commands besides the configured
-// ones (dsh serve's token file): they read as empty.
+// WithHidden hides dsh's own files from sandboxed commands besides the
+// configured hide entries (dsh serve's token file and Unix socket, the
+// audit log): they read as empty.
 func WithHidden(paths ...string) Option {
 	return func(o *options) { o.hide = append(o.hide, paths...) }
+}
+
+// WithConfigFile names dsh's config file: its directory is hidden from
+// sandboxed commands, the file itself shown read-only (see
+// [sandbox.Options] for when the directory stays visible).
+func WithConfigFile(path string) Option {
+	return func(o *options) { o.config = path }
 }
 
 // withStartDelay sets how long New waits to begin a start-up that cannot
@@ -329,7 +338,7 @@ func (e *Executor) startUp(cfg config.Local, o options) error {
 	if !o.keepSpill {
 		sweepSpillDirs(e.log, cfg.SpillDir)
 	}
-	if e.sandbox, err = newSandbox(cfg, e, o.hide); err != nil {
+	if e.sandbox, err = newSandbox(cfg, e, o); err != nil {
 		e.contain.close()
 		_ = e.spill.Remove()
 		return err

@@ -56,11 +56,12 @@ func (e *Executor) sandboxDir() string {
 	return filepath.Join(priv, sandboxDirName)
 }
 
-// newSandbox makes the sandbox cfg asks for, nil when its mode is off, or
-// auto where no backend works: then commands run unsandboxed, the
-// executor logs one warning and keeps why ([Executor.SandboxUnavailable]).
-// Its files go in the executor's private spill directory, made now.
-func newSandbox(cfg config.Local, e *Executor, hide []string) (*sandbox.Sandbox, error) {
+// newSandbox makes the sandbox cfg asks for, hiding what o names of dsh's
+// own; nil when its mode is off, or auto where no backend works: then
+// commands run unsandboxed, the executor logs one warning and keeps why
+// ([Executor.SandboxUnavailable]). Its files go in the executor's private
+// spill directory, made now.
+func newSandbox(cfg config.Local, e *Executor, o options) (*sandbox.Sandbox, error) {
 	if !cfg.Sandbox.On() {
 		return nil, nil
 	}
@@ -80,7 +81,7 @@ func newSandbox(cfg config.Local, e *Executor, hide []string) (*sandbox.Sandbox,
 	}
 	shell, _ := lookShell(e.shell)
 	sb, err := sandbox.New(cfg.Sandbox, sandbox.Options{
-		Cwd: cfg.Cwd, Dir: dir, Private: priv, Hide: hide, EnvSet: set, Shell: shell, Env: e.env, Log: e.log,
+		Cwd: cfg.Cwd, Dir: dir, Private: priv, Hide: o.hide, Config: o.config, EnvSet: set, Shell: shell, Env: e.env, Log: e.log,
 	})
 	if auto && errors.Is(err, sandbox.ErrNoBackend) {
 		_ = os.Remove(dir)

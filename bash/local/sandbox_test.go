@@ -58,7 +58,7 @@ type sbx struct {
 
 // newSbx makes a sandboxed executor; a backend this machine cannot run is
 // skipped with the reason, which CI prints.
-func newSbx(t *testing.T, backend, mode string, edit func(*config.Local)) *sbx {
+func newSbx(t *testing.T, backend, mode string, edit func(*config.Local), opts ...Option) *sbx {
 	t.Helper()
 	cfg := testConfig(t)
 	ws := t.TempDir()
@@ -67,7 +67,7 @@ func newSbx(t *testing.T, backend, mode string, edit func(*config.Local)) *sbx {
 	if edit != nil {
 		edit(&cfg)
 	}
-	e, err := New(cfg)
+	e, err := New(cfg, opts...)
 	if errors.Is(err, sandbox.ErrUnavailable) {
 		t.Skipf("SKIP-REASON: sandbox backend %s cannot run here: %v", backend, err)
 	}
@@ -437,12 +437,13 @@ func TestSandboxAsNonRoot(t *testing.T) {
 	must(t, err)
 	must(t, os.WriteFile(bin, data, 0o755))
 	tmp, run := filepath.Join(dir, "tmp"), fmt.Sprintf("/run/dsh-test-%d", os.Getpid())
-	for _, d := range []string{tmp, run} {
+	plant := fmt.Sprintf("/opt/dsh-test-%d", os.Getpid())
+	for _, d := range []string{tmp, run, plant} {
 		must(t, os.Mkdir(d, 0o755))
 		must(t, os.Chown(d, 65534, 65534))
 	}
 	must(t, os.Chmod(dir, 0o755))
-	t.Cleanup(func() { os.RemoveAll(run) })
+	t.Cleanup(func() { os.RemoveAll(run); os.RemoveAll(plant) })
 	suid := filepath.Join(dir, "suid-id")
 	id, err := exec.LookPath("id")
 	must(t, err)
@@ -455,7 +456,7 @@ func TestSandboxAsNonRoot(t *testing.T) {
 	asNobody := func(name, tests string, forced bool, env ...string) {
 		cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", bin,
 			"-test.run", "^TestSandbox("+tests+")$", "-test.v", "-test.count=1")
-		cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp, nonRootRunDir+"="+run, setuidEnv+"="+suid), env...)
+		cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp, nonRootRunDir+"="+run, plantEnv+"="+plant, setuidEnv+"="+suid), env...)
 		cmd.Dir = tmp
 		out, err := cmd.CombinedOutput()
 		for _, line := range strings.Split(string(out), "\n") {
@@ -470,7 +471,7 @@ func TestSandboxAsNonRoot(t *testing.T) {
 			t.Fatalf("the sandbox tests failed %s: %v", name, err)
 		}
 	}
-	asNobody("as nobody", "SetuidDoesNotElevate|PrivilegesAndEnv|WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|FirstCommandsOfSessions|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets", false)
+	asNobody("as nobody", "SetuidDoesNotElevate|PrivilegesAndEnv|WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|FirstCommandsOfSessions|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets|HostSocketsOutOfReach|DshFilesOutOfReach|OtherDshSpillOutOfReach|RunIsEmpty|DescribesItsBoundary", false)
 	noNsenter := filepath.Join(dir, "bin")
 	must(t, os.Mkdir(noNsenter, 0o755))
 	linkPathExcept(t, noNsenter, "nsenter")

@@ -9,9 +9,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/internal/proctest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // attackEnv makes the test binary the attacker: its arguments are
@@ -42,6 +45,10 @@ var (
 //	takeover URL PID VICTIM   find the token and session ids in PID's memory and list the
 //	                          tasks of every session found; succeed when one lists VICTIM
 //	newsession URL PID        find the token, open an MCP session of its own and run a command
+//	mcpcall SOCK COMMAND      open an MCP session over dsh serve's Unix socket, run COMMAND
+//	                          (sandboxed) and print what it returned
+//	unixescape SOCK TARGET    open an MCP session over dsh serve's Unix socket, ask to run
+//	                          `echo ESCAPED > TARGET` outside the sandbox and say yes to it
 func attackMain(args []string) int {
 	if len(args) < 2 {
 		fmt.Fprintln(os.Stderr, "attack: MODE ARGS…")
@@ -57,6 +64,10 @@ func attackMain(args []string) int {
 		err = attackTakeover(args[1], args[2], args[3])
 	case "newsession":
 		err = attackNewSession(args[1], args[2])
+	case "mcpcall":
+		err = attackCall(args[1], args[2], false)
+	case "unixescape":
+		err = attackCall(args[1], "echo ESCAPED > "+args[2], true)
 	default:
 		err = fmt.Errorf("unknown mode %q", args[0])
 	}
@@ -182,6 +193,54 @@ func attackNewSession(url, pid string) error {
 		return fmt.Errorf("the new session ran nothing: %v %s", err, body)
 	}
 	fmt.Println("NEW SESSION ran a command")
+	return nil
+}
+
+// attackCall opens an MCP session over dsh serve's Unix socket sock and
+// calls bash with command, outside the sandbox when escape is set,
+// answering yes to the question that asks. It prints the result: an
+// escape succeeded when the command ran (the red team's reproduction of
+// issue 27: a command that reached the socket of the dsh that started it
+// wrote ~/.bashrc as root).
+func attackCall(sock, command string, escape bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), proctest.Scale(30*time.Second))
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "attacker", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+	})
+	httpc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://localhost/mcp", HTTPClient: httpc}, nil)
+	if err != nil {
+		return fmt.Errorf("no session over %s: %w", sock, err)
+	}
+	defer cs.Close()
+	args := map[string]any{"command": command, "description": "attack"}
+	if escape {
+		args["dangerouslyDisableSandbox"] = true
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: args})
+	if err != nil {
+		return fmt.Errorf("the call failed: %w", err)
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	if escape && (res.IsError || text.String() != "(no output)") {
+		return fmt.Errorf("the escape did not run: %q", text.String())
+	}
+	if escape {
+		fmt.Println("ESCAPED through", sock)
+		return nil
+	}
+	fmt.Println(text.String())
 	return nil
 }
 

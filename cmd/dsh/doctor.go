@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -26,20 +27,23 @@ const doctorTimeout = 30 * time.Second
 // version, the shell and the containment it chose (a cgroup per
 // command, or the marker fallback and why), so a user can see whether a
 // daemon a command starts can escape, and the sandbox: off, or its backend
-// and version, mode, network (shared per session or not), what it does
-// differently and the hidden paths that exist; for the SSH executor the
+// and version, mode, one line each for what stays writable and reachable
+// (the workspace, each writable root, /tmp, the network, each allowed
+// socket), what it does differently and what it hides (the hide entries
+// that exist, dsh's own files, the spill base, /run, the host sockets it
+// covers); for the SSH executor the
 // host, the login, the remote programs, the round trips and the spill
 // directory base; then where the command policy's rules come from. A
 // sandbox that cannot be enforced is exit 2, as for dsh mcp, serve and
 // run.
 func newDoctorCmd(s streams) *cobra.Command {
-	return configCommand("doctor", "Report the executor dsh uses: the shell, process containment and sandbox here, or the remote host over SSH", s, func(cfg config.File, log *slog.Logger) error {
+	return configCommand("doctor", "Report the executor dsh uses: the shell, process containment and sandbox here, or the remote host over SSH", s, func(cfg config.File, path string, log *slog.Logger) error {
 		var err error
 		if cfg.Executor == config.ExecutorSSH {
 			fmt.Fprintf(s.out, "version: %s\n", readBuildFacts())
 			err = doctorSSH(cfg.SSH, log, s.out)
 		} else {
-			cfg.Local.Sandbox, err = doctorLocal(cfg.WithDefaults().Local, log, s.out)
+			cfg.Local.Sandbox, err = doctorLocal(cfg, path, log, s.out)
 		}
 		if err != nil {
 			return err
@@ -84,9 +88,18 @@ func sandboxText(e *local.Executor) string {
 
 // doctorLocal prints whether commands are sandboxed (the first line), the
 // version, the shell, the containment the local executor chose and its
-// sandbox. It returns the sandbox as it applies here.
-func doctorLocal(cfg config.Local, log *slog.Logger, out io.Writer) (config.Sandbox, error) {
-	e, err := local.New(cfg, local.WithLogger(log))
+// sandbox, which hides what the stack's would of dsh's own: the config
+// file's directory (configPath's) and the audit log. It returns the
+// sandbox as it applies here.
+func doctorLocal(file config.File, configPath string, log *slog.Logger, out io.Writer) (config.Sandbox, error) {
+	cfg := file.WithDefaults().Local
+	opts := []local.Option{local.WithLogger(log), local.WithConfigFile(configPath)}
+	if file.Audit.IsFile() {
+		if abs, err := filepath.Abs(file.Audit.Path); err == nil {
+			opts = append(opts, local.WithHidden(abs))
+		}
+	}
+	e, err := local.New(cfg, opts...)
 	if err != nil {
 		return cfg.Sandbox, stackError(err)
 	}

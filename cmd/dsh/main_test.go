@@ -159,14 +159,16 @@ func TestDoctor(t *testing.T) {
 		strings.Contains(got.stdout, "\nsessions: ") {
 		t.Errorf("doctor without a config: %+v", got)
 	}
-	// With a sandbox: its backend, mode and network, indented.
+	// With a sandbox: its backend, mode, what is writable and the
+	// network, indented (TestDoctorSandboxBoundary has the rest).
 	sandboxed := config.File{}
 	sandboxed.Local.Sandbox.Mode = config.SandboxReadOnly
 	noSection = "permissions: " + permissionsLine(sandboxed, permissions.Options{Home: home, ProjectDir: project})
 	got = dsh(t, claudeEnv, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {sandbox: {mode: read-only}}\n"))
 	if got.code == 2 {
 		t.Logf("SKIP-REASON: no sandbox backend here: %s", got.stderr)
-	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  network: off;") ||
+	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  writable: ") ||
+		!strings.Contains(got.stdout, "\n  network: off;") ||
 		!strings.HasSuffix(got.stdout, "\n"+noSection+"\nhooks: none\n") {
 		t.Errorf("doctor with a sandbox: %+v", got)
 	}

@@ -116,7 +116,7 @@ func serve(f serveFlags, s streams) error {
 		return err
 	}
 	drain := make(chan struct{})
-	fe, err := startFrontEnd(f.config, f.workdir, c.level, s, drain, hideTokenFile(f.tokenFile)...)
+	fe, err := startFrontEnd(f.config, f.workdir, c.level, s, drain, hideOwnFiles(f.tokenFile, c.addr.socket))
 	if err != nil {
 		return err
 	}
@@ -348,7 +348,9 @@ func startFrontEnd(configPath, workdir string, level slog.Level, s streams, drai
 	}
 	fe := &frontEnd{cfg: cfg, log: newLevelLogger(s.err, level)}
 	fe.ctx, fe.received, fe.stop = drainSignals(context.Background(), drain)
-	if fe.stack, err = host.Standard(cfg, append(opts, host.WithLogger(fe.log))...); err != nil {
+	// The sandbox hides the config file's directory (docs/spec.md §11).
+	opts = append(opts, host.WithConfigFile(configPath), host.WithLogger(fe.log))
+	if fe.stack, err = host.Standard(cfg, opts...); err != nil {
 		fe.stop()
 		return nil, stackError(err)
 	}
@@ -372,17 +374,23 @@ func (fe *frontEnd) close() {
 	fe.stop()
 }
 
-// hideTokenFile hides the token file from sandboxed commands
-// (docs/spec.md §11).
-func hideTokenFile(file string) []host.Option {
-	if file == "" {
-		return nil
+// hideOwnFiles hides dsh serve's token file and Unix socket from
+// sandboxed commands (docs/spec.md §11): a command that reached the
+// socket could open an MCP session of its own and ask to leave the
+// sandbox, then answer the question itself. Each by its absolute path:
+// the sandbox's cwd is the command's, not dsh's.
+func hideOwnFiles(tokenFile, socket string) host.Option {
+	var paths []string
+	for _, p := range []string{tokenFile, socket} {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		paths = append(paths, p)
 	}
-	// By its absolute path: the sandbox's cwd is the command's, not dsh's.
-	if abs, err := filepath.Abs(file); err == nil {
-		file = abs
-	}
-	return []host.Option{host.WithHidden(file)}
+	return host.WithHidden(paths...)
 }
 
 // serveToken reads the token: --token-file, else $DSH_TOKEN; "" when

@@ -33,7 +33,7 @@ type annotationsJSON struct {
 }
 
 func newToolsCmd(s streams) *cobra.Command {
-	return configCommand("tools", "Print the tool schemas as JSON, then the assembled prompt", s, func(cfg config.File, log *slog.Logger) error {
+	return configCommand("tools", "Print the tool schemas as JSON, then the assembled prompt", s, func(cfg config.File, _ string, log *slog.Logger) error {
 		st, err := host.Standard(cfg, host.WithLogger(log))
 		if err != nil {
 			return failure("%v", err)
@@ -49,8 +49,9 @@ func newToolsCmd(s streams) *cobra.Command {
 }
 
 // configCommand is a command whose only flag is --config: run gets the
-// loaded config, with the logger on stderr set up.
-func configCommand(use, short string, s streams, run func(cfg config.File, log *slog.Logger) error) *cobra.Command {
+// loaded config and its file's path ("" without one), with the logger on
+// stderr set up.
+func configCommand(use, short string, s streams, run func(cfg config.File, path string, log *slog.Logger) error) *cobra.Command {
 	var configPath string
 	cmd := &cobra.Command{
 		Use:   use,
@@ -61,7 +62,7 @@ func configCommand(use, short string, s streams, run func(cfg config.File, log *
 			if err != nil {
 				return err
 			}
-			return run(cfg, newLogger(s.err))
+			return run(cfg, configPath, newLogger(s.err))
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")

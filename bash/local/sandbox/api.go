@@ -27,8 +27,16 @@ type Options struct {
 	// Private is the executor's private directory, which holds Dir and
 	// the spill files of every session: commands see only their own.
 	Private string
-	// Hide adds paths that read as empty (dsh serve's token file).
+	// Hide adds dsh's own files, hidden like the config's hide entries
+	// and named as dsh's by Describe: dsh serve's token file and Unix
+	// socket, the audit log.
 	Hide []string
+	// Config is dsh's config file. Its directory is hidden, and the file
+	// shown read-only in it, unless the directory is too broad to be
+	// dsh's own (/, a directory right under it such as /etc, the home
+	// directory or above) or is or holds the workspace or a writable
+	// root (see the package doc).
+	Config string
 	// EnvSet names the variables the config sets (env.set): the sandbox
 	// does not point those at its /tmp.
 	EnvSet []string
@@ -75,6 +83,10 @@ type Command struct {
 	SpillDir string
 
 	workspace string // the probe's, instead of the scope's
+	// probe marks the start-up probe, which covers no host socket: one
+	// removed between the scan and bwrap's mounts fails the command
+	// that would cover it, and a failed probe fails dsh's start.
+	probe bool
 }
 
 // Started is a command the sandbox started.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,7 +105,7 @@ func (b *bwrapBackend) probe(s *Sandbox) error {
 	done := make(chan struct{})
 	go func() { _, _ = stderr.ReadFrom(errR); close(done) }()
 	st, err := b.start(s, Command{Shell: s.shell, Args: []string{"bash", "-c", "exit 7"}, Dir: "/", Env: s.env,
-		Stderr: errW, CgroupFD: -1, workspace: s.dir})
+		Stderr: errW, CgroupFD: -1, workspace: s.dir, probe: true})
 	errW.Close()
 	if err != nil {
 		errR.Close()
@@ -243,10 +244,9 @@ func (b *bwrapBackend) pipes() (secR, statusR, statusW *os.File, err error) {
 
 // args are bwrap's arguments for c, whose workspace is ws. Mounts are
 // made in order, so the later ones cover the earlier: the read-only root,
-// fresh /dev and /proc, empty /run (with the allowed sockets), /tmp, the
-// writable roots, their protected entries, the workdir when no root holds
-// it, the hidden entries, the executor's private directory hidden too,
-// and the command's spill directory shown again inside it.
+// fresh /dev and /proc, empty /run (the resolver's config shown again),
+// /tmp, then what the command is shown and what is hidden from it
+// (viewMounts).
 func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) []string {
 	a := []string{"--die-with-parent", "--unshare-user", "--unshare-pid", "--as-pid-1", "--unshare-ipc"}
 	if b.disableUserns {
@@ -263,36 +263,7 @@ func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) [
 	default:
 		a = append(a, "--tmpfs", "/tmp")
 	}
-	roots := s.writable(ws)
-	for _, r := range roots {
-		a = append(a, "--bind", r, r)
-	}
-	a = s.protectMounts(a, roots)
-	if c.Dir != "" && !withinAny(c.Dir, roots) && s.replaced(c.Dir) {
-		// Visible where it is, even under /tmp or /run; read-only.
-		a = append(a, "--ro-bind", c.Dir, c.Dir)
-	}
-	for _, h := range s.hidden() {
-		src := s.emptyFile()
-		if h.dir {
-			src = s.emptyDir()
-		}
-		a = append(a, "--ro-bind", src, h.path)
-	}
-	// Other sessions' spill files: out of sight already under the
-	// sandbox's own /tmp; elsewhere (spillDir: /var/tmp/dsh) under an
-	// empty tmpfs, read-only once the command's own spill directory is
-	// mounted in it.
-	mask := s.private != "" && !within(s.private, "/tmp")
-	if mask {
-		a = append(a, "--tmpfs", s.private)
-	}
-	if c.SpillDir != "" {
-		a = append(a, "--ro-bind", c.SpillDir, c.SpillDir)
-	}
-	if mask {
-		a = append(a, "--remount-ro", s.private)
-	}
+	a = s.viewMounts(a, c, s.newView(c, ws, s.replaced()))
 	a = append(a, "--seccomp", strconv.Itoa(seccompFD))
 	if c.Dir != "" {
 		a = append(a, "--chdir", c.Dir)
@@ -304,35 +275,104 @@ func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) [
 	return a
 }
 
-// replaced reports whether dir lies in what the sandbox mounts over the
-// host's (/tmp, /run, /var/run, $XDG_RUNTIME_DIR), where a workdir must be
-// bound again to be seen. Elsewhere the read-only root shows it already,
-// and binding it would cover what the sandbox mounted inside it: a
-// workdir of / would bring back the host's /dev, /proc, /run and /tmp.
-func (s *Sandbox) replaced(dir string) bool {
-	for _, m := range []string{"/tmp", "/run", resolved("/var/run"), resolved(os.Getenv("XDG_RUNTIME_DIR"))} {
-		if filepath.IsAbs(m) && within(dir, m) {
-			return true
-		}
-	}
-	return false
+// replaced are the directories bwrap replaces whole: the run directories
+// and /tmp.
+func (s *Sandbox) replaced() []string {
+	return append(slices.Clone(s.runDirs), "/tmp")
 }
 
-// runMounts puts empty tmpfs over /run, /var/run (unless it leads to
-// /run) and $XDG_RUNTIME_DIR (unless under /run), then binds the allowed
-// sockets that exist.
+// runMounts puts empty tmpfs over the run directories (/run, /var/run
+// and $XDG_RUNTIME_DIR), and shows the resolver's config again when it
+// leads in there.
 func (s *Sandbox) runMounts(a []string) []string {
-	a = append(a, "--tmpfs", "/run")
-	if r := resolved("/var/run"); r != "/run" && !within(r, "/run") {
-		a = append(a, "--tmpfs", "/var/run")
+	for _, d := range s.runDirs {
+		a = append(a, "--tmpfs", d)
 	}
-	if x := os.Getenv("XDG_RUNTIME_DIR"); x != "" && filepath.IsAbs(x) && !within(resolved(x), "/run") {
-		a = append(a, "--tmpfs", resolved(x))
+	if r := resolvTarget(s.runDirs); r != "" {
+		a = append(a, "--ro-bind", r, r)
 	}
+	return a
+}
+
+// viewMounts makes v: the workdir (read-only) and the writable roots, an
+// empty tmpfs over the spill base put between those that hold it and
+// those inside it, the roots' protect entries, the allowed sockets, the
+// other host sockets covered, then what is hidden (hideMounts).
+func (s *Sandbox) viewMounts(a []string, c Command, v view) []string {
+	inBase := func(d string) bool { return v.spill.base != "" && within(d, v.spill.base) }
+	a = v.showMounts(a, func(d string) bool { return !inBase(d) })
+	if v.spill.base != "" {
+		a = append(a, "--tmpfs", v.spill.base)
+	}
+	a = v.showMounts(a, inBase)
+	a = s.protectMounts(a, v.roots)
 	for _, sock := range s.sockets {
 		if _, err := os.Lstat(sock); err == nil {
 			a = append(a, "--bind", sock, sock)
 		}
+	}
+	out := s.replaced()
+	if v.spill.base != "" {
+		out = append(out, v.spill.base)
+	}
+	if !c.probe {
+		for _, sock := range s.coveredSockets(v, out) {
+			a = append(a, "--ro-bind", s.emptyFile(), sock)
+		}
+	}
+	return s.hideMounts(a, c, v)
+}
+
+// showMounts binds, of the workdir and the writable roots, those keep
+// takes: the workdir first, read-only (a root inside it stays writable).
+func (v view) showMounts(a []string, keep func(string) bool) []string {
+	if v.workdir != "" && keep(v.workdir) {
+		a = append(a, "--ro-bind", v.workdir, v.workdir)
+	}
+	for _, r := range v.roots {
+		if keep(r) {
+			a = append(a, "--bind", r, r)
+		}
+	}
+	return a
+}
+
+// hideMounts covers the hidden entries (an empty file or directory), the
+// config file's directory (an empty tmpfs, the config file shown in it),
+// the private spill directories one by one when the base is not hidden
+// whole (the executor's own as an empty tmpfs), shows the command's spill
+// directory again, and makes the tmpfs read-only.
+func (s *Sandbox) hideMounts(a []string, c Command, v view) []string {
+	for _, h := range v.hidden {
+		src := s.emptyFile()
+		if h.dir {
+			src = s.emptyDir()
+		}
+		a = append(a, "--ro-bind", src, h.path)
+	}
+	var tmpfs []string
+	if v.configDir != "" {
+		a = append(a, "--tmpfs", v.configDir)
+		if _, err := os.Stat(s.config); err == nil {
+			a = append(a, "--ro-bind", s.config, v.config)
+		}
+		tmpfs = append(tmpfs, v.configDir)
+	}
+	for _, o := range v.spill.others {
+		a = append(a, "--ro-bind", s.emptyDir(), o)
+	}
+	if v.spill.own != "" {
+		a = append(a, "--tmpfs", v.spill.own)
+		tmpfs = append(tmpfs, v.spill.own)
+	}
+	if c.SpillDir != "" {
+		a = append(a, "--ro-bind", c.SpillDir, c.SpillDir)
+	}
+	if v.spill.base != "" {
+		tmpfs = append(tmpfs, v.spill.base)
+	}
+	for _, d := range tmpfs {
+		a = append(a, "--remount-ro", d)
 	}
 	return a
 }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -109,11 +110,18 @@ func (l *landlockBackend) helperNote() string {
 }
 
 // limits says what landlock does differently, for dsh doctor.
-func (l *landlockBackend) limits() []string {
+func (l *landlockBackend) limits(s *Sandbox) []string {
+	tmp := "/tmp: the host's, read-only"
+	switch {
+	case s.base == "/tmp":
+		tmp = "/tmp: unreadable (the spill base)"
+	case within(s.base, "/tmp"):
+		tmp += ", but for the spill base " + s.base + ", unreadable"
+	}
 	out := []string{
 		"hide: hidden paths are unreadable (EACCES), not empty; the directories above them cannot be listed",
 		"protect: nothing new can be made directly in a writable root; its existing entries are writable unless protected",
-		"/tmp: the host's, read-only; TMPDIR is a private directory of the session",
+		tmp + "; TMPDIR is a private directory",
 		"Unix sockets: none can be made (seccomp); no pid namespace: commands see other processes",
 	}
 	if l.abi < 6 {
@@ -252,33 +260,60 @@ func (l *landlockBackend) tmpDir(s *Sandbox, c Command) (string, func(), error) 
 	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
 
-// ruleset builds c's ruleset: read everything but the hidden paths and the
-// sandbox's directory, and write the writable roots but their protected
-// entries, c's TMPDIR and the harmless devices; its own spill directory
-// is readable.
+// ruleset builds c's ruleset from its view (landlockGrants).
 func (l *landlockBackend) ruleset(s *Sandbox, c Command, ws, tmp string) (int, error) {
 	attr := llsys.RulesetAttr{HandledAccessFS: l.handled, Scoped: l.scoped}
 	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
 		return -1, fmt.Errorf("landlock: %w", err)
 	}
+	for p, rights := range s.landlockGrants(c, s.newView(c, ws, s.runDirs), tmp) {
+		if err := l.grant(fd, p, rights); err != nil {
+			_ = unix.Close(fd)
+			return -1, err
+		}
+	}
+	return fd, nil
+}
+
+// landlockGrants are the rules of c's ruleset, by path. Read: everything
+// but what is hidden (the hide entries, the config file's directory) and
+// what is out of sight (the run directories, other spill files). Write:
+// the writable roots but their protect entries, and what is hidden or out
+// of sight in them. The workdir is readable, as bwrap shows it, even in a
+// directory out of sight, but not in a hidden one. Then c's TMPDIR, its
+// own spill directory, the config file, the resolver's config and the
+// harmless devices.
+func (s *Sandbox) landlockGrants(c Command, v view, tmp string) map[string]uint64 {
 	var hidden []string
-	for _, h := range s.hidden() {
+	for _, h := range v.hidden {
 		hidden = append(hidden, h.path)
 	}
-	hidden = append(hidden, s.hide...)                             // also as written: a link is not followed by cover
-	unread := append(hidden, resolved(s.private), resolved(s.dir)) // other sessions' files
+	hidden = append(hidden, s.hide...) // also as written: a link is not followed by cover
+	if v.configDir != "" {
+		hidden = append(hidden, v.configDir)
+	}
+	out := append(slices.Clone(s.runDirs), v.spill.others...)
+	for _, d := range []string{v.spill.base, v.spill.own, resolved(s.dir)} {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
 	grants := map[string]uint64{}
-	for _, p := range cover("/", unread) {
+	for _, p := range cover("/", append(slices.Clone(hidden), out...)) {
 		grants[p] |= readRights
 	}
-	for _, r := range s.writable(ws) {
-		unwrit := append(slicesClone(unread), s.protectedIn(r)...)
-		for _, p := range cover(r, unwrit) {
+	for _, r := range v.roots {
+		for _, p := range cover(r, append(excluding(r, hidden, out), s.protectedIn(r)...)) {
 			grants[p] |= writeRights
 		}
 	}
-	for _, p := range []string{tmp, c.SpillDir} {
+	if v.workdir != "" {
+		for _, p := range cover(v.workdir, excluding(v.workdir, hidden, out)) {
+			grants[p] |= readRights
+		}
+	}
+	for _, p := range []string{tmp, c.SpillDir, v.config, resolvTarget(s.runDirs)} {
 		if p != "" {
 			grants[p] |= readRights
 		}
@@ -287,13 +322,20 @@ func (l *landlockBackend) ruleset(s *Sandbox, c Command, ws, tmp string) (int, e
 	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"} {
 		grants[dev] |= fileRights
 	}
-	for p, rights := range grants {
-		if err := l.grant(fd, p, rights); err != nil {
-			_ = unix.Close(fd)
-			return -1, err
+	return grants
+}
+
+// excluding is what a shown directory d leaves out: every hidden path, and
+// the paths out of sight that d does not lie in (a workspace under /run,
+// or in the spill base, is shown).
+func excluding(d string, hidden, out []string) []string {
+	ex := slices.Clone(hidden)
+	for _, o := range out {
+		if !within(d, o) {
+			ex = append(ex, o)
 		}
 	}
-	return fd, nil
+	return ex
 }
 
 // protectedIn lists root's protected entries.
@@ -368,5 +410,3 @@ func dropCaps() error {
 	}
 	return nil
 }
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }

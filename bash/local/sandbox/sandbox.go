@@ -22,22 +22,30 @@ import (
 // Sandbox confines the commands of one executor. Make one with New; it is
 // safe for concurrent use.
 type Sandbox struct {
-	mode     string // config.SandboxReadOnly or config.SandboxWorkspaceWrite
-	backend  string // config.BackendBwrap or config.BackendLandlock
-	network  bool
-	protect  []string
-	hide     []string // expanded, not resolved: an entry may appear later
-	roots    []string // writableRoots, resolved
-	sockets  []string // allowSockets, expanded
-	home     string
-	cwd      string
-	dir      string
-	private  string
-	envSet   []string
-	shell    string
-	env      []string
-	unsetEnv []string // SSH_AUTH_SOCK, unless its socket is allowed
-	log      *slog.Logger
+	mode    string // config.SandboxReadOnly or config.SandboxWorkspaceWrite
+	backend string // config.BackendBwrap or config.BackendLandlock
+	network bool
+	protect []string
+	hide    []string // expanded, not resolved: an entry may appear later
+	dshHide []string // the entries of hide that are dsh's own (Options.Hide)
+	roots   []string // writableRoots, resolved
+	sockets []string // allowSockets, expanded
+	allowed []string // allowSockets, expanded and resolved: not covered
+	creds   creds    // whom a command's permission checks see
+	home    string
+	cwd     string
+	dir     string
+	private string
+	base    string   // the spill base, which holds private: resolved
+	runDirs []string // /run and the like (runDirs)
+	// config is dsh's config file, and configDir its directory,
+	// resolved; "" without one.
+	config, configDir string
+	envSet            []string
+	shell             string
+	env               []string
+	unsetEnv          []string // SSH_AUTH_SOCK, unless its socket is allowed
+	log               *slog.Logger
 
 	bwrap    *bwrapBackend    // backend bwrap
 	landlock *landlockBackend // backend landlock
@@ -63,7 +71,7 @@ func New(cfg config.Sandbox, o Options) (*Sandbox, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if err := s.resolvePaths(cfg, o.Hide); err != nil {
+	if err := s.resolvePaths(cfg, o); err != nil {
 		return nil, err
 	}
 	if err := s.makeFiles(); err != nil {
@@ -76,8 +84,9 @@ func New(cfg config.Sandbox, o Options) (*Sandbox, error) {
 	return s, nil
 }
 
-// resolvePaths expands the config's paths; writable roots must exist.
-func (s *Sandbox) resolvePaths(cfg config.Sandbox, hide []string) error {
+// resolvePaths expands the config's paths and dsh's own; writable roots
+// must exist.
+func (s *Sandbox) resolvePaths(cfg config.Sandbox, o Options) error {
 	for _, r := range cfg.WritableRoots {
 		dir, err := existingDir(expand(r, s.home))
 		if err != nil {
@@ -85,12 +94,28 @@ func (s *Sandbox) resolvePaths(cfg config.Sandbox, hide []string) error {
 		}
 		s.roots = append(s.roots, dir)
 	}
-	for _, h := range append(slices.Clone(cfg.Hide), hide...) {
+	for _, h := range cfg.Hide {
 		s.hide = append(s.hide, expand(h, s.home))
 	}
-	for _, p := range cfg.AllowSockets {
-		s.sockets = append(s.sockets, expand(p, s.home))
+	for _, h := range o.Hide {
+		s.dshHide = append(s.dshHide, expand(h, s.home))
 	}
+	s.hide = append(s.hide, s.dshHide...)
+	for _, p := range cfg.AllowSockets {
+		p = expand(p, s.home)
+		s.sockets = append(s.sockets, p)
+		s.allowed = append(s.allowed, p, resolved(p))
+	}
+	if s.private != "" {
+		s.base = filepath.Dir(resolved(s.private))
+	}
+	if o.Config != "" {
+		if abs, err := filepath.Abs(o.Config); err == nil {
+			s.config, s.configDir = abs, resolved(filepath.Dir(abs))
+		}
+	}
+	s.runDirs = runDirs()
+	s.creds = ownCreds()
 	if sock := os.Getenv("SSH_AUTH_SOCK"); sock == "" || !slices.Contains(s.sockets, filepath.Clean(sock)) {
 		s.unsetEnv = append(s.unsetEnv, "SSH_AUTH_SOCK")
 	}
@@ -161,31 +186,6 @@ func (s *Sandbox) Network() bool { return s.network }
 
 // Backend is the backend in use: "bwrap" or "landlock".
 func (s *Sandbox) Backend() string { return s.backend }
-
-// Describe says what the sandbox does here, one fact a line, for dsh
-// doctor: backend and version, mode, network, and what it cannot do.
-func (s *Sandbox) Describe() []string {
-	var lines []string
-	if s.bwrap != nil {
-		lines = append(lines, "backend: bwrap "+s.bwrap.version+" ("+s.bwrap.path+")")
-	} else {
-		lines = append(lines, "backend: landlock, ABI "+strconv.Itoa(s.landlock.abi)+s.landlock.helperNote())
-	}
-	lines = append(lines, "mode: "+s.mode)
-	lines = append(lines, "network: "+s.net.describe())
-	if s.landlock != nil {
-		lines = append(lines, s.landlock.limits()...)
-	}
-	if s.bwrap != nil && !s.bwrap.disableUserns {
-		lines = append(lines, "this bwrap has no --disable-userns: commands can make user namespaces")
-	}
-	for _, h := range s.hide {
-		if _, err := os.Lstat(h); err == nil {
-			lines = append(lines, "hidden: "+h)
-		}
-	}
-	return append(lines, s.notes...)
-}
 
 // Scope is what the commands of one owner (a session) share: the
 // directory holding their /tmp and spill files, and their network
