@@ -26,7 +26,8 @@ func TestAuditConcurrentSessions(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	auditPath := filepath.Join(dir, "audit.jsonl")
-	cfg := writeFile(t, "dsh.yaml", fmt.Sprintf("audit:\n  path: %s\nbash:\n  maxForegroundPerSession: 500\n  maxForeground: 1000\n", auditPath))
+	// Unsandboxed: what is measured is the audit log under 1000 calls.
+	cfg := writeFile(t, "dsh.yaml", fmt.Sprintf("audit:\n  path: %s\nbash:\n  maxForegroundPerSession: 500\n  maxForeground: 1000\nlocal: {sandbox: {mode: off}}\n", auditPath))
 	cmd, stderr := startServe(t, "", []string{tokenEnv + "="}, "--addr", "127.0.0.1:0", "--no-auth", "--config", cfg, "--workdir", dir)
 	url := stderr.await(t, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
 

@@ -178,7 +178,7 @@ func nobodyRunDir(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "dsh"), data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "dsh.yaml"), []byte("local: {containment: cgroup}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "dsh.yaml"), []byte("local: {containment: cgroup, sandbox: {mode: off}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{"work", "tmp"} {

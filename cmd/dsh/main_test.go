@@ -103,6 +103,14 @@ func splitSweepLog(stderr string) (own, swept string) {
 	return o.String(), s.String()
 }
 
+// offConfig is a config with the sandbox off, for a test that reads on
+// the host what its commands write (pid files in its directories) or
+// their host pids: the default sandbox keeps /tmp and pids its own.
+func offConfig(t *testing.T) string {
+	t.Helper()
+	return writeFile(t, "dsh.yaml", "local: {sandbox: {mode: off}}\n")
+}
+
 // writeFile writes content to name in a fresh temp dir and returns its path.
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()

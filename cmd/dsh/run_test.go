@@ -239,7 +239,7 @@ func TestRunSignal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			pidFile := filepath.Join(t.TempDir(), "pid")
-			args := append([]string{"run"}, tc.args...)
+			args := append([]string{"run", "--config", offConfig(t)}, tc.args...)
 			args = append(args, "--", "echo $$ > "+pidFile+"; exec sleep 60")
 			cmd, stdout, stderr := startDsh(t, args...)
 			pid := proctest.ReadPid(t, pidFile)
@@ -266,7 +266,7 @@ func TestRunSignal(t *testing.T) {
 func TestRunLeavesNoProcess(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	got := dsh(t, nil, "run", "--", "sleep 60 & echo $! > "+pidFile+"; echo started")
+	got := dsh(t, nil, "run", "--config", offConfig(t), "--", "sleep 60 & echo $! > "+pidFile+"; echo started")
 	if got.code != 0 || got.stdout != "started\n" {
 		t.Fatalf("got %+v", got)
 	}
@@ -286,7 +286,7 @@ func TestRunSpillFilesStay(t *testing.T) {
 		t.Run(fmt.Sprint("sandboxed=", sandboxed), func(t *testing.T) {
 			t.Parallel()
 			spill := t.TempDir()
-			cfgText := "local: {maxOutputBytes: 10, spillDir: " + spill + "}\n"
+			cfgText := "local: {maxOutputBytes: 10, spillDir: " + spill + ", sandbox: {mode: off}}\n"
 			if sandboxed {
 				if _, err := exec.LookPath("bwrap"); err != nil {
 					t.Skip("SKIP-REASON: no bwrap")

@@ -245,7 +245,7 @@ func TestMCP(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			t.Parallel()
 			wd := t.TempDir()
-			cmd, c, stderr := startMCP(t, "--workdir", wd)
+			cmd, c, stderr := startMCP(t, "--workdir", wd, "--config", offConfig(t)) // host pids
 			resp := c.send("tools/call", map[string]any{"name": "bash", "arguments": map[string]any{"command": "pwd; exit 2", "description": "print the directory"}}, false)
 			if got, want := callText(t, resp), wd+"\n[exit code: 2]"; got != want {
 				t.Errorf("foreground text = %q, want %q", got, want)
