@@ -53,3 +53,9 @@ func (sc *Scope) Close() error { return nil }
 
 // HelperMain returns at once: there is no Landlock helper here.
 func HelperMain() {}
+
+// Mode is empty: there is no sandbox here.
+func (s *Sandbox) Mode() string { return "" }
+
+// Backend is empty: there is no sandbox here.
+func (s *Sandbox) Backend() string { return "" }
