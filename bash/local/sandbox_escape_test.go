@@ -115,8 +115,9 @@ func cgroupRoot(t *testing.T) string {
 func TestSandboxSignals(t *testing.T) {
 	// The timeout is the time bash has to set its trap, and the grace
 	// the time the trap has to print before the SIGKILL: a loaded
-	// machine needs more of both.
-	timeout, grace := proctest.Scale(300*time.Millisecond), proctest.Scale(300*time.Millisecond)
+	// machine needs more of both. The landlock helper is the -race test
+	// binary executed again, whose start took over 300 ms in CI.
+	timeout, grace := proctest.Scale(time.Second), proctest.Scale(300*time.Millisecond)
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
 			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.Grace = grace })

@@ -545,6 +545,7 @@ func TestHooksLeaveNoSpillFiles(t *testing.T) {
 	spill := t.TempDir()
 	cfg := config.File{Hooks: pre("Bash", command("head -c 200000 /dev/zero | tr '\\0' a; head -c 200000 /dev/zero | tr '\\0' b >&2; exit 1"))}
 	cfg.Local.Env.Set, cfg.Local.SpillDir, cfg.Local.Grace = proctest.Set(), spill, 200*time.Millisecond
+	cfg.Local.Sandbox.Mode = config.SandboxOff // the sandbox keeps files of its own there
 	st, err := host.Standard(cfg, host.WithPermissions(permissions.Options{Home: f.home, ManagedDir: f.managed}))
 	if err != nil {
 		t.Fatal(err)

@@ -82,6 +82,11 @@ func (e env) stackOf(t *testing.T, cfg config.File, opts ...host.Option) (*host.
 	cfg.Local.Env.Set = proctest.Set()
 	cfg.Local.SpillDir = t.TempDir()
 	cfg.Local.Grace = 200 * time.Millisecond
+	if cfg.Local.Sandbox.Mode == "" {
+		// The policy's tests, unsandboxed unless they say otherwise,
+		// as they were written before the sandbox was the default.
+		cfg.Local.Sandbox.Mode = config.SandboxOff
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
