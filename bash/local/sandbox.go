@@ -84,7 +84,7 @@ func newSandbox(cfg config.Local, e *Executor, o options) (*sandbox.Sandbox, err
 		Cwd: cfg.Cwd, Dir: dir, Private: priv, Hide: o.hide, Config: o.config, EnvSet: set, Shell: shell, Env: e.env, Log: e.log,
 	})
 	if auto && errors.Is(err, sandbox.ErrNoBackend) {
-		_ = os.Remove(dir)
+		_ = os.RemoveAll(dir) // the empty file and directory New made
 		e.unavailable = err
 		e.log.Warn(NotSandboxedWarning, "why", err.Error())
 		return nil, nil
