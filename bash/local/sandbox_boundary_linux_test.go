@@ -36,7 +36,7 @@ func plantDir(t *testing.T) string {
 	}
 	dir, err := os.MkdirTemp(parent, "dsh-test-")
 	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { retire(dir) }) // it may hold a socket
 	return dir
 }
 

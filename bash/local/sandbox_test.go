@@ -260,6 +260,14 @@ func TestSandboxHidesCredentials(t *testing.T) {
 	}
 }
 
+// retire removes path, a closed socket's file or the directory that held
+// one, once the commands that may have listed the socket while it was
+// bound have made their mounts.
+func retire(path string) {
+	time.Sleep(proctest.Scale(time.Second))
+	os.RemoveAll(path)
+}
+
 // unixServer serves "ok" over HTTP on a Unix socket at path.
 func unixServer(t *testing.T, path string) {
 	t.Helper()
@@ -267,10 +275,15 @@ func unixServer(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Closed, the socket leaves /proc/net/unix but its file stays a
+	// while: another test's sandboxed command may have listed it while
+	// bound, and its bwrap fails to cover a file gone before its mounts
+	// (docs/spec.md §11, a known race).
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })}
 	done := make(chan struct{})
 	go func() { _ = srv.Serve(l); close(done) }()
-	t.Cleanup(func() { srv.Close(); <-done; os.Remove(path) })
+	t.Cleanup(func() { srv.Close(); <-done; retire(path) })
 }
 
 func TestSandboxNetworkOff(t *testing.T) {
