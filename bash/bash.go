@@ -39,7 +39,9 @@ package bash
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -120,6 +122,41 @@ type Request struct {
 	// Unsandboxed runs the command outside the executor's sandbox. Set
 	// it only with the user's consent (dangerouslyDisableSandbox).
 	Unsandboxed bool
+	// Net is what a sandbox whose network is decided by name
+	// (docs/spec.md §11.3) needs of the command: whom to ask about a host,
+	// and where its refused connections are recorded. nil: nobody is
+	// asked (askFallback decides), refusals are not reported.
+	Net *NetCall
+}
+
+// NetCall is one command's part in the sandbox's network by domain.
+type NetCall struct {
+	// ID names the call or task in the audit log.
+	ID string
+	// Ask asks the user whether the command may reach host:port; an
+	// error when nobody can be asked.
+	Ask func(ctx context.Context, host string, port int) (bool, error)
+
+	mu      sync.Mutex
+	refused []string
+}
+
+// Refuse records a connection to host that was refused.
+func (n *NetCall) Refuse(host string) {
+	n.mu.Lock()
+	n.refused = append(n.refused, host)
+	n.mu.Unlock()
+}
+
+// Refused lists the hosts of the refused connections, one per connection,
+// in order.
+func (n *NetCall) Refused() []string {
+	if n == nil {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.refused)
 }
 
 // Owner is what an executor knows of who a command runs for: its id, its
@@ -147,9 +184,10 @@ type Spec struct {
 	// collected ("stdout" or "stderr"), on the collecting goroutine: it
 	// must be quick and must not keep p.
 	Observe func(stream string, p []byte)
-	// Owner and Unsandboxed are the Request's.
+	// Owner, Unsandboxed and Net are the Request's.
 	Owner       Owner
 	Unsandboxed bool
+	Net         *NetCall
 }
 
 // Result is the outcome of a foreground run.

@@ -258,6 +258,10 @@ func (f File) WithDefaults() File {
 		// wherever a backend works.
 		f.Local.Sandbox.Mode = SandboxAuto
 	}
+	if f.Local.Sandbox.Network == nil {
+		// Network by domain (docs/spec.md §11.3), each unknown host asked.
+		f.Local.Sandbox.Network = DefaultNetwork()
+	}
 	f.Bash = f.Bash.WithDefaults()
 	f.Local = f.Local.WithDefaults()
 	if f.Executor == ExecutorSSH {

@@ -309,13 +309,40 @@ func (s *Sandbox) decoder() decoder {
 		field{"mode", str(&s.Mode)},
 		field{"backend", str(&s.Backend)},
 		field{"writableRoots", strList(&s.WritableRoots)},
-		field{"network", boolean(&s.Network)},
+		field{"network", network(&s.Network)},
 		field{"allowUnsandboxed", optBool(&s.AllowUnsandboxed)},
 		field{"allowSockets", strList(&s.AllowSockets)},
 		field{"protect", strList(&s.Protect)},
 		field{"hide", strList(&s.Hide)},
 		field{"helper", str(&s.Helper)},
 	)
+}
+
+// network decodes local.sandbox.network: true, false or a map.
+func network(dst **Network) decoder {
+	return func(p *parser, n *yaml.Node, path string) error {
+		if n.Kind != yaml.MappingNode {
+			var host bool
+			if err := boolean(&host)(p, n, path); err != nil {
+				return errType(path, "true, false or a map", n.Line)
+			}
+			*dst = &Network{Host: host}
+			return nil
+		}
+		m := new(NetworkMap)
+		err := mapping(
+			field{"allow", strList(&m.Allow)},
+			field{"deny", strList(&m.Deny)},
+			field{"default", str(&m.Default)},
+			field{"hosts", envSet(&m.Hosts)},
+			field{"allowAddresses", strList(&m.AllowAddresses)},
+			field{"toolRegistries", boolean(&m.ToolRegistries)},
+		)(p, n, path)
+		if err == nil {
+			*dst = &Network{Map: m}
+		}
+		return err
+	}
 }
 
 // strList decodes a list of strings, an empty one included.

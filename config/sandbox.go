@@ -25,9 +25,10 @@ type Sandbox struct {
 	// WritableRoots are writable besides the workspace, in
 	// workspace-write mode: absolute paths, or paths starting with "~/".
 	WritableRoots []string `yaml:"writableRoots,omitempty"`
-	// Network gives commands the host's network; false (the default)
-	// gives each session a network namespace of its own with only lo.
-	Network bool `yaml:"network,omitempty"`
+	// Network is false (each session a network namespace of its own with
+	// only lo), true (the host's network) or a map (connections decided
+	// by name); nil is unset (see [Network]).
+	Network *Network `yaml:"network,omitempty"`
 	// AllowUnsandboxed offers dangerouslyDisableSandbox, always an ask.
 	// nil means true.
 	AllowUnsandboxed *bool `yaml:"allowUnsandboxed,omitempty"`
@@ -115,6 +116,12 @@ func (s Sandbox) WithDefaults() Sandbox {
 		t := true
 		s.AllowUnsandboxed = &t
 	}
+	if s.Network == nil {
+		s.Network = &Network{}
+	} else if m := s.Network.Map; m != nil {
+		d := m.WithDefaults()
+		s.Network = &Network{Map: &d, Implied: s.Network.Implied}
+	}
 	if s.Protect == nil {
 		s.Protect = DefaultProtect
 	}
@@ -157,6 +164,11 @@ func (s Sandbox) Validate() error {
 			return keyErr("sandbox.protect", 0, "entry %q must be a name inside a writable root, such as .git", p)
 		}
 	}
+	if m := s.Network.Filter(); m != nil {
+		if err := m.validate(); err != nil {
+			return err
+		}
+	}
 	if s.Helper != "" && !filepath.IsAbs(s.Helper) {
 		return keyErr("sandbox.helper", 0, "%q must be an absolute path", s.Helper)
 	}
@@ -190,7 +202,7 @@ type sandboxYAML struct {
 	Mode             string    `yaml:"mode,omitempty"`
 	Backend          string    `yaml:"backend,omitempty"`
 	WritableRoots    *[]string `yaml:"writableRoots,omitempty"`
-	Network          bool      `yaml:"network,omitempty"`
+	Network          *Network  `yaml:"network,omitempty"`
 	AllowUnsandboxed *bool     `yaml:"allowUnsandboxed,omitempty"`
 	AllowSockets     *[]string `yaml:"allowSockets,omitempty"`
 	Protect          *[]string `yaml:"protect,omitempty"`
@@ -216,6 +228,6 @@ func (s Sandbox) MarshalYAML() (any, error) {
 // IsZero reports whether s is the zero Sandbox, for YAML's omitempty: an
 // empty list that is set makes it non-zero.
 func (s Sandbox) IsZero() bool {
-	return s.Mode == "" && s.Backend == "" && s.WritableRoots == nil && !s.Network &&
+	return s.Mode == "" && s.Backend == "" && s.WritableRoots == nil && s.Network == nil &&
 		s.AllowUnsandboxed == nil && s.AllowSockets == nil && s.Protect == nil && s.Hide == nil && s.Helper == ""
 }

@@ -28,7 +28,7 @@ sandbox:
   helper: /usr/local/bin/dsh-landlock
 `, want: Sandbox{
 			Mode: SandboxWorkspaceWrite, Backend: BackendBwrap, WritableRoots: []string{"/var/cache/build", "~/go"},
-			Network: true, AllowUnsandboxed: &no, AllowSockets: []string{"/run/user/1000/podman/podman.sock"},
+			Network: &Network{Host: true}, AllowUnsandboxed: &no, AllowSockets: []string{"/run/user/1000/podman/podman.sock"},
 			Protect: []string{".git", ".claude/commands", "build/"}, Hide: []string{"~/.ssh", "/etc/secret"},
 			Helper: "/usr/local/bin/dsh-landlock",
 		}},

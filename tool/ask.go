@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -136,4 +137,55 @@ type Advice struct {
 	// By names the step whose advice counts (the first that asked, else
 	// the last that allowed), for the ruling of the step that decides.
 	By string `json:"by,omitempty"`
+}
+
+// maxShown is how much of a command a question shows, in code points.
+const maxShown = 2000
+
+// ShownCommand is a command as a question shows it: cut after 2000 code
+// points (with "…"), its hidden characters made visible ([Visible]).
+func ShownCommand(command string) string {
+	if r := []rune(command); len(r) > maxShown {
+		command = string(r[:maxShown]) + "…"
+	}
+	return Visible(command)
+}
+
+// Visible shows the characters that would let a command look like another
+// one where the question is displayed — a carriage return that moves back
+// over the line, escape sequences, bidirectional overrides — as escapes
+// (\r, \x1b, \u202e); newlines and tabs stay. The user approves what runs,
+// not what a terminal makes of it.
+func Visible(s string) string {
+	if !strings.ContainsFunc(s, hidden) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !hidden(r):
+			b.WriteRune(r)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+// hidden reports whether r changes how the text around it is displayed
+// rather than showing itself.
+func hidden(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20 || r >= 0x7f && r < 0xa0:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e || r == 0x200f || r == 0x061c:
+		return true
+	}
+	return false
 }

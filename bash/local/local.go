@@ -149,6 +149,7 @@ import (
 	"github.com/dsh-go/dsh/bash/capture"
 	"github.com/dsh-go/dsh/bash/internal/execcore"
 	"github.com/dsh-go/dsh/bash/local/sandbox"
+	"github.com/dsh-go/dsh/bash/local/sandbox/gateway"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/guard"
 )
@@ -222,6 +223,23 @@ type options struct {
 	config     string
 	keepSpill  bool
 	startDelay time.Duration // StartUpDelay unless a test sets it
+	net        NetOptions
+}
+
+// NetOptions are what a sandbox whose network is a map (docs/spec.md
+// §11.3) needs beyond its config: how long a question about a host
+// waits, what decides when nobody can be asked ("allow" or "deny"; the
+// permissions section's askTimeoutMs and askFallback), and the audit of
+// each connection, with its session's id.
+type NetOptions struct {
+	AskTimeout  time.Duration
+	AskFallback string
+	Audit       func(owner string, r gateway.Record)
+}
+
+// WithNetwork sets the NetOptions.
+func WithNetwork(n NetOptions) Option {
+	return func(o *options) { o.net = n }
 }
 
 // WithKeptSpill keeps the spill files after the executor closes, for a
@@ -492,7 +510,7 @@ func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
 		}
 		spec.Workdir = cwd
 	}
-	spec.Owner, spec.Unsandboxed = r.Owner, r.Unsandboxed
+	spec.Owner, spec.Unsandboxed, spec.Net = r.Owner, r.Unsandboxed, r.Net
 	return spec, nil
 }
 
@@ -647,8 +665,15 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 	}
 	e.wg.Add(1)
 	e.mu.Unlock()
+	// The session's new connections are this command's from before it
+	// starts until it is gone (network by domain).
+	leave := func() {}
+	if scope != nil && !spec.Unsandboxed {
+		leave = scope.sc.EnterNet(spec.Net)
+	}
 	r, err := e.launch(spec, shell, foreground, scope, spill)
 	if err != nil {
+		leave()
 		e.wg.Done()
 		return nil, err
 	}
@@ -660,7 +685,7 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 		closed = closed || scope.ended
 	}
 	e.mu.Unlock()
-	go e.forget(r, scope)
+	go func() { e.forget(r, scope); leave() }()
 	if closed {
 		// Close, or the end of the run's session, came while this spawn
 		// was in flight: the run is killed like every other, and its

@@ -82,6 +82,7 @@ func newSandbox(cfg config.Local, e *Executor, o options) (*sandbox.Sandbox, err
 	shell, _ := lookShell(e.shell)
 	sb, err := sandbox.New(cfg.Sandbox, sandbox.Options{
 		Cwd: cfg.Cwd, Dir: dir, Private: priv, Hide: o.hide, Config: o.config, EnvSet: set, Shell: shell, Env: e.env, Log: e.log,
+		AskTimeout: o.net.AskTimeout, AskFallback: o.net.AskFallback, NetAudit: o.net.Audit,
 	})
 	if auto && errors.Is(err, sandbox.ErrNoBackend) {
 		_ = os.RemoveAll(dir) // the empty file and directory New made
@@ -124,7 +125,7 @@ func (e *Executor) sandboxFor(spec bash.Spec) (entry *scopeEntry, spill spillDir
 	if entry != nil {
 		return entry, entry.spill, nil
 	}
-	sc, err := e.sandbox.NewScope(spec.Owner.Cwd())
+	sc, err := e.sandbox.NewScope(spec.Owner.ID(), spec.Owner.Cwd())
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", Name, err)
 	}

@@ -187,7 +187,7 @@ func TestSandboxOtherDshSpillOutOfReach(t *testing.T) {
 func TestSandboxRunIsEmpty(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b, func(t *testing.T) {
-			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.Sandbox.Network = true })
+			s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) { c.Sandbox.Network = &config.Network{Host: true} })
 			if r := s.run("ls -A /run"); r.Stdout.Text != "" {
 				t.Errorf("/run is not empty: %+v", r)
 			}

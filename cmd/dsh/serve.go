@@ -169,8 +169,8 @@ func (f serveFlags) check() (serveChecked, error) {
 	if f.noAuth {
 		// Commands share the host's network, loopback included: without
 		// a token, any of them could drive this server.
-		if cfg, err := loadConfig(f.config); err == nil && cfg.Local.Sandbox.On() && cfg.Local.Sandbox.Network {
-			return c, usageError("serve: --no-auth is refused with local.sandbox.network: true: commands could reach this server on loopback")
+		if cfg, err := loadConfig(f.config); err == nil && cfg.Local.Sandbox.On() && cfg.Local.Sandbox.Network.ReachesHostLoopback() {
+			return c, usageError("serve: --no-auth is refused while sandboxed commands may reach the host's loopback (local.sandbox.network): they could drive this server")
 		}
 	}
 	if f.drainTimeout < 0 {

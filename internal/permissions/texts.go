@@ -1,7 +1,6 @@
 package permissions
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -32,9 +31,6 @@ func textNoAsker(reason string) string {
 		"Ask the user to run it, or to allow it in dsh's permissions config."
 }
 
-// maxShown is how much of a command the question shows, in code points.
-const maxShown = 2000
-
 // question is what the user is asked about a bash call (exact, docs/spec.md
 // §9.6): the command, where it runs, and why. A call that leaves the
 // sandbox says so after where it runs, gives that as its reason (the
@@ -42,61 +38,18 @@ const maxShown = 2000
 // A hook's ask (hookAsk, "hook: REASON") gives the reason and offers no
 // remember, unless the call leaves the sandbox.
 func question(command, workdir string, res policy.Result, unsandboxed bool, hookAsk string) tool.Question {
-	shown := command
-	if r := []rune(command); len(r) > maxShown {
-		shown = string(r[:maxShown]) + "…"
-	}
 	q := tool.Question{Reason: reasonUnsandboxed}
-	workdir = visible(workdir)
+	workdir = tool.Visible(workdir)
 	switch {
 	case unsandboxed:
 		workdir += whereUnsandboxed
 	case hookAsk != "":
-		q.Reason = visible(hookAsk)
+		q.Reason = tool.Visible(hookAsk)
 	default:
-		q.Reason, q.Remember = visible(res.Reason()), res.Remember
+		q.Reason, q.Remember = tool.Visible(res.Reason()), res.Remember
 	}
-	q.Message = "Run this command?\n\n" + visible(shown) + "\n\nin " + workdir + "\n\n" + q.Reason
+	q.Message = "Run this command?\n\n" + tool.ShownCommand(command) + "\n\nin " + workdir + "\n\n" + q.Reason
 	return q
-}
-
-// visible shows the characters that would let a command look like another
-// one where the question is displayed — a carriage return that moves back
-// over the line, escape sequences, bidirectional overrides — as escapes
-// (\r, \x1b, \u202e); newlines and tabs stay. The user approves what runs,
-// not what a terminal makes of it.
-func visible(s string) string {
-	if !strings.ContainsFunc(s, hidden) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case !hidden(r):
-			b.WriteRune(r)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-	}
-	return b.String()
-}
-
-// hidden reports whether r changes how the text around it is displayed
-// rather than showing itself.
-func hidden(r rune) bool {
-	switch {
-	case r == '\n' || r == '\t':
-		return false
-	case r < 0x20 || r >= 0x7f && r < 0xa0:
-		return true
-	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e || r == 0x200f || r == 0x061c:
-		return true
-	}
-	return false
 }
 
 // otherQuestion is what the user is asked about a call of another tool
@@ -107,8 +60,8 @@ func otherQuestion(call tool.Call, reason string) tool.Question {
 	if args == "" {
 		args = "{}"
 	}
-	reason = visible(reason)
-	return tool.Question{Message: "Allow this call?\n\n" + call.Name + " " + visible(args) + "\n\n" + reason, Reason: reason}
+	reason = tool.Visible(reason)
+	return tool.Question{Message: "Allow this call?\n\n" + call.Name + " " + tool.Visible(args) + "\n\n" + reason, Reason: reason}
 }
 
 // byEscapeDisabled is what refused a call that asks to leave the sandbox

@@ -38,8 +38,11 @@ func sandboxSentence(sb config.Sandbox) string {
 		writes = "can write nothing but /tmp"
 	}
 	net := ", and have no network access"
-	if sb.Network {
+	switch {
+	case sb.Network.HostNetwork():
 		net = ""
+	case sb.Network.Filter() != nil:
+		net = ", and reach only the hosts the user allows"
 	}
 	return " Commands run in a " + sb.Mode + " sandbox: they " + writes + net + "."
 }
@@ -70,7 +73,7 @@ func hintLine(sb config.Sandbox) string {
 	} else {
 		b.WriteString("writes outside the workspace")
 	}
-	if !sb.Network {
+	if sb.Network.Filter() == nil && !sb.Network.HostNetwork() {
 		b.WriteString(" and network access")
 	}
 	b.WriteString(" are blocked")

@@ -12,6 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
+
+	"github.com/dsh-go/dsh/bash/local/sandbox/gateway"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,6 +48,14 @@ type Options struct {
 	Shell string
 	Env   []string
 	Log   *slog.Logger
+	// With a network map: AskTimeout dismisses an unanswered question
+	// about a host, AskFallback ("allow" or "deny") decides when nobody
+	// can be asked (permissions.askTimeoutMs and askFallback), and
+	// NetAudit, when set, sees each connection as it ends, with the id of
+	// the scope's owner.
+	AskTimeout  time.Duration
+	AskFallback string
+	NetAudit    func(owner string, r gateway.Record)
 }
 
 // ErrUnavailable wraps the error of New when no backend can enforce the

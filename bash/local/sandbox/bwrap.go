@@ -196,7 +196,11 @@ func (b *bwrapBackend) start(s *Sandbox, c Command) (*Started, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := c.cmd(argv[0], argv, s.commandEnv(c.Env, "/tmp"), "/", extraFiles(c.Script, b.starter, statusW, secR))
+	env := s.commandEnv(c.Env, "/tmp")
+	if c.Scope != nil {
+		env = append(env, c.Scope.gw.proxyEnv()...)
+	}
+	cmd := c.cmd(argv[0], argv, env, "/", extraFiles(c.Script, b.starter, statusW, secR))
 	if net != nil && net.fd >= 0 {
 		err = inNetns(net.fd, cmd.Start)
 	} else {
@@ -257,6 +261,9 @@ func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) [
 	}
 	a = append(a, "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 	a = s.runMounts(a)
+	if c.Scope != nil {
+		a = c.Scope.gw.resolvMount(a)
+	}
 	switch {
 	case s.mode == config.SandboxWorkspaceWrite && c.Scope != nil:
 		a = append(a, "--bind", c.Scope.TmpDir(), "/tmp")

@@ -15,7 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
+	"github.com/dsh-go/dsh/bash/local/sandbox/gateway"
 	"github.com/dsh-go/dsh/config"
 )
 
@@ -25,6 +27,11 @@ type Sandbox struct {
 	mode    string // config.SandboxReadOnly or config.SandboxWorkspaceWrite
 	backend string // config.BackendBwrap or config.BackendLandlock
 	network bool
+	// netMap is the network decided by name (netmap.go); nil without.
+	netMap      *config.NetworkMap
+	askTimeout  time.Duration
+	askFallback string
+	netAudit    func(owner string, r gateway.Record)
 	protect []string
 	hide    []string // expanded, not resolved: an entry may appear later
 	dshHide []string // the entries of hide that are dsh's own (Options.Hide)
@@ -65,9 +72,11 @@ func New(cfg config.Sandbox, o Options) (*Sandbox, error) {
 	cfg = cfg.WithDefaults()
 	home, _ := os.UserHomeDir()
 	s := &Sandbox{
-		mode: cfg.Mode, network: cfg.Network, protect: cfg.Protect, home: home,
+		mode: cfg.Mode, network: cfg.Network.HostNetwork(), netMap: cfg.Network.Filter(), protect: cfg.Protect, home: home,
 		cwd: o.Cwd, dir: o.Dir, private: o.Private, envSet: o.EnvSet, shell: o.Shell, env: o.Env, log: o.Log,
+		askTimeout: o.AskTimeout, askFallback: o.AskFallback, netAudit: o.NetAudit,
 	}
+	netImplied := cfg.Network != nil && cfg.Network.Implied
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -78,6 +87,10 @@ func New(cfg config.Sandbox, o Options) (*Sandbox, error) {
 		return nil, err
 	}
 	if err := s.pickBackend(cfg); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.checkNetMap(netImplied); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -196,6 +209,7 @@ type Scope struct {
 	dir       string // <Dir>/s-<n>
 	workspace string
 	net       *sessionNet
+	gw        *netGateway // with a network map
 
 	mu     sync.Mutex
 	closed bool
@@ -203,7 +217,7 @@ type Scope struct {
 
 // NewScope makes the scope of an owner whose workspace (its cwd, or the
 // executor's when it has none) is workspace.
-func (s *Sandbox) NewScope(workspace string) (*Scope, error) {
+func (s *Sandbox) NewScope(owner, workspace string) (*Scope, error) {
 	ws, err := s.workspace(workspace)
 	if err != nil {
 		return nil, err
@@ -216,6 +230,11 @@ func (s *Sandbox) NewScope(workspace string) (*Scope, error) {
 		}
 	}
 	if sc.net, err = s.newSessionNet(); err != nil {
+		_ = os.RemoveAll(sc.dir)
+		return nil, err
+	}
+	if sc.gw, err = s.newNetGateway(sc, owner); err != nil {
+		sc.net.close()
 		_ = os.RemoveAll(sc.dir)
 		return nil, err
 	}
@@ -257,6 +276,7 @@ func (sc *Scope) Close() error {
 	}
 	sc.closed = true
 	sc.mu.Unlock()
+	sc.gw.close()
 	sc.net.close()
 	return os.RemoveAll(sc.dir)
 }

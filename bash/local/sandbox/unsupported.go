@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/config"
 )
 
@@ -34,7 +35,10 @@ func New(cfg config.Sandbox, o Options) (*Sandbox, error) {
 var errNoSandbox = errors.New("sandbox: none on " + runtime.GOOS)
 
 // NewScope fails: there is no sandbox here.
-func (s *Sandbox) NewScope(workspace string) (*Scope, error) { return nil, errNoSandbox }
+func (s *Sandbox) NewScope(owner, workspace string) (*Scope, error) { return nil, errNoSandbox }
+
+// EnterNet has nothing to do: there is no scope here.
+func (sc *Scope) EnterNet(*bash.NetCall) func() { return func() {} }
 
 // Start fails: there is no sandbox here.
 func (s *Sandbox) Start(c Command) (*Started, error) { return nil, errNoSandbox }

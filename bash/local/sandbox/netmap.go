@@ -1,0 +1,197 @@
+//go:build linux
+
+package sandbox
+
+// Network by domain for bwrap (docs/spec.md §11.3): each session's
+// namespace gets a gateway (package gateway) that its commands' lookups
+// and TCP connections reach, whether or not they honour HTTP_PROXY.
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/bash/local/sandbox/gateway"
+)
+
+// netGateway is one session's gateway: the sockets it serves in the
+// session's namespace, and the commands its connections are attributed
+// to.
+type netGateway struct {
+	gw     *gateway.Gateway
+	socks  *gatewaySockets
+	port   int
+	resolv string // the session's resolv.conf, naming the resolver
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	callers []*gateway.Caller // the running commands, in the order they started
+}
+
+// resolvConfText points a command's resolver at the gateway's.
+const resolvConfText = "nameserver 127.0.0.1\noptions timeout:2 attempts:2\n"
+
+// newNetGateway starts the gateway of a scope whose namespace sc.net is,
+// when the network is a map; nil otherwise.
+func (s *Sandbox) newNetGateway(sc *Scope, owner string) (*netGateway, error) {
+	if s.netMap == nil || sc.net == nil || sc.net.fd < 0 {
+		return nil, nil
+	}
+	var socks *gatewaySockets
+	err := inNetns(sc.net.fd, func() error {
+		var err error
+		socks, err = setupNetns(sc.net.fd)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	ng := &netGateway{socks: socks, port: socks.tcp.Addr().(*net.TCPAddr).Port, resolv: filepath.Join(sc.dir, "resolv.conf")}
+	if err := os.WriteFile(ng.resolv, []byte(resolvConfText), 0o444); err != nil {
+		socks.close()
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	rules, err := gateway.NewRules(*s.netMap, s.registries(sc.workspace))
+	if err != nil {
+		socks.close()
+		return nil, err
+	}
+	ng.gw = gateway.New(gateway.Config{
+		Rules: rules, Names: gateway.NewFakeIPs(0), Caller: ng.current,
+		AskTimeout: s.askTimeout, AskFallback: s.askFallback, Log: s.log,
+		Audit: func(r gateway.Record) {
+			if s.netAudit != nil {
+				s.netAudit(owner, r)
+			}
+		},
+	})
+	ng.wg.Add(2)
+	go func() { defer ng.wg.Done(); _ = ng.gw.Serve(socks.tcp) }()
+	go func() { defer ng.wg.Done(); _ = ng.gw.ServeDNS(socks.dns) }()
+	return ng, nil
+}
+
+// registries is the lazily read list of the tool registries' allow rules
+// for a session in workspace, when the map asks for them: reading runs
+// the user's tools, which must not delay the session's first command
+// unless it connects somewhere.
+func (s *Sandbox) registries(workspace string) func() []string {
+	if !s.netMap.ToolRegistries {
+		return nil
+	}
+	list := sync.OnceValue(func() []string {
+		var rules []string
+		for _, r := range gateway.ToolRegistries(context.Background(), gateway.RegistryEnv{Env: s.env, Home: s.home, Workspace: workspace}) {
+			rules = append(rules, r.Rule())
+		}
+		return rules
+	})
+	go list()
+	return list
+}
+
+func (ng *netGateway) close() {
+	if ng == nil {
+		return
+	}
+	ng.socks.close()
+	ng.gw.Close()
+	ng.wg.Wait()
+}
+
+// enter makes a starting command the one new connections are attributed
+// to until it ends (leave).
+func (ng *netGateway) enter(n *bash.NetCall) (leave func()) {
+	if ng == nil {
+		return func() {}
+	}
+	c := &gateway.Caller{}
+	if n != nil {
+		c.ID, c.Ask, c.Refused = n.ID, n.Ask, n.Refuse
+	}
+	ng.mu.Lock()
+	ng.callers = append(ng.callers, c)
+	ng.mu.Unlock()
+	return func() {
+		ng.mu.Lock()
+		defer ng.mu.Unlock()
+		for i, x := range ng.callers {
+			if x == c {
+				ng.callers = append(ng.callers[:i], ng.callers[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// current is the command a new connection is attributed to: the latest
+// started of those running. A connection's process is not looked up, so
+// with several commands running at once in a session, an earlier one's
+// connection is asked about and reported as the latest's.
+func (ng *netGateway) current() gateway.Caller {
+	ng.mu.Lock()
+	defer ng.mu.Unlock()
+	if len(ng.callers) == 0 {
+		return gateway.Caller{}
+	}
+	return *ng.callers[len(ng.callers)-1]
+}
+
+// proxyEnv are the proxy variables of a command in the session: tools
+// that want a proxy use the gateway as one; loopback stays direct.
+func (ng *netGateway) proxyEnv() []string {
+	if ng == nil {
+		return nil
+	}
+	url := "http://127.0.0.1:" + strconv.Itoa(ng.port)
+	var env []string
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
+		env = append(env, k+"="+url, strings.ToLower(k)+"="+url)
+	}
+	return append(env, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
+}
+
+
+// checkNetMap refuses a network map the backend cannot do; the map a
+// config implied becomes network off instead, as Describe says.
+func (s *Sandbox) checkNetMap(implied bool) error {
+	if s.netMap == nil || s.net == netSetns {
+		return nil
+	}
+	why := "network by domain needs a network namespace per session that dsh can enter (dsh running as root, bwrap)"
+	if implied {
+		s.netMap = nil
+		s.notes = append(s.notes, why+": the network is off instead")
+		return nil
+	}
+	return fmt.Errorf("%w: local.sandbox.network: %s; use network: false or true here", ErrUnavailable, why)
+}
+
+// EnterNet makes a starting command the one the session's new
+// connections are attributed to, until leave; a no-op without a
+// network map.
+func (sc *Scope) EnterNet(n *bash.NetCall) (leave func()) {
+	if sc == nil {
+		return func() {}
+	}
+	return sc.gw.enter(n)
+}
+
+// resolvMount shows the session's resolv.conf where /etc/resolv.conf
+// leads, so lookups go to the gateway's resolver.
+func (ng *netGateway) resolvMount(a []string) []string {
+	if ng == nil {
+		return a
+	}
+	target := resolved(resolvConf)
+	if _, err := os.Stat(target); err != nil && !withinAny(target, runDirs()) {
+		return a // nowhere to mount it: only proxy clients resolve
+	}
+	return append(a, "--ro-bind", ng.resolv, target)
+}
