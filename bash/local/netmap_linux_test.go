@@ -67,4 +67,3 @@ func TestNetworkMapReachesAllowedName(t *testing.T) {
 	}
 	t.Logf("%+v", records())
 }
-

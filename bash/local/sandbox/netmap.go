@@ -157,7 +157,6 @@ func (ng *netGateway) proxyEnv() []string {
 	return append(env, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1")
 }
 
-
 // checkNetMap refuses a network map the backend cannot do; the map a
 // config implied becomes network off instead, as Describe says.
 func (s *Sandbox) checkNetMap(implied bool) error {

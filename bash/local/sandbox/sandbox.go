@@ -32,19 +32,19 @@ type Sandbox struct {
 	askTimeout  time.Duration
 	askFallback string
 	netAudit    func(owner string, r gateway.Record)
-	protect []string
-	hide    []string // expanded, not resolved: an entry may appear later
-	dshHide []string // the entries of hide that are dsh's own (Options.Hide)
-	roots   []string // writableRoots, resolved
-	sockets []string // allowSockets, expanded
-	allowed []string // allowSockets, expanded and resolved: not covered
-	creds   creds    // whom a command's permission checks see
-	home    string
-	cwd     string
-	dir     string
-	private string
-	base    string   // the spill base, which holds private: resolved
-	runDirs []string // /run and the like (runDirs)
+	protect     []string
+	hide        []string // expanded, not resolved: an entry may appear later
+	dshHide     []string // the entries of hide that are dsh's own (Options.Hide)
+	roots       []string // writableRoots, resolved
+	sockets     []string // allowSockets, expanded
+	allowed     []string // allowSockets, expanded and resolved: not covered
+	creds       creds    // whom a command's permission checks see
+	home        string
+	cwd         string
+	dir         string
+	private     string
+	base        string   // the spill base, which holds private: resolved
+	runDirs     []string // /run and the like (runDirs)
 	// config is dsh's config file, and configDir its directory,
 	// resolved; "" without one.
 	config, configDir string
