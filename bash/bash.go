@@ -133,13 +133,26 @@ type Request struct {
 type NetCall struct {
 	// ID names the call or task in the audit log.
 	ID string
-	// Ask asks the user whether the command may reach host:port; an
-	// error when nobody can be asked.
-	Ask func(ctx context.Context, host string, port int) (bool, error)
+	// Ask asks the user whether the command may reach host:port; nil
+	// when nobody can be asked.
+	Ask func(ctx context.Context, host string, port int) NetAnswer
 
 	mu      sync.Mutex
 	refused []string
 }
+
+// NetAnswer is the user's answer about a host.
+type NetAnswer int
+
+const (
+	// NetCannotAsk: nobody could be asked (askFallback decides).
+	NetCannotAsk NetAnswer = iota
+	// NetDismissed: the question was closed or timed out: refused, not
+	// remembered.
+	NetDismissed
+	NetDeclined
+	NetAccepted
+)
 
 // Refuse records a connection to host that was refused.
 func (n *NetCall) Refuse(host string) {

@@ -57,7 +57,7 @@ sandbox:
 			err: `local.sandbox.protect entry "/etc" must be a name inside a writable root, such as .git (line 3)`},
 		{name: "relative helper", doc: "sandbox:\n  helper: dsh-landlock",
 			err: `local.sandbox.helper "dsh-landlock" must be an absolute path (line 3)`},
-		{name: "network not bool", doc: "sandbox:\n  network: off", err: `local.sandbox.network must be true or false (line 3)`},
+		{name: "network not bool", doc: "sandbox:\n  network: off", err: `local.sandbox.network must be true, false or a map (line 3)`},
 		{name: "unknown key", doc: "sandbox:\n  writeableRoots: []",
 			err: `local.sandbox.writeableRoots: unknown key (line 3); did you mean local.sandbox.writableRoots?`},
 	} {

@@ -269,6 +269,9 @@ func (t *Tool) execute(ctx context.Context, call tool.Call) (tool.Result, error)
 	if err != nil {
 		return tool.Result{}, err
 	}
+	if t.sandbox.On() && t.sandbox.Network.Filter() != nil {
+		req.Net = netCall(call, a.Command)
+	}
 	if a.LeavesSandbox() && t.sandbox.On() {
 		if err := t.leaveSandbox(ctx, &req); err != nil {
 			return tool.Result{}, err
@@ -354,7 +357,8 @@ func (t *Tool) foreground(ctx context.Context, s *session.Session, req bash.Requ
 		out.Structured = st
 		return out, nil
 	}
-	out := tool.TextResult(render(res, t.hint(req, res.ExitCode, res.Signal, res.Stdout, res.Stderr)))
+	notes := joinLines(t.hint(req, res.ExitCode, res.Signal, res.Stdout, res.Stderr), refusedLine(req.Net.Refused()))
+	out := tool.TextResult(render(res, notes))
 	out.Structured = structured(res)
 	return out, nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func sandboxCfg(mode string, network, unsandboxed bool) config.Sandbox {
-	return config.Sandbox{Mode: mode, Network: network, AllowUnsandboxed: &unsandboxed}.WithDefaults()
+	return config.Sandbox{Mode: mode, Network: &config.Network{Host: network}, AllowUnsandboxed: &unsandboxed}.WithDefaults()
 }
 
 // TestSandboxTexts: the hint line and the description's sentence, byte for
@@ -38,6 +38,9 @@ func TestSandboxTexts(t *testing.T) {
 		{sandboxCfg(config.SandboxReadOnly, true, true),
 			"[sandbox: all writes are blocked; if the sandbox caused this, retry with dangerouslyDisableSandbox: true to ask the user]",
 			" Commands run in a read-only sandbox: they can write nothing but /tmp."},
+		{config.Sandbox{Mode: config.SandboxWorkspaceWrite, Network: config.DefaultNetwork()}.WithDefaults(),
+			"[sandbox: writes outside the workspace are blocked; if the sandbox caused this, retry with dangerouslyDisableSandbox: true to ask the user]",
+			" Commands run in a workspace-write sandbox: they can write only in the workspace, the configured writable roots and /tmp, and reach only the hosts the user allows."},
 	} {
 		if got := hintLine(tc.sb); got != tc.hint {
 			t.Errorf("hint %+v:\n got %q\nwant %q", tc.sb, got, tc.hint)

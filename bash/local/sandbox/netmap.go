@@ -8,6 +8,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -33,6 +34,8 @@ type netGateway struct {
 	mu      sync.Mutex
 	callers []*gateway.Caller // the running commands, in the order they started
 }
+
+var errCannotAsk = errors.New("nobody can be asked")
 
 // resolvConfText points a command's resolver at the gateway's.
 const resolvConfText = "nameserver 127.0.0.1\noptions timeout:2 attempts:2\n"
@@ -113,7 +116,20 @@ func (ng *netGateway) enter(n *bash.NetCall) (leave func()) {
 	}
 	c := &gateway.Caller{}
 	if n != nil {
-		c.ID, c.Ask, c.Refused = n.ID, n.Ask, n.Refuse
+		c.ID, c.Refused = n.ID, n.Refuse
+		if n.Ask != nil {
+			c.Ask = func(ctx context.Context, host string, port int) (bool, error) {
+				switch n.Ask(ctx, host, port) {
+				case bash.NetAccepted:
+					return true, nil
+				case bash.NetDeclined:
+					return false, nil
+				case bash.NetDismissed:
+					return false, gateway.ErrDismissed
+				}
+				return false, errCannotAsk
+			}
+		}
 	}
 	ng.mu.Lock()
 	ng.callers = append(ng.callers, c)
