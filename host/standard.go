@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local"
+	"github.com/dsh-go/dsh/bash/local/sandbox/gateway"
 	"github.com/dsh-go/dsh/bash/ssh"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/audit"
@@ -45,13 +46,38 @@ type Stack struct {
 	Hooks *hooks.Hooks
 	// Audit is the audit log; nil without one configured.
 	Audit *audit.Log
+	audit atomic.Pointer[audit.Log] // Audit, for the gateway's goroutines
 
 	hooksExec *local.Executor // the hooks' own executor, with executor ssh
 	running   atomic.Int64    // foreground commands running (the metrics)
+	// netAllowed and netDenied count the sandbox's connections by
+	// decision (network by domain, the metrics).
+	netAllowed, netDenied atomic.Int64
 	// stopTools undoes what addTools did, for Close: the registered tools
 	// and sections removed, the task tools' attachment and notices
 	// stopped.
 	stopTools []func()
+}
+
+// NetConnections counts the connections of sandboxed commands that the
+// network map decided, by decision ("allow" or "deny").
+func (s *Stack) NetConnections(decision string) int64 {
+	if decision == gateway.Allow {
+		return s.netAllowed.Load()
+	}
+	return s.netDenied.Load()
+}
+
+// netRecord counts a connection and writes its audit line.
+func (s *Stack) netRecord(owner string, r gateway.Record) {
+	if r.Decision == gateway.Allow {
+		s.netAllowed.Add(1)
+	} else {
+		s.netDenied.Add(1)
+	}
+	if a := s.audit.Load(); a != nil {
+		a.Net(owner, r)
+	}
 }
 
 // ForegroundRunning counts the bash tool's foreground commands running
@@ -114,7 +140,13 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 		s.SSH, s.Executor = e, e
 		return nil
 	}
-	lopts := []local.Option{local.WithLogger(o.log), local.WithHidden(o.hide...), local.WithConfigFile(o.config)}
+	ask := cfg.Permissions
+	if ask == nil {
+		ask = &config.Permissions{}
+	}
+	p := ask.WithDefaults()
+	lopts := []local.Option{local.WithLogger(o.log), local.WithHidden(o.hide...), local.WithConfigFile(o.config),
+		local.WithNetwork(local.NetOptions{AskTimeout: p.AskTimeout, AskFallback: p.AskFallback, Audit: s.netRecord})}
 	if o.keepSpills {
 		lopts = append(lopts, local.WithKeptSpill())
 	}
@@ -282,6 +314,7 @@ func (s *Stack) useAudit(cfg config.File, red *redact.Redactor, o options) {
 		return
 	}
 	s.Audit = audit.Open(cfg.Audit.Path, audit.Options{Redactor: red, Logger: o.log})
+	s.audit.Store(s.Audit)
 	s.Tools.Observe(s.Audit.Call)
 	if s.Tasks != nil {
 		s.Tasks.OnSettled(s.Audit.TaskEnd)

@@ -25,7 +25,7 @@ func (fe *frontEnd) metrics() *metrics.Metrics {
 	for _, t := range st.Tools.List() {
 		names = append(names, t.Name)
 	}
-	src := metrics.Sources{Sessions: fe.srv.Sessions, Foreground: st.ForegroundRunning}
+	src := metrics.Sources{Sessions: fe.srv.Sessions, Foreground: st.ForegroundRunning, NetConnections: st.NetConnections}
 	if st.Tasks != nil {
 		src.Background = st.Tasks.Live
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-go/dsh/bash/local/sandbox/gateway"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
@@ -156,4 +157,33 @@ func TaskEnd(snap tasks.Snapshot) TaskEndLine {
 		StdoutBytes: e.StdoutBytes,
 		StderrBytes: e.StderrBytes,
 	}
+}
+
+// EventNet is the event of a sandboxed command's connection decided by
+// the network map (exact, docs/spec.md §15).
+const EventNet = "net"
+
+// NetLine is the line of one connection, when it ended (or was refused).
+type NetLine struct {
+	Event      string `json:"event"`
+	Time       string `json:"time"`
+	Session    string `json:"session,omitempty"`
+	Caller     string `json:"caller,omitempty"`
+	Host       string `json:"host"`
+	Port       int    `json:"port"`
+	Address    string `json:"address,omitempty"`
+	Decision   string `json:"decision"`
+	Rule       string `json:"rule"`
+	BytesUp    int64  `json:"bytesUp"`
+	BytesDown  int64  `json:"bytesDown"`
+	DurationMs int64  `json:"durationMs"`
+}
+
+// Net writes the line of a connection of owner's commands.
+func (l *Log) Net(owner string, r gateway.Record) {
+	l.write(NetLine{
+		Event: EventNet, Time: time.Now().UTC().Format(TimeFormat), Session: owner, Caller: r.Caller,
+		Host: r.Host, Port: r.Port, Address: r.Address, Decision: r.Decision, Rule: l.red.Text(r.Rule),
+		BytesUp: r.BytesUp, BytesDown: r.BytesDown, DurationMs: r.Duration.Milliseconds(),
+	})
 }

@@ -44,6 +44,9 @@ type Sources struct {
 	SpillBytes func() int64
 	// Swept is what the executor's start-up sweep killed.
 	Swept func() int
+	// NetConnections counts the sandbox's connections decided by the
+	// network map, by decision ("allow", "deny").
+	NetConnections func(decision string) int64
 }
 
 // Outcomes of a call, the values of dsh_tool_calls_total's outcome label.
@@ -126,6 +129,12 @@ func (m *Metrics) gauges(src Sources) {
 	if f := src.SpillBytes; f != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "dsh_spill_bytes", Help: "Bytes of spill files on disk."},
 			func() float64 { return float64(f()) }))
+	}
+	if f := src.NetConnections; f != nil {
+		for _, d := range []string{"allow", "deny"} {
+			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "dsh_network_connections_total", Help: "Connections of sandboxed commands decided by the network map, by decision.",
+				ConstLabels: prometheus.Labels{"decision": d}}, func() float64 { return float64(f(d)) }))
+		}
 	}
 	if f := src.Swept; f != nil {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "dsh_sweep_kills_total", Help: "Processes and cgroups left by a dsh that no longer runs, killed at start."},
