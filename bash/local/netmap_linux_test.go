@@ -1,16 +1,23 @@
 package local
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/local/sandbox/gateway"
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/proctest"
 )
 
 // netServer is an HTTP server on host loopback answering "hello from
@@ -48,22 +55,227 @@ func netSbx(t *testing.T, m config.NetworkMap) (*sbx, func() []gateway.Record) {
 	}
 }
 
-func TestNetworkMapReachesAllowedName(t *testing.T) {
+// pinned is a map whose names are pinned to host loopback, where the
+// tests' servers are: allowed.test allowed, denied.test denied, other
+// names asked; 127.0.0.1 may be reached through a name.
+func pinned(def string) config.NetworkMap {
+	return config.NetworkMap{
+		Allow: []string{"allowed.test"}, Deny: []string{"denied.test"}, Default: def,
+		Hosts: map[string]string{"allowed.test": "127.0.0.1", "denied.test": "127.0.0.1", "unknown.test": "127.0.0.1",
+			"other.test": "127.0.0.1", "private.test": "127.0.0.2"},
+		AllowAddresses: []string{"127.0.0.1/32"},
+	}
+}
+
+// clients are the ways a command reaches NAME:PORT (%[1]s, %[2]d): with
+// the proxy variables, ignoring them, bash's /dev/tcp, a Python socket.
+var clients = []string{
+	"curl -fsS --max-time 5 http://%[1]s:%[2]d/",
+	"curl -fsS --max-time 5 --noproxy '*' http://%[1]s:%[2]d/",
+	"exec 3<>/dev/tcp/%[1]s/%[2]d && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3",
+	`/usr/bin/python3 -c 'import socket,sys; s=socket.create_connection(("%[1]s", %[2]d), 5); s.sendall(b"GET / HTTP/1.0\r\n\r\n"); sys.stdout.write(s.makefile("rb").read().decode())'`,
+}
+
+func TestNetworkMapAllowedName(t *testing.T) {
 	port := netServer(t, "allowed")
-	s, records := netSbx(t, config.NetworkMap{
-		Allow: []string{"allowed.test"}, Default: "deny",
-		Hosts: map[string]string{"allowed.test": "127.0.0.1"}, AllowAddresses: []string{"127.0.0.1/32"},
-	})
-	for _, cmd := range []string{
-		"curl -sS http://allowed.test:%d/",
-		"curl -sS --noproxy '*' http://allowed.test:%d/",
-		"exec 3<>/dev/tcp/allowed.test/%d; printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3; cat <&3",
-	} {
-		net := &bash.NetCall{ID: "c1"}
-		res := s.runSpec(bash.Request{Command: fmt.Sprintf(cmd, port), Owner: s.owner, Net: net})
-		if !strings.Contains(res.Stdout.Text, "hello from allowed") {
-			t.Errorf("%s: stdout %q stderr %q", cmd, res.Stdout.Text, res.Stderr.Text)
+	s, records := netSbx(t, pinned("deny"))
+	for _, cmd := range clients {
+		n := &bash.NetCall{ID: "c1"}
+		res := s.runSpec(bash.Request{Command: fmt.Sprintf(cmd, "allowed.test", port), Owner: s.owner, Net: n})
+		if !strings.Contains(res.Stdout.Text, "hello from allowed") || len(n.Refused()) > 0 {
+			t.Errorf("%s: stdout %q stderr %q refused %q", cmd, res.Stdout.Text, res.Stderr.Text, n.Refused())
 		}
 	}
-	t.Logf("%+v", records())
+	for _, r := range records() {
+		if r.Decision != gateway.Allow || r.Host != "allowed.test" || r.Rule != "allow: allowed.test" || r.Caller != "c1" ||
+			r.Address != "127.0.0.1" || r.BytesDown == 0 {
+			t.Errorf("audit record %+v", r)
+		}
+	}
+	if len(records()) != len(clients) {
+		t.Errorf("%d audit records for %d connections", len(records()), len(clients))
+	}
+}
+
+// refusedEach runs every client against name and wants each refused,
+// recorded for the call.
+func refusedEach(t *testing.T, s *sbx, name string, port int) {
+	t.Helper()
+	for _, cmd := range clients {
+		n := &bash.NetCall{ID: "c"}
+		res := s.runSpec(bash.Request{Command: fmt.Sprintf(cmd, name, port), Owner: s.owner, Net: n})
+		if strings.Contains(res.Stdout.Text, "hello") || exitCode(res) == "0" {
+			t.Errorf("%s reached %s: %q", cmd, name, res.Stdout.Text)
+		}
+		if r := n.Refused(); len(r) == 0 && !strings.Contains(cmd, "--noproxy") && !strings.Contains(cmd, "/dev/tcp") && !strings.Contains(cmd, "python") ||
+			len(r) > 0 && r[0] != name {
+			t.Errorf("%s: refused %q, want %s", cmd, r, name)
+		}
+	}
+}
+
+func TestNetworkMapDeniedName(t *testing.T) {
+	port := netServer(t, "denied")
+	s, records := netSbx(t, pinned("ask"))
+	// Denied on every port: its lookup says no such name.
+	res := s.run("getent hosts denied.test; echo rc=$?")
+	if !strings.Contains(res.Stdout.Text, "rc=2") {
+		t.Errorf("denied.test resolved: %q", res.Stdout.Text)
+	}
+	// Through the proxy, by name: refused by the rule.
+	n := &bash.NetCall{ID: "c"}
+	res = s.runSpec(bash.Request{Command: fmt.Sprintf(clients[0], "denied.test", port), Owner: s.owner, Net: n})
+	if strings.Contains(res.Stdout.Text, "hello") || len(n.Refused()) != 1 {
+		t.Errorf("denied.test through the proxy: %q %q refused %q", res.Stdout.Text, res.Stderr.Text, n.Refused())
+	}
+	if r := records(); len(r) != 1 || r[0].Decision != gateway.Deny || r[0].Rule != "deny: denied.test" {
+		t.Errorf("audit: %+v", r)
+	}
+}
+
+func TestNetworkMapAddresses(t *testing.T) {
+	port := netServer(t, "loopback")
+	m := pinned("deny")
+	m.Allow = append(m.Allow, "private.test")
+	s, records := netSbx(t, m)
+	// An allowed name whose address is not public and not listed.
+	refusedEach(t, s, "private.test", port)
+	// A literal address is decided by allowAddresses alone. 192.0.2.1
+	// (documentation) is not listed: the gateway refuses it without a
+	// packet sent anywhere. Loopback literals are the namespace's own:
+	// nothing of the host's listens there.
+	n := &bash.NetCall{}
+	res := s.runSpec(bash.Request{Command: "curl -fsS --max-time 5 --noproxy '*' http://192.0.2.1:9/", Owner: s.owner, Net: n})
+	if exitCode(res) == "0" || len(n.Refused()) != 1 || n.Refused()[0] != "192.0.2.1" {
+		t.Errorf("a literal address: %q %q refused %q", res.Stdout.Text, res.Stderr.Text, n.Refused())
+	}
+	res = s.run(fmt.Sprintf("curl -fsS --max-time 5 --noproxy '*' http://127.0.0.1:%d/", port))
+	if strings.Contains(res.Stdout.Text, "hello") {
+		t.Errorf("the host's loopback reached by a literal address: %q", res.Stdout.Text)
+	}
+	for _, r := range records() {
+		if r.Decision != gateway.Deny {
+			t.Errorf("allowed: %+v", r)
+		}
+	}
+}
+
+func TestNetworkMapUDP(t *testing.T) {
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	s, _ := netSbx(t, pinned("deny"))
+	// To the host's address through a name, and to a literal one: neither
+	// leaves the namespace. (The test's socket is on host loopback, the
+	// only place a test may send to.)
+	s.run(fmt.Sprintf("getent hosts allowed.test; printf x >/dev/udp/allowed.test/%[1]d; printf x >/dev/udp/127.0.0.1/%[1]d; true", port))
+	_ = pc.SetReadDeadline(time.Now().Add(proctest.Scale(300 * time.Millisecond)))
+	if n, from, err := pc.ReadFrom(make([]byte, 10)); err == nil {
+		t.Errorf("a UDP packet left the namespace: %d bytes from %v", n, from)
+	}
+}
+
+func TestNetworkMapAsks(t *testing.T) {
+	port := netServer(t, "asked")
+	s, records := netSbx(t, pinned("ask"))
+	var mu sync.Mutex
+	var asked []string
+	release := make(chan struct{})
+	ask := func(answer bash.NetAnswer) *bash.NetCall {
+		return &bash.NetCall{ID: "c", Ask: func(ctx context.Context, host string, p int) bash.NetAnswer {
+			mu.Lock()
+			asked = append(asked, fmt.Sprintf("%s:%d", host, p))
+			mu.Unlock()
+			<-release // held until all connections wait for the one question
+			return answer
+		}}
+	}
+	// Three connections at once to one unknown host: one question, held
+	// open long enough for all three to wait on it.
+	go func() { time.Sleep(proctest.Scale(500 * time.Millisecond)); close(release) }()
+	cmd := fmt.Sprintf("for i in 1 2 3; do curl -fsS --max-time 5 --noproxy '*' http://unknown.test:%d/ & done; wait", port)
+	res := s.runSpec(bash.Request{Command: cmd, Owner: s.owner, Net: ask(bash.NetAccepted)})
+	if strings.Count(res.Stdout.Text, "hello from asked") != 3 || len(asked) != 1 || asked[0] != fmt.Sprintf("unknown.test:%d", port) {
+		t.Fatalf("accepted: stdout %q stderr %q, asked %q", res.Stdout.Text, res.Stderr.Text, asked)
+	}
+	// Remembered: not asked again.
+	res = s.runSpec(bash.Request{Command: fmt.Sprintf(clients[1], "unknown.test", port), Owner: s.owner, Net: ask(bash.NetDeclined)})
+	if !strings.Contains(res.Stdout.Text, "hello from asked") || len(asked) != 1 {
+		t.Errorf("the accepted host asked again: %q, asked %q", res.Stdout.Text, asked)
+	}
+	// Declined: refused, and remembered.
+	for range 2 {
+		n := ask(bash.NetDeclined)
+		res = s.runSpec(bash.Request{Command: fmt.Sprintf(clients[1], "other.test", port), Owner: s.owner, Net: n})
+		if strings.Contains(res.Stdout.Text, "hello") || len(n.Refused()) != 1 {
+			t.Errorf("declined host reached: %q refused %q", res.Stdout.Text, n.Refused())
+		}
+	}
+	if len(asked) != 2 {
+		t.Errorf("asked %q, want unknown.test once and other.test once", asked)
+	}
+	var rules []string
+	for _, r := range records() {
+		rules = append(rules, r.Rule)
+	}
+	if want := []string{"ask:accepted", "ask:accepted", "ask:accepted", "ask:accepted", "ask:declined", "ask:declined"}; !slices.Equal(rules, want) {
+		t.Errorf("audit rules %q, want %q", rules, want)
+	}
+	// Nobody to ask: askFallback (deny here), not remembered.
+	n := &bash.NetCall{}
+	res = s.runSpec(bash.Request{Command: fmt.Sprintf(clients[1], "third.test", port), Owner: s.owner, Net: n})
+	if len(n.Refused()) != 1 || records()[len(records())-1].Rule != "askFallback: deny" {
+		t.Errorf("no asker: %q %+v", n.Refused(), records()[len(records())-1])
+	}
+}
+
+func TestNetworkMapGitClone(t *testing.T) {
+	base := t.TempDir()
+	run := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run(base, "init", "-q", "--bare", "repo.git")
+	work := t.TempDir()
+	run(work, "-c", "init.defaultBranch=main", "init", "-q")
+	if err := os.WriteFile(filepath.Join(work, "README"), []byte("cloned through dsh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(work, "add", "README")
+	run(work, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "one")
+	run(work, "push", "-q", filepath.Join(base, "repo.git"), "HEAD:refs/heads/main")
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	daemon := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--base-path="+base, "--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), base)
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
+	s, _ := netSbx(t, pinned("deny"))
+	var res bash.Result
+	for range 50 { // until the daemon listens
+		res = s.run(fmt.Sprintf("rm -rf /tmp/c; git clone -q -b main git://allowed.test:%d/repo.git /tmp/c && cat /tmp/c/README", port))
+		if strings.Contains(res.Stdout.Text, "cloned through dsh") {
+			break
+		}
+		time.Sleep(proctest.Scale(100 * time.Millisecond))
+	}
+	if !strings.Contains(res.Stdout.Text, "cloned through dsh") {
+		t.Fatalf("git clone: %q %q", res.Stdout.Text, res.Stderr.Text)
+	}
+	res = s.run(fmt.Sprintf("git clone -q git://denied.test:%d/repo.git /tmp/d", port))
+	if exitCode(res) == "0" {
+		t.Errorf("cloned from a denied name")
+	}
 }
