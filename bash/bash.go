@@ -123,7 +123,7 @@ type Request struct {
 	// it only with the user's consent (dangerouslyDisableSandbox).
 	Unsandboxed bool
 	// Net is what a sandbox whose network is decided by name
-	// (docs/spec.md §11.3) needs of the command: whom to ask about a host,
+	// (docs/spec.md §11.1) needs of the command: whom to ask about a host,
 	// and where its refused connections are recorded. nil: nobody is
 	// asked (askFallback decides), refusals are not reported.
 	Net *NetCall

@@ -259,7 +259,7 @@ func (f File) WithDefaults() File {
 		f.Local.Sandbox.Mode = SandboxAuto
 	}
 	if f.Local.Sandbox.Network == nil {
-		// Network by domain (docs/spec.md §11.3), each unknown host asked.
+		// Network by domain (docs/spec.md §11.1), each unknown host asked.
 		f.Local.Sandbox.Network = DefaultNetwork()
 	}
 	f.Bash = f.Bash.WithDefaults()

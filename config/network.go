@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Network is local.sandbox.network (docs/spec.md §11.3): false, each
+// Network is local.sandbox.network (docs/spec.md §11.1): false, each
 // session a network namespace with only lo; true, the host's network; or
 // a map, the session's connections decided by name ([NetworkMap]). A nil
 // *Network is unset: off for a [Local] built in Go, the default map

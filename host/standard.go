@@ -118,7 +118,7 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 	// From here on the sandbox is as it applies: mode auto is
 	// workspace-write where a backend works here, else off.
 	if s.Local != nil {
-		cfg.Local.Sandbox = cfg.Local.Sandbox.Resolved(s.Local.Sandbox() != nil)
+		cfg.Local.Sandbox = s.Local.Applied(cfg.Local.Sandbox)
 	}
 	if cfg.Has(config.ToolTasks) {
 		s.Tasks = tasks.New(tasks.Config{MaxRunningPerSession: cfg.Tasks.MaxRunningPerSession, MaxRunning: cfg.Tasks.MaxRunning, Logger: o.log})

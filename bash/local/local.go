@@ -227,7 +227,7 @@ type options struct {
 }
 
 // NetOptions are what a sandbox whose network is a map (docs/spec.md
-// §11.3) needs beyond its config: how long a question about a host
+// §11.1) needs beyond its config: how long a question about a host
 // waits, what decides when nobody can be asked ("allow" or "deny"; the
 // permissions section's askTimeoutMs and askFallback), and the audit of
 // each connection, with its session's id.

@@ -194,6 +194,18 @@ func (e *Executor) closeScopes() {
 	}
 }
 
+// Applied is cfg (this executor's sandbox section) as it applies here:
+// mode auto resolved by whether a backend works, and a network map the
+// sandbox cannot do (the one a config implied) turned to network: false.
+func (e *Executor) Applied(cfg config.Sandbox) config.Sandbox {
+	sb := e.Sandbox()
+	cfg = cfg.Resolved(sb != nil)
+	if cfg.Network.Filter() != nil && (sb == nil || !sb.NetworkMap()) {
+		cfg.Network = &config.Network{}
+	}
+	return cfg
+}
+
 // Sandbox is the executor's sandbox, nil when commands run unsandboxed.
 // Like Containment it waits for the start-up, which sets it.
 func (e *Executor) Sandbox() *sandbox.Sandbox {

@@ -104,7 +104,7 @@ func doctorLocal(file config.File, configPath string, log *slog.Logger, out io.W
 		return cfg.Sandbox, stackError(err)
 	}
 	defer e.Close()
-	cfg.Sandbox = cfg.Sandbox.Resolved(e.Sandbox() != nil)
+	cfg.Sandbox = e.Applied(cfg.Sandbox)
 	fmt.Fprintf(out, "%s\nversion: %s\n", sandboxHeadline(e), readBuildFacts())
 	shell := cfg.Shell
 	if shell == "" {

@@ -73,12 +73,12 @@ func TestEndToEndSandbox(t *testing.T) {
 			if got := dsh(t, nil, "doctor", "--config", cfg); got.code == 2 {
 				t.Skipf("SKIP-REASON: no %s sandbox here: %s", backend, got.stderr)
 			}
-			endToEndSandbox(t, cfg)
+			endToEndSandbox(t, cfg, backend)
 		})
 	}
 }
 
-func endToEndSandbox(t *testing.T, cfg string) {
+func endToEndSandbox(t *testing.T, cfg, backend string) {
 	cs := connectSandboxed(t, cfg, secrets...)
 	tools, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
@@ -102,7 +102,12 @@ func endToEndSandbox(t *testing.T, cfg string) {
 	}
 	// The hint line: for a write outside the workspace, not for an
 	// ordinary failure.
-	const hint = "[sandbox: writes outside the workspace and network access are blocked; if the sandbox caused this, retry with dangerouslyDisableSandbox: true to ask the user]"
+	// The network is by domain with bwrap (the default map), off with
+	// Landlock, where the default map cannot be done.
+	hint := "[sandbox: writes outside the workspace and network access are blocked; if the sandbox caused this, retry with dangerouslyDisableSandbox: true to ask the user]"
+	if backend == "bwrap" {
+		hint = "[sandbox: writes outside the workspace are blocked; if the sandbox caused this, retry with dangerouslyDisableSandbox: true to ask the user]"
+	}
 	if got := call(map[string]any{"command": "echo x > /etc/dsh-e2e"}); !strings.HasSuffix(got, "\n"+hint+"\n[exit code: 1]") {
 		t.Errorf("write outside the workspace: %q", got)
 	}
@@ -278,7 +283,7 @@ func TestEndToEndSandboxEscapeDisabled(t *testing.T) {
 	if want := "Error: denied by policy: running outside the sandbox is disabled (allowUnsandboxed: false)"; got != want || exists(target) || len(e.list()) != 0 {
 		t.Errorf("got %q (ran %v, %d questions), want %q", got, exists(target), len(e.list()), want)
 	}
-	hint := "[sandbox: all writes and network access are blocked]"
+	hint := "[sandbox: all writes are blocked]" // the default network, by domain
 	if got := sdkText(t, sdkCall(t, cs, "bash", map[string]any{"command": "touch f", "description": "d"})); !strings.Contains(got, "\n"+hint+"\n[exit code: 1]") {
 		t.Errorf("read-only hint: %q", got)
 	}

@@ -363,7 +363,10 @@ func startFrontEnd(configPath, workdir string, level slog.Level, s streams, drai
 // appliedSandbox is cfg's sandbox as it applies in st: mode auto resolved
 // by what the executor found here.
 func appliedSandbox(cfg config.File, st *host.Stack) config.Sandbox {
-	return cfg.WithDefaults().Local.Sandbox.Resolved(st.Local != nil && st.Local.Sandbox() != nil)
+	if st.Local == nil {
+		return cfg.WithDefaults().Local.Sandbox.Resolved(false)
+	}
+	return st.Local.Applied(cfg.WithDefaults().Local.Sandbox)
 }
 
 // close ends the sessions (and their tasks), then the stack, then stops

@@ -11,12 +11,12 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// Network by domain (docs/spec.md §11.3): a sandboxed command's
+// Network by domain (docs/spec.md §11.1): a sandboxed command's
 // connection to a host no rule names asks the call's user, and the
 // result of a call whose connections were refused says so, so that the
 // model knows why a download failed and can ask the user.
 
-// netQuestion is the question about a host (exact, docs/spec.md §11.3):
+// netQuestion is the question about a host (exact, docs/spec.md §11.1):
 // "Allow network access to HOST:PORT for this session? (command: CMD)",
 // the command cut and shown as every question shows it.
 func netQuestion(host string, port int, command string) string {
@@ -61,7 +61,7 @@ func netCall(call tool.Call, command string) *bash.NetCall {
 const maxRefusedShown = 5
 
 // refusedLine is the line a result ends with when connections were
-// refused (exact, docs/spec.md §11.3): "[network: N connections refused:
+// refused (exact, docs/spec.md §11.1): "[network: N connections refused:
 // host1, host2]", each host once, in the order first refused, at most
 // five then "and K more"; "" when none were.
 func refusedLine(hosts []string) string {

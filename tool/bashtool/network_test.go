@@ -10,7 +10,7 @@ import (
 )
 
 // TestNetworkTexts: the question about a host and the refusal line, byte
-// for byte (docs/spec.md §11.3).
+// for byte (docs/spec.md §11.1).
 func TestNetworkTexts(t *testing.T) {
 	if got, want := netQuestion("registry.example.com", 443, "npm install\x1b[2J"),
 		`Allow network access to registry.example.com:443 for this session? (command: npm install\x1b[2J)`; got != want {

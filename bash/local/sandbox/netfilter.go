@@ -2,7 +2,7 @@
 
 package sandbox
 
-// The namespace side of network by domain (docs/spec.md §11.3): in a
+// The namespace side of network by domain (docs/spec.md §11.1): in a
 // session's network namespace, which has only lo, every address becomes
 // local (a "local default" route), so a connection to any of them is
 // made rather than refused as unreachable; nftables then redirects every

@@ -2,7 +2,7 @@
 
 package sandbox
 
-// Network by domain for bwrap (docs/spec.md §11.3): each session's
+// Network by domain for bwrap (docs/spec.md §11.1): each session's
 // namespace gets a gateway (package gateway) that its commands' lookups
 // and TCP connections reach, whether or not they honour HTTP_PROXY.
 
@@ -187,6 +187,10 @@ func (s *Sandbox) checkNetMap(implied bool) error {
 	}
 	return fmt.Errorf("%w: local.sandbox.network: %s; use network: false or true here", ErrUnavailable, why)
 }
+
+// NetworkMap reports whether commands' connections are decided by the
+// network map.
+func (s *Sandbox) NetworkMap() bool { return s.netMap != nil }
 
 // EnterNet makes a starting command the one the session's new
 // connections are attributed to, until leave; a no-op without a

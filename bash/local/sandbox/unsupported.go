@@ -58,6 +58,9 @@ func (sc *Scope) Close() error { return nil }
 // HelperMain returns at once: there is no Landlock helper here.
 func HelperMain() {}
 
+// NetworkMap is false: there is no sandbox here.
+func (s *Sandbox) NetworkMap() bool { return false }
+
 // Mode is empty: there is no sandbox here.
 func (s *Sandbox) Mode() string { return "" }
 

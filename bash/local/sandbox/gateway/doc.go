@@ -1,4 +1,4 @@
-// Package gateway is the sandbox's network by domain (docs/spec.md §11.3):
+// Package gateway is the sandbox's network by domain (docs/spec.md §11.1):
 // what a sandboxed command may reach is decided per connection, by name,
 // for every TCP client, whether or not it honours HTTP_PROXY.
 //
