@@ -28,7 +28,11 @@ func (s *Sandbox) Describe() []string {
 	}
 	lines = append(lines, "mode: "+s.mode)
 	lines = append(lines, s.writableLines()...)
-	lines = append(lines, "network: "+s.net.describe())
+	if s.netMap != nil {
+		lines = append(lines, s.netLines()...)
+	} else {
+		lines = append(lines, "network: "+s.net.describe())
+	}
 	for _, sock := range s.sockets {
 		line := "socket: " + sock + " (allowSockets)"
 		if _, err := os.Lstat(sock); err != nil {

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -213,4 +214,38 @@ func (ng *netGateway) resolvMount(a []string) []string {
 		return a // nowhere to mount it: only proxy clients resolve
 	}
 	return append(a, "--ro-bind", ng.resolv, target)
+}
+
+// netLines are Describe's lines of a network map: the rules, then each
+// tool registry allowed.
+func (s *Sandbox) netLines() []string {
+	m := s.netMap.WithDefaults()
+	line := "network: by domain, per session (nftables redirect to dsh's gateway, dsh's resolver); default " + m.Default
+	for _, l := range []struct {
+		key  string
+		list []string
+	}{{"allow", m.Allow}, {"deny", m.Deny}, {"allowAddresses", m.AllowAddresses}} {
+		if len(l.list) > 0 {
+			line += "; " + l.key + " " + strings.Join(l.list, ", ")
+		}
+	}
+	if len(m.Hosts) > 0 {
+		var pins []string
+		for name, a := range m.Hosts {
+			pins = append(pins, name+"="+a)
+		}
+		slices.Sort(pins)
+		line += "; hosts " + strings.Join(pins, ", ")
+	}
+	lines := []string{line}
+	if m.ToolRegistries {
+		regs := gateway.ToolRegistries(context.Background(), gateway.RegistryEnv{Env: s.env, Home: s.home, Workspace: s.cwd})
+		if len(regs) == 0 {
+			lines = append(lines, "registry: none found (toolRegistries)")
+		}
+		for _, r := range regs {
+			lines = append(lines, "registry: "+r.Rule()+" ("+r.Tool+", "+r.Source+")")
+		}
+	}
+	return lines
 }
