@@ -176,7 +176,7 @@ func TestDoctor(t *testing.T) {
 	if got.code == 2 {
 		t.Logf("SKIP-REASON: no sandbox backend here: %s", got.stderr)
 	} else if got.code != 0 || !strings.Contains(got.stdout, "\nsandbox:\n  backend: ") || !strings.Contains(got.stdout, "\n  mode: read-only\n  writable: ") ||
-		!strings.Contains(got.stdout, "\n  network: off;") ||
+		!strings.Contains(got.stdout, "\n  network: by domain") && !strings.Contains(got.stdout, "\n  network: off;") ||
 		!strings.HasSuffix(got.stdout, "\n"+noSection+"\nhooks: none\n") {
 		t.Errorf("doctor with a sandbox: %+v", got)
 	}
