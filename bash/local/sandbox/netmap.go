@@ -177,10 +177,23 @@ func (ng *netGateway) proxyEnv() []string {
 // checkNetMap refuses a network map the backend cannot do; the map a
 // config implied becomes network off instead, as Describe says.
 func (s *Sandbox) checkNetMap(implied bool) error {
-	if s.netMap == nil || s.net == netSetns {
+	if s.netMap == nil {
 		return nil
 	}
-	why := "network by domain needs a network namespace per session that dsh can enter (dsh running as root, bwrap)"
+	var why string
+	switch {
+	case s.landlock != nil:
+		why = s.landlockNetMap()
+	case s.net == netSetns:
+		return nil
+	case s.net == netHolder:
+		why = s.holderNetMap()
+	default:
+		why = "network by domain needs a network namespace per session (" + s.notes[len(s.notes)-1] + ")"
+	}
+	if why == "" {
+		return nil
+	}
 	if implied {
 		s.netMap = nil
 		s.notes = append(s.notes, why+": the network is off instead")
