@@ -76,7 +76,7 @@ var clients = []string{
 	`/usr/bin/python3 -c 'import socket,sys; s=socket.create_connection(("%[1]s", %[2]d), 5); s.sendall(b"GET / HTTP/1.0\r\n\r\n"); sys.stdout.write(s.makefile("rb").read().decode())'`,
 }
 
-func TestNetworkMapAllowedName(t *testing.T) {
+func TestSandboxNetworkMapAllowedName(t *testing.T) {
 	port := netServer(t, "allowed")
 	s, records := netSbx(t, pinned("deny"))
 	for _, cmd := range clients {
@@ -114,7 +114,7 @@ func refusedEach(t *testing.T, s *sbx, name string, port int) {
 	}
 }
 
-func TestNetworkMapDeniedName(t *testing.T) {
+func TestSandboxNetworkMapDeniedName(t *testing.T) {
 	port := netServer(t, "denied")
 	s, records := netSbx(t, pinned("ask"))
 	// Denied on every port: its lookup says no such name.
@@ -133,7 +133,7 @@ func TestNetworkMapDeniedName(t *testing.T) {
 	}
 }
 
-func TestNetworkMapAddresses(t *testing.T) {
+func TestSandboxNetworkMapAddresses(t *testing.T) {
 	port := netServer(t, "loopback")
 	m := pinned("deny")
 	m.Allow = append(m.Allow, "private.test")
@@ -160,7 +160,7 @@ func TestNetworkMapAddresses(t *testing.T) {
 	}
 }
 
-func TestNetworkMapUDP(t *testing.T) {
+func TestSandboxNetworkMapUDP(t *testing.T) {
 	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func TestNetworkMapUDP(t *testing.T) {
 	}
 }
 
-func TestNetworkMapAsks(t *testing.T) {
+func TestSandboxNetworkMapAsks(t *testing.T) {
 	port := netServer(t, "asked")
 	s, records := netSbx(t, pinned("ask"))
 	var mu sync.Mutex
@@ -232,7 +232,7 @@ func TestNetworkMapAsks(t *testing.T) {
 	}
 }
 
-func TestNetworkMapGitClone(t *testing.T) {
+func TestSandboxNetworkMapGitClone(t *testing.T) {
 	base := t.TempDir()
 	run := func(dir string, args ...string) {
 		t.Helper()

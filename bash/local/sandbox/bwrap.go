@@ -163,7 +163,7 @@ var canMakeNetns = sync.OnceValue(func() error {
 
 // probeHolder starts a holder and runs a command in its namespace.
 func (b *bwrapBackend) probeHolder(s *Sandbox) error {
-	n, err := b.newHolder(s)
+	n, err := b.newHolder(s, false)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/net/bpf"
@@ -39,7 +40,11 @@ const rulesetFD = starterFD
 // writes why to stderr and exits 126, as a shell does for a command it
 // cannot execute.
 func HelperMain() {
+	if os.Getenv(netSetupEnv) != "" {
+		netSetupMain() // never returns
+	}
 	if os.Getenv(HelperEnv) == "" {
+		selfHelper.Store(true)
 		return
 	}
 	runtime.LockOSThread() // the restrictions bind this thread, which executes the shell
@@ -69,6 +74,10 @@ func helperExec(args []string) error {
 	}
 	return syscall.Exec(args[0], args[1:], env)
 }
+
+// selfHelper records that this program calls HelperMain, so that the
+// sandbox may start it as a helper (a holder's network set-up).
+var selfHelper atomic.Bool
 
 // readProgram reads a seccomp program as bwrap's --seccomp does: struct
 // sock_filter entries in host order, to EOF.

@@ -31,6 +31,9 @@ type gatewaySockets struct {
 }
 
 func (g *gatewaySockets) close() {
+	if g == nil {
+		return
+	}
 	if g.tcp != nil {
 		g.tcp.Close()
 	}
@@ -42,6 +45,8 @@ func (g *gatewaySockets) close() {
 // setupNetns prepares the namespace the calling thread is in (it holds
 // CAP_NET_ADMIN there) and opens the gateway's sockets in it: the route,
 // the listeners, then the rules that send connections to the listener.
+// nsFD is that namespace, for the netlink sockets, or -1 for the one the
+// thread is in (a holder's helper, which may not enter namespaces).
 func setupNetns(nsFD int) (*gatewaySockets, error) {
 	if err := addLocalDefault(nsFD); err != nil {
 		return nil, fmt.Errorf("sandbox: network map: route: %w", err)
@@ -67,7 +72,11 @@ func setupNetns(nsFD int) (*gatewaySockets, error) {
 // table: every IPv4 address is this host's, so connect() finds a route
 // and the packet meets the redirect, which comes after routing.
 func addLocalDefault(nsFD int) error {
-	c, err := netlink.Dial(unix.NETLINK_ROUTE, &netlink.Config{NetNS: nsFD})
+	var cfg netlink.Config
+	if nsFD >= 0 {
+		cfg.NetNS = nsFD
+	}
+	c, err := netlink.Dial(unix.NETLINK_ROUTE, &cfg)
 	if err != nil {
 		return err
 	}
@@ -96,7 +105,11 @@ func addLocalDefault(nsFD int) error {
 // not to 127.0.0.0/8 to port, and a filter output chain that drops every
 // packet but TCP not to 127.0.0.0/8 (UDP, ICMP).
 func addRules(nsFD int, port uint16) error {
-	c, err := nftables.New(nftables.WithNetNSFd(nsFD))
+	var opts []nftables.ConnOption
+	if nsFD >= 0 {
+		opts = append(opts, nftables.WithNetNSFd(nsFD))
+	}
+	c, err := nftables.New(opts...)
 	if err != nil {
 		return err
 	}

@@ -44,17 +44,19 @@ const resolvConfText = "nameserver 127.0.0.1\noptions timeout:2 attempts:2\n"
 // newNetGateway starts the gateway of a scope whose namespace sc.net is,
 // when the network is a map; nil otherwise.
 func (s *Sandbox) newNetGateway(sc *Scope, owner string) (*netGateway, error) {
-	if s.netMap == nil || sc.net == nil || sc.net.fd < 0 {
+	if s.netMap == nil || sc.net == nil {
 		return nil, nil
 	}
-	var socks *gatewaySockets
-	err := inNetns(sc.net.fd, func() error {
-		var err error
-		socks, err = setupNetns(sc.net.fd)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	socks := sc.net.socks // a holder set its namespace up
+	if socks == nil {
+		err := inNetns(sc.net.fd, func() error {
+			var err error
+			socks, err = setupNetns(sc.net.fd)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	ng := &netGateway{socks: socks, port: socks.tcp.Addr().(*net.TCPAddr).Port, resolv: filepath.Join(sc.dir, "resolv.conf")}
 	if err := os.WriteFile(ng.resolv, []byte(resolvConfText), 0o444); err != nil {
@@ -189,7 +191,7 @@ func (s *Sandbox) checkNetMap(implied bool) error {
 	case s.net == netHolder:
 		why = s.holderNetMap()
 	default:
-		why = "network by domain needs a network namespace per session (" + s.notes[len(s.notes)-1] + ")"
+		why = "network by domain needs a network namespace per session, shared by its commands (dsh doctor says why there is none)"
 	}
 	if why == "" {
 		return nil

@@ -11,12 +11,15 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"net"
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -55,6 +58,9 @@ type sessionNet struct {
 	holder *exec.Cmd
 	stop   *os.File // the holder's stdin: closing it ends the holder
 	pid    int      // the holder's child, whose namespaces commands join
+	// socks are the gateway's sockets a holder set up (a network map
+	// without root); nil otherwise.
+	socks *gatewaySockets
 }
 
 // newSessionNet makes a session's namespace, in the sandbox's mode; nil
@@ -68,7 +74,7 @@ func (s *Sandbox) newSessionNet() (*sessionNet, error) {
 		}
 		return &sessionNet{fd: fd}, nil
 	case netHolder:
-		return s.bwrap.newHolder(s)
+		return s.bwrap.newHolder(s, s.netMap != nil)
 	}
 	return nil, nil
 }
@@ -77,6 +83,7 @@ func (n *sessionNet) close() {
 	if n == nil {
 		return
 	}
+	n.socks.close() // the gateway's already, when it started
 	if n.fd >= 0 {
 		_ = unix.Close(n.fd)
 	}
@@ -155,12 +162,13 @@ func onThreadIn(enter, fn func() error) error {
 
 // newHolder starts a session's holder: bwrap with a user and a network
 // namespace of its own (bwrap brings lo up), running a shell that says
-// ready, then waits for its stdin to close. bwrap reports its child's pid
+// ready, then waits for its stdin to close; with setup, its helper sets
+// the namespace up for a network map first (netmap_holder.go). bwrap reports its child's pid
 // on the info fd — before that child has written its uid and gid maps: a
 // command that joined the user namespace then would have no uid there, and
 // its own bwrap could make no namespace. So the holder is ready only once
 // its shell runs.
-func (b *bwrapBackend) newHolder(s *Sandbox) (*sessionNet, error) {
+func (b *bwrapBackend) newHolder(s *Sandbox, setup bool) (*sessionNet, error) {
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -178,21 +186,38 @@ func (b *bwrapBackend) newHolder(s *Sandbox) (*sessionNet, error) {
 		readyW.Close()
 		return nil, err
 	}
+	var stderr bytes.Buffer // safe to read once Wait returned
 	cmd := &exec.Cmd{
-		Path: b.path,
-		Args: []string{"bwrap", "--unshare-user", "--unshare-net", "--die-with-parent",
-			"--ro-bind", "/", "/", "--info-fd", "3", "--", s.shell, "-c", "echo ready; exec >&-; read -r _"},
+		Path:        b.path,
+		Args:        []string{"bwrap", "--unshare-user", "--unshare-net", "--die-with-parent"},
 		Env:         s.env,
 		Dir:         "/",
 		Stdin:       stdin,
 		Stdout:      readyW,
+		Stderr:      &stderr,
 		ExtraFiles:  []*os.File{infoW},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
 	}
+	shell := []string{s.shell, "-c", "echo ready; exec >&-; read -r _"}
+	var conn *net.UnixConn
+	if setup {
+		if conn, err = holderSetsUp(s, cmd, &shell); err != nil {
+			stdin.Close()
+			infoW.Close()
+			readyW.Close()
+			stop.Close()
+			return nil, err
+		}
+		defer conn.Close()
+	}
+	cmd.Args = append(append(cmd.Args, "--ro-bind", "/", "/", "--info-fd", "3", "--"), shell...)
 	err = cmd.Start()
 	stdin.Close()
 	infoW.Close()
 	readyW.Close()
+	if len(cmd.ExtraFiles) > 1 {
+		cmd.ExtraFiles[1].Close() // the helper's end
+	}
 	if err != nil {
 		stop.Close()
 		return nil, fmt.Errorf("sandbox: network holder: %w", err)
@@ -206,12 +231,21 @@ func (b *bwrapBackend) newHolder(s *Sandbox) (*sessionNet, error) {
 		// %v, here and below: err is nil when what came was merely wrong.
 		return nil, fmt.Errorf("sandbox: network holder reported no pid: %v", err)
 	}
+	var socks *gatewaySockets
+	if conn != nil {
+		if socks, err = receiveSockets(conn); err != nil {
+			stop.Close()
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("sandbox: network holder's set-up: %w (%s)", err, strings.TrimSpace(stderr.String()))
+		}
+	}
 	if line, err := bufio.NewReader(readyR).ReadString('\n'); line != "ready\n" {
+		socks.close()
 		stop.Close()
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("sandbox: network holder did not start: %v", err)
+		return nil, fmt.Errorf("sandbox: network holder did not start: %v %s", err, strings.TrimSpace(stderr.String()))
 	}
-	return &sessionNet{fd: -1, holder: cmd, stop: stop, pid: info.ChildPid}, nil
+	return &sessionNet{fd: -1, holder: cmd, stop: stop, pid: info.ChildPid, socks: socks}, nil
 }
 
 // loUp brings up lo in the calling thread's network namespace.

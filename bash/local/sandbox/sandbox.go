@@ -32,6 +32,7 @@ type Sandbox struct {
 	askTimeout  time.Duration
 	askFallback string
 	netAudit    func(owner string, r gateway.Record)
+	helper      string // local.sandbox.helper
 	protect     []string
 	hide        []string // expanded, not resolved: an entry may appear later
 	dshHide     []string // the entries of hide that are dsh's own (Options.Hide)
@@ -74,7 +75,7 @@ func New(cfg config.Sandbox, o Options) (*Sandbox, error) {
 	s := &Sandbox{
 		mode: cfg.Mode, network: cfg.Network.HostNetwork(), netMap: cfg.Network.Filter(), protect: cfg.Protect, home: home,
 		cwd: o.Cwd, dir: o.Dir, private: o.Private, envSet: o.EnvSet, shell: o.Shell, env: o.Env, log: o.Log,
-		askTimeout: o.AskTimeout, askFallback: o.AskFallback, netAudit: o.NetAudit,
+		askTimeout: o.AskTimeout, askFallback: o.AskFallback, netAudit: o.NetAudit, helper: cfg.Helper,
 	}
 	netImplied := cfg.Network != nil && cfg.Network.Implied
 	if s.log == nil {
