@@ -66,6 +66,7 @@ const (
 	YieldOpen     = "[still running after "
 	StatusOpen    = "[status: "
 	SandboxOpen   = "[sandbox: "
+	NetworkOpen   = "[network: "
 	HookOpen      = "[hook] "
 	NoticeOpen    = "background task "
 	StartedOpen   = "started background task "
@@ -75,7 +76,7 @@ const (
 // begins with one of them is guarded.
 var Openings = []string{
 	ExitOpen, SignalOpen, TimeoutOpen, TruncatedOpen, OmittedOpen, DroppedOpen,
-	YieldOpen, StatusOpen, SandboxOpen, HookOpen, NoticeOpen, StartedOpen,
+	YieldOpen, StatusOpen, SandboxOpen, NetworkOpen, HookOpen, NoticeOpen, StartedOpen,
 }
 
 // Is reports whether line (one line, without its line break) begins like a

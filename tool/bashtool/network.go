@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/tool"
 )
 
@@ -89,7 +90,7 @@ func refusedLine(hosts []string) string {
 	if len(hosts) == 1 {
 		noun = " connection refused: "
 	}
-	return "[network: " + strconv.Itoa(len(hosts)) + noun + list + "]"
+	return marker.NetworkOpen + strconv.Itoa(len(hosts)) + noun + list + "]"
 }
 
 // joinLines joins the lines that are not empty.
