@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 }
 
 // testConfig is a config with a short grace and small caps, marked.
-func testConfig(t *testing.T) config.Local {
+func testConfig(t testing.TB) config.Local {
 	return config.Local{
 		Grace:    200 * time.Millisecond,
 		SpillDir: t.TempDir(),

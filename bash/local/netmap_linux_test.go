@@ -3,12 +3,14 @@ package local
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +24,7 @@ import (
 
 // netServer is an HTTP server on host loopback answering "hello from
 // NAME".
-func netServer(t *testing.T, name string) int {
+func netServer(t testing.TB, name string) int {
 	t.Helper()
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -37,7 +39,7 @@ func netServer(t *testing.T, name string) int {
 }
 
 // netSbx is a bwrap sandbox whose network is m, with its audit records.
-func netSbx(t *testing.T, m config.NetworkMap) (*sbx, func() []gateway.Record) {
+func netSbx(t testing.TB, m config.NetworkMap) (*sbx, func() []gateway.Record) {
 	t.Helper()
 	var mu sync.Mutex
 	var recs []gateway.Record
@@ -277,5 +279,111 @@ func TestSandboxNetworkMapGitClone(t *testing.T) {
 	res = s.run(fmt.Sprintf("git clone -q git://denied.test:%d/repo.git /tmp/d", port))
 	if exitCode(res) == "0" {
 		t.Errorf("cloned from a denied name")
+	}
+}
+
+// TestSandboxNetworkMapManyNames: one command looks up 10,000 names while
+// it holds a connection; the held connection and a new one still reach
+// the right name, and the session goes on.
+func TestSandboxNetworkMapManyNames(t *testing.T) {
+	port := netServer(t, "allowed")
+	s, _ := netSbx(t, pinned("ask")) // every name resolves
+	script := fmt.Sprintf(`
+import socket
+held = socket.create_connection(("allowed.test", %[1]d), 5)
+for i in range(10000):
+    try:
+        socket.gethostbyname("n%%d.test" %% i)
+    except OSError as e:
+        print("lookup failed", i, e)
+        break
+held.sendall(b"GET / HTTP/1.0\r\n\r\n")
+print(held.makefile("rb").read().decode().splitlines()[-1])
+again = socket.create_connection(("allowed.test", %[1]d), 5)
+again.sendall(b"GET / HTTP/1.0\r\n\r\n")
+print(again.makefile("rb").read().decode().splitlines()[-1])
+`, port)
+	ms := float64(proctest.Scale(120*time.Second) / time.Millisecond)
+	res := s.runSpec(bash.Request{Command: "/usr/bin/python3 -c '" + strings.ReplaceAll(script, "'", `'\''`) + "'", Owner: s.owner, TimeoutMs: &ms})
+	if res.Stdout.Text != "hello from allowed\nhello from allowed\n" {
+		t.Errorf("after 10,000 names: stdout %q stderr %q", res.Stdout.Text, res.Stderr.Text)
+	}
+	if res := s.run(fmt.Sprintf(clients[1], "allowed.test", port)); !strings.Contains(res.Stdout.Text, "hello from allowed") {
+		t.Errorf("the session's next command: %q %q", res.Stdout.Text, res.Stderr.Text)
+	}
+}
+
+// BenchmarkNetworkMapThroughput: 1 GiB written by a command to a server
+// on host loopback, through the session's gateway (a sandboxed command,
+// an allowed name) and straight (the same command unsandboxed, to
+// 127.0.0.1); b.SetBytes gives MB/s.
+func BenchmarkNetworkMapThroughput(b *testing.B) {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	s, _ := netSbx(b, pinned("deny"))
+	for _, via := range []string{"direct", "gateway"} {
+		b.Run(via, func(b *testing.B) {
+			b.SetBytes(1 << 30)
+			for b.Loop() {
+				var res bash.Result
+				if via == "direct" {
+					res = s.control(fmt.Sprintf("head -c 1G /dev/zero >/dev/tcp/127.0.0.1/%d", port))
+				} else {
+					res = s.run(fmt.Sprintf("head -c 1G /dev/zero >/dev/tcp/allowed.test/%d", port))
+				}
+				if exitCode(res) != "0" {
+					b.Fatalf("%s: %q", via, res.Stderr.Text)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkNetworkMapConnect: a connection and one request, timed
+// inside one Python process (its start is not counted) over 200
+// connections to the name's address, looked up once: through the
+// gateway (a sandboxed command, an allowed name) and straight (the same
+// unsandboxed, to 127.0.0.1). Metric µs/conn; the difference is what the
+// gateway adds to a connection.
+func BenchmarkNetworkMapConnect(b *testing.B) {
+	port := netServer(b, "bench")
+	s, _ := netSbx(b, pinned("deny"))
+	script := `/usr/bin/python3 -c 'import socket, time
+a = socket.gethostbyname("%s")
+t = time.perf_counter()
+for i in range(200):
+    c = socket.create_connection((a, %d), 5); c.sendall(b"GET / HTTP/1.0\r\n\r\n"); c.makefile("rb").read(); c.close()
+print((time.perf_counter() - t) / 200 * 1e6)'`
+	for _, via := range []string{"direct", "gateway"} {
+		b.Run(via, func(b *testing.B) {
+			var total float64
+			for b.Loop() {
+				var res bash.Result
+				if via == "direct" {
+					res = s.control(fmt.Sprintf(script, "127.0.0.1", port))
+				} else {
+					res = s.run(fmt.Sprintf(script, "allowed.test", port))
+				}
+				us, err := strconv.ParseFloat(strings.TrimSpace(res.Stdout.Text), 64)
+				if err != nil {
+					b.Fatalf("%s: %q %q", via, res.Stdout.Text, res.Stderr.Text)
+				}
+				total += us
+			}
+			b.ReportMetric(total/float64(b.N), "µs/conn")
+		})
 	}
 }

@@ -49,7 +49,7 @@ func landlocked(b string) bool { return b != config.BackendBwrap }
 
 // sbx is an executor with a sandbox, a workspace and a session.
 type sbx struct {
-	t       *testing.T
+	t       testing.TB
 	e       *Executor
 	backend string
 	ws      string
@@ -58,7 +58,7 @@ type sbx struct {
 
 // newSbx makes a sandboxed executor; a backend this machine cannot run is
 // skipped with the reason, which CI prints.
-func newSbx(t *testing.T, backend, mode string, edit func(*config.Local), opts ...Option) *sbx {
+func newSbx(t testing.TB, backend, mode string, edit func(*config.Local), opts ...Option) *sbx {
 	t.Helper()
 	cfg := testConfig(t)
 	ws := t.TempDir()
