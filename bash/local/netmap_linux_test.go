@@ -184,12 +184,17 @@ func TestSandboxNetworkMapAsks(t *testing.T) {
 	port := netServer(t, "asked")
 	s, records := netSbx(t, pinned("ask"))
 	var mu sync.Mutex
-	var asked []string
+	var askedList []string
+	asked := func() []string { // the questions so far
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(askedList)
+	}
 	release := make(chan struct{})
 	ask := func(answer bash.NetAnswer) *bash.NetCall {
 		return &bash.NetCall{ID: "c", Ask: func(ctx context.Context, host string, p int) bash.NetAnswer {
 			mu.Lock()
-			asked = append(asked, fmt.Sprintf("%s:%d", host, p))
+			askedList = append(askedList, fmt.Sprintf("%s:%d", host, p))
 			mu.Unlock()
 			<-release // held until all connections wait for the one question
 			return answer
@@ -200,13 +205,13 @@ func TestSandboxNetworkMapAsks(t *testing.T) {
 	go func() { time.Sleep(proctest.Scale(500 * time.Millisecond)); close(release) }()
 	cmd := fmt.Sprintf("for i in 1 2 3; do curl -fsS --max-time 5 --noproxy '*' http://unknown.test:%d/ & done; wait", port)
 	res := s.runSpec(bash.Request{Command: cmd, Owner: s.owner, Net: ask(bash.NetAccepted)})
-	if strings.Count(res.Stdout.Text, "hello from asked") != 3 || len(asked) != 1 || asked[0] != fmt.Sprintf("unknown.test:%d", port) {
-		t.Fatalf("accepted: stdout %q stderr %q, asked %q", res.Stdout.Text, res.Stderr.Text, asked)
+	if strings.Count(res.Stdout.Text, "hello from asked") != 3 || len(asked()) != 1 || asked()[0] != fmt.Sprintf("unknown.test:%d", port) {
+		t.Fatalf("accepted: stdout %q stderr %q, asked %q", res.Stdout.Text, res.Stderr.Text, asked())
 	}
 	// Remembered: not asked again.
 	res = s.runSpec(bash.Request{Command: fmt.Sprintf(clients[1], "unknown.test", port), Owner: s.owner, Net: ask(bash.NetDeclined)})
-	if !strings.Contains(res.Stdout.Text, "hello from asked") || len(asked) != 1 {
-		t.Errorf("the accepted host asked again: %q, asked %q", res.Stdout.Text, asked)
+	if !strings.Contains(res.Stdout.Text, "hello from asked") || len(asked()) != 1 {
+		t.Errorf("the accepted host asked again: %q, asked %q", res.Stdout.Text, asked())
 	}
 	// Declined: refused, and remembered.
 	for range 2 {
@@ -216,8 +221,8 @@ func TestSandboxNetworkMapAsks(t *testing.T) {
 			t.Errorf("declined host reached: %q refused %q", res.Stdout.Text, n.Refused())
 		}
 	}
-	if len(asked) != 2 {
-		t.Errorf("asked %q, want unknown.test once and other.test once", asked)
+	if len(asked()) != 2 {
+		t.Errorf("asked %q, want unknown.test once and other.test once", asked())
 	}
 	var rules []string
 	for _, r := range records() {
