@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-go/dsh/bash/local/sandbox/gateway"
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/internal/proctest"
+	"github.com/dsh-go/dsh/session"
 )
 
 // netServer is an HTTP server on host loopback answering "hello from
@@ -389,6 +390,30 @@ print((time.perf_counter() - t) / 200 * 1e6)'`
 				total += us
 			}
 			b.ReportMetric(total/float64(b.N), "µs/conn")
+		})
+	}
+}
+
+// BenchmarkNetworkMapSessionStart: a session's first command, which makes
+// its scope: network: false (a namespace with lo) against a map (the
+// namespace set up: route, rules, the gateway's sockets).
+func BenchmarkNetworkMapSessionStart(b *testing.B) {
+	for _, kind := range []string{"off", "map"} {
+		b.Run(kind, func(b *testing.B) {
+			s := newSbx(b, config.BackendBwrap, config.SandboxWorkspaceWrite, func(c *config.Local) {
+				if kind == "map" {
+					m := pinned("deny")
+					c.Sandbox.Network = &config.Network{Map: &m}
+				}
+			})
+			for b.Loop() {
+				owner := session.New("bench", s.ws)
+				res := s.runSpec(bash.Request{Command: "true", Owner: owner})
+				owner.End()
+				if exitCode(res) != "0" {
+					b.Fatal(res.Stderr.Text)
+				}
+			}
 		})
 	}
 }
