@@ -138,8 +138,13 @@ type NetCall struct {
 	Ask func(ctx context.Context, host string, port int) NetAnswer
 
 	mu      sync.Mutex
-	refused []string
+	refused int      // connections
+	hosts   []string // their hosts, each once, in order, at most maxRefusedHosts
 }
+
+// maxRefusedHosts bounds what a NetCall keeps of its refusals: a command
+// may make refused connections without end.
+const maxRefusedHosts = 100
 
 // NetAnswer is the user's answer about a host.
 type NetAnswer int
@@ -157,19 +162,22 @@ const (
 // Refuse records a connection to host that was refused.
 func (n *NetCall) Refuse(host string) {
 	n.mu.Lock()
-	n.refused = append(n.refused, host)
-	n.mu.Unlock()
+	defer n.mu.Unlock()
+	n.refused++
+	if len(n.hosts) < maxRefusedHosts && !slices.Contains(n.hosts, host) {
+		n.hosts = append(n.hosts, host)
+	}
 }
 
-// Refused lists the hosts of the refused connections, one per connection,
-// in order.
-func (n *NetCall) Refused() []string {
+// Refused counts the refused connections and lists their hosts, each
+// once, in the order first refused (the first 100).
+func (n *NetCall) Refused() (count int, hosts []string) {
 	if n == nil {
-		return nil
+		return 0, nil
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return slices.Clone(n.refused)
+	return n.refused, slices.Clone(n.hosts)
 }
 
 // Owner is what an executor knows of who a command runs for: its id, its

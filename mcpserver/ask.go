@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -81,7 +82,16 @@ func (s *Server) asker(ss *mcp.ServerSession, params *mcp.CallToolParamsRaw, res
 		})
 	}
 	if res, ok := params.InputResponses[approvalInput].(*mcp.ElicitResult); ok && resumed {
-		return tool.AskerFunc(func(context.Context, tool.Question) (tool.Answer, error) { return answer(res), nil })
+		// The answer is to the question the call was suspended for, the
+		// first asked again: any later one (a command's network question)
+		// was never put to the user.
+		var used atomic.Bool
+		return tool.AskerFunc(func(context.Context, tool.Question) (tool.Answer, error) {
+			if used.Swap(true) {
+				return tool.Answer{}, tool.ErrSuspend
+			}
+			return answer(res), nil
+		})
 	}
 	return tool.AskerFunc(func(context.Context, tool.Question) (tool.Answer, error) { return tool.Answer{}, tool.ErrSuspend })
 }

@@ -61,21 +61,15 @@ func netCall(call tool.Call, command string) *bash.NetCall {
 // maxRefusedShown is how many hosts the refusal line names.
 const maxRefusedShown = 5
 
-// refusedLine is the line a result ends with when connections were
-// refused (exact, docs/spec.md §11.1): "[network: N connections refused:
-// host1, host2]", each host once, in the order first refused, at most
-// five then "and K more"; "" when none were.
-func refusedLine(hosts []string) string {
-	if len(hosts) == 0 {
+// refusedLine is the line of a result whose command had count
+// connections refused (exact, docs/spec.md §11.1): "[network: N
+// connections refused: host1, host2]", each host once, in the order
+// first refused, at most five then "and K more"; "" when none were.
+func refusedLine(count int, unique []string) string {
+	if count == 0 {
 		return ""
 	}
-	var unique []string
-	for _, h := range hosts {
-		if !slices.Contains(unique, h) {
-			unique = append(unique, h)
-		}
-	}
-	shown := unique
+	shown := slices.Clone(unique)
 	if len(shown) > maxRefusedShown {
 		shown = shown[:maxRefusedShown]
 	}
@@ -87,10 +81,10 @@ func refusedLine(hosts []string) string {
 		list += " and " + strconv.Itoa(more) + " more"
 	}
 	noun := " connections refused: "
-	if len(hosts) == 1 {
+	if count == 1 {
 		noun = " connection refused: "
 	}
-	return marker.NetworkOpen + strconv.Itoa(len(hosts)) + noun + list + "]"
+	return marker.NetworkOpen + strconv.Itoa(count) + noun + list + "]"
 }
 
 // joinLines joins the lines that are not empty.

@@ -29,7 +29,11 @@ func TestNetworkTexts(t *testing.T) {
 		{[]string{"a.example", "b.example", "a.example"}, "[network: 3 connections refused: a.example, b.example]"},
 		{[]string{"1", "2", "3", "4", "5", "6", "7"}, "[network: 7 connections refused: 1, 2, 3, 4, 5 and 2 more]"},
 	} {
-		if got := refusedLine(tc.hosts); got != tc.want {
+		n := &bash.NetCall{}
+		for _, h := range tc.hosts {
+			n.Refuse(h)
+		}
+		if got := refusedLine(n.Refused()); got != tc.want {
 			t.Errorf("refusedLine(%q) = %q, want %q", tc.hosts, got, tc.want)
 		}
 	}

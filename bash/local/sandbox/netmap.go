@@ -63,7 +63,7 @@ func (s *Sandbox) newNetGateway(sc *Scope, owner string) (*netGateway, error) {
 		socks.close()
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	rules, err := gateway.NewRules(*s.netMap, s.registries(sc.workspace))
+	rules, err := gateway.NewRules(*s.netMap, s.registries())
 	if err != nil {
 		socks.close()
 		return nil, err
@@ -83,23 +83,27 @@ func (s *Sandbox) newNetGateway(sc *Scope, owner string) (*netGateway, error) {
 	return ng, nil
 }
 
-// registries is the lazily read list of the tool registries' allow rules
-// for a session in workspace, when the map asks for them: reading runs
-// the user's tools, which must not delay the session's first command
-// unless it connects somewhere.
-func (s *Sandbox) registries(workspace string) func() []string {
+// registries is the lazily read list of the tool registries' allow
+// rules, when the map asks for them: reading runs the user's tools, which
+// must not delay a session's first command unless it connects somewhere.
+// They are the user's and the system's configuration, read once per
+// sandbox; never a project's: its .npmrc or .cargo/config.toml is the
+// sandbox's to write, so a command could allow itself a host.
+func (s *Sandbox) registries() func() []string {
 	if !s.netMap.ToolRegistries {
 		return nil
 	}
-	list := sync.OnceValue(func() []string {
-		var rules []string
-		for _, r := range gateway.ToolRegistries(context.Background(), gateway.RegistryEnv{Env: s.env, Home: s.home, Workspace: workspace}) {
-			rules = append(rules, r.Rule())
-		}
-		return rules
+	s.regsOnce.Do(func() {
+		s.regs = sync.OnceValue(func() []string {
+			var rules []string
+			for _, r := range gateway.ToolRegistries(context.Background(), gateway.RegistryEnv{Env: s.env, Home: s.home}) {
+				rules = append(rules, r.Rule())
+			}
+			return rules
+		})
 	})
-	go list()
-	return list
+	go s.regs()
+	return s.regs
 }
 
 func (ng *netGateway) close() {
@@ -117,7 +121,8 @@ func (ng *netGateway) enter(n *bash.NetCall) (leave func()) {
 	if ng == nil {
 		return func() {}
 	}
-	c := &gateway.Caller{}
+	done := make(chan struct{})
+	c := &gateway.Caller{Done: done}
 	if n != nil {
 		c.ID, c.Refused = n.ID, n.Refuse
 		if n.Ask != nil {
@@ -140,6 +145,12 @@ func (ng *netGateway) enter(n *bash.NetCall) (leave func()) {
 	return func() {
 		ng.mu.Lock()
 		defer ng.mu.Unlock()
+		select {
+		case <-done:
+			return // left already
+		default:
+			close(done) // its open question is withdrawn
+		}
 		for i, x := range ng.callers {
 			if x == c {
 				ng.callers = append(ng.callers[:i], ng.callers[i+1:]...)
@@ -254,7 +265,7 @@ func (s *Sandbox) netLines() []string {
 	}
 	lines := []string{line}
 	if m.ToolRegistries {
-		regs := gateway.ToolRegistries(context.Background(), gateway.RegistryEnv{Env: s.env, Home: s.home, Workspace: s.cwd})
+		regs := gateway.ToolRegistries(context.Background(), gateway.RegistryEnv{Env: s.env, Home: s.home})
 		if len(regs) == 0 {
 			lines = append(lines, "registry: none found (toolRegistries)")
 		}

@@ -33,6 +33,8 @@ type Sandbox struct {
 	askFallback string
 	netAudit    func(owner string, r gateway.Record)
 	helper      string // local.sandbox.helper
+	regsOnce    sync.Once
+	regs        func() []string // the tool registries' rules (netmap.go)
 	protect     []string
 	hide        []string // expanded, not resolved: an entry may appear later
 	dshHide     []string // the entries of hide that are dsh's own (Options.Hide)

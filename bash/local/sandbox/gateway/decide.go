@@ -87,6 +87,24 @@ func (g *Gateway) askUser(caller Caller, host string, port int) (bool, string) {
 	}
 	ctx, cancel := context.WithTimeout(g.ctx, timeout)
 	defer cancel()
+	if caller.Done != nil {
+		// The question goes when its command does.
+		go func() {
+			select {
+			case <-caller.Done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	// One question of the session at a time: a command cannot flood the
+	// user with questions; the wait counts against the timeout.
+	select {
+	case g.questions <- struct{}{}:
+		defer func() { <-g.questions }()
+	case <-ctx.Done():
+		return false, ruleDismissed
+	}
 	accepted, err := caller.Ask(ctx, host, port)
 	switch {
 	case err == nil:

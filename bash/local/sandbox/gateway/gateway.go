@@ -17,6 +17,9 @@ import (
 type Caller struct {
 	// ID is the call's or task's id, for the audit.
 	ID string
+	// Done is closed when the command has ended: a question about its
+	// connection is withdrawn then. nil: never.
+	Done <-chan struct{}
 	// Ask asks the user whether the command may reach host:port; nil, or
 	// an error, when nobody can be asked (askFallback applies).
 	Ask func(ctx context.Context, host string, port int) (accepted bool, err error)
@@ -72,7 +75,16 @@ type Gateway struct {
 	asking     map[string]*pending
 	conns      map[net.Conn]struct{}
 	closed     bool
+	lastWarn   time.Time // of accept failures, at most one a second
+	// questions lets one question of the session be open at a time.
+	questions chan struct{}
 }
+
+// MaxConns bounds a session's connections through the gateway, the
+// commands' and the upstream ones together (two per connection made): a
+// command cannot take dsh's file descriptors from the other sessions.
+// Past it a new connection is reset at once and audited as refused.
+const MaxConns = 2048
 
 // pending is a question being asked: connections to the same host:port
 // wait for its answer.
@@ -104,7 +116,8 @@ func New(cfg Config) *Gateway {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	g := &Gateway{cfg: cfg, remembered: map[string]bool{}, asking: map[string]*pending{}, conns: map[net.Conn]struct{}{}}
+	g := &Gateway{cfg: cfg, remembered: map[string]bool{}, asking: map[string]*pending{}, conns: map[net.Conn]struct{}{},
+		questions: make(chan struct{}, 1)}
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	return g
 }
@@ -119,7 +132,7 @@ func (g *Gateway) Serve(l *net.TCPListener) error {
 				return nil
 			}
 			// Out of fds, say: wait rather than spin; the session goes on.
-			g.cfg.Log.Warn("network gateway: accept", "err", err)
+			g.warnAccept(err)
 			select {
 			case <-time.After(50 * time.Millisecond):
 			case <-g.ctx.Done():
@@ -127,9 +140,13 @@ func (g *Gateway) Serve(l *net.TCPListener) error {
 			}
 			continue
 		}
-		if !g.track(c) {
+		switch g.admit(c) {
+		case closed:
 			c.Close()
 			return nil
+		case full:
+			g.overLimit(c)
+			continue
 		}
 		g.wg.Add(1)
 		go func() {
@@ -158,6 +175,31 @@ func (g *Gateway) Close() {
 	g.wg.Wait()
 }
 
+// admission is what admit decided.
+type admission int
+
+const (
+	admitted admission = iota
+	closed
+	full
+)
+
+// admit tracks a connection the command made, unless the gateway is
+// closed or the session has MaxConns.
+func (g *Gateway) admit(c net.Conn) admission {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.closed:
+		return closed
+	case len(g.conns) >= MaxConns:
+		return full
+	}
+	g.conns[c] = struct{}{}
+	return admitted
+}
+
+// track tracks an upstream connection; false when the gateway closed.
 func (g *Gateway) track(c net.Conn) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -166,6 +208,27 @@ func (g *Gateway) track(c net.Conn) bool {
 	}
 	g.conns[c] = struct{}{}
 	return true
+}
+
+// overLimit resets a connection past MaxConns and audits it.
+func (g *Gateway) overLimit(c *net.TCPConn) {
+	_ = c.SetLinger(0)
+	c.Close()
+	g.audit(Record{Host: "?", Decision: Deny, Rule: "limit: " + strconv.Itoa(MaxConns) + " connections"})
+}
+
+// warnAccept logs a failed accept, at most once a second.
+func (g *Gateway) warnAccept(err error) {
+	g.mu.Lock()
+	now := time.Now()
+	warn := now.Sub(g.lastWarn) >= time.Second
+	if warn {
+		g.lastWarn = now
+	}
+	g.mu.Unlock()
+	if warn {
+		g.cfg.Log.Warn("network gateway: accept", "err", err)
+	}
 }
 
 func (g *Gateway) untrack(c net.Conn) {

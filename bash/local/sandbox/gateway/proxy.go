@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -21,14 +22,18 @@ const proxyReadTimeout = 30 * time.Second
 // and port.
 func (g *Gateway) proxy(c *net.TCPConn, caller Caller) {
 	start := time.Now()
-	br := bufio.NewReaderSize(c, 4096)
+	// The request line and headers are bounded: http.ReadRequest alone
+	// would read headers for as long as the client sends them.
+	head := &io.LimitedReader{R: c, N: maxProxyHeader}
+	br := bufio.NewReaderSize(head, 4096)
 	_ = c.SetReadDeadline(start.Add(proxyReadTimeout))
 	req, err := http.ReadRequest(br)
 	_ = c.SetReadDeadline(time.Time{})
 	if err != nil {
-		proxyReply(c, http.StatusBadRequest, "dsh: not an HTTP proxy request")
+		proxyReply(c, http.StatusBadRequest, "dsh: not an HTTP proxy request (or headers over 64 KiB)")
 		return
 	}
+	head.N = math.MaxInt64 // a body, or the tunnel's first bytes
 	host, port, err := proxyTarget(req)
 	if err != nil {
 		proxyReply(c, http.StatusBadRequest, "dsh: "+err.Error())
@@ -58,6 +63,7 @@ func (g *Gateway) proxy(c *net.TCPConn, caller Caller) {
 	if req.Method == http.MethodConnect {
 		if _, err := c.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
 			up.Close()
+			g.auditFailed(&rec, start, err)
 			return
 		}
 		head, _ := br.Peek(br.Buffered())
@@ -73,14 +79,45 @@ func (g *Gateway) proxy(c *net.TCPConn, caller Caller) {
 	sent.w = up
 	if err := req.Write(&sent); err != nil {
 		up.Close()
+		rec.BytesUp = sent.n
+		g.auditFailed(&rec, start, err)
 		return
 	}
 	rec.BytesUp = sent.n
 	g.carry(c, nil, up, &rec, start)
 }
 
-// proxyTarget is the host and port a proxy request is for.
+// maxProxyHeader bounds a proxy request's line and headers.
+const maxProxyHeader = 64 << 10
+
+// auditFailed records an allowed proxy connection that failed after the
+// dial: what it sent still counts.
+func (g *Gateway) auditFailed(rec *Record, start time.Time, err error) {
+	rec.Decision = Allow
+	rec.Rule += "; failed: " + err.Error()
+	rec.Duration = time.Since(start)
+	g.audit(*rec)
+}
+
+// proxyTarget is the host and port a proxy request is for: a name in
+// the form the rules compare (lower case, no final dot), so that another
+// spelling is neither another question nor another rule's match.
 func proxyTarget(req *http.Request) (string, int, error) {
+	host, port, err := proxyHostPort(req)
+	if err != nil {
+		return "", 0, err
+	}
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a.Unmap().String(), port, nil
+	}
+	name, ok := canonical(host)
+	if !ok {
+		return "", 0, fmt.Errorf("%q is not a host name", host)
+	}
+	return name, port, nil
+}
+
+func proxyHostPort(req *http.Request) (string, int, error) {
 	if req.Method == http.MethodConnect {
 		host, p, err := net.SplitHostPort(req.Host)
 		port, perr := strconv.Atoi(p)
