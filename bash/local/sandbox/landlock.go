@@ -132,8 +132,9 @@ func (l *landlockBackend) limits(s *Sandbox) []string {
 		"Unix sockets: none can be made (seccomp); no pid namespace: commands see other processes",
 	}
 	if s.netMap != nil {
-		out = append(out, "network map: only proxy clients reach anything; UDP and raw sockets cannot be made (seccomp), so names resolve only through the proxy;"+
-			" no TCP connection but to the gateway's port (Landlock rules name a port, not an address), so not to a session's own servers on loopback either")
+		out = append(out,
+			"network map: only proxy clients reach anything: no TCP connection but to the session's gateway port, loopback servers included; no UDP, raw or MPTCP socket (seccomp), so no DNS",
+			"network map: Landlock's rules name a port, not an address: a connection to the gateway's port number on another host is not stopped")
 	}
 	if l.abi < 6 {
 		out = append(out, "Landlock ABI "+strconv.Itoa(l.abi)+" cannot stop commands signalling processes outside the sandbox (needs 6)")
