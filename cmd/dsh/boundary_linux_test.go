@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
 	"github.com/dsh-go/dsh/internal/proctest"
 )
 
@@ -154,9 +156,10 @@ func TestDoctorSandboxBoundary(t *testing.T) {
 				"\n  hidden (dsh): " + audit + "\n",
 				"\n  hidden (dsh): " + filepath.Dir(conf) + " (the config file's directory", "\n  hidden (dsh): ",
 				"\n  hidden: /run"}
-			// The default network: by domain with bwrap (root), off with
-			// Landlock, which cannot do a map.
-			if backend == "bwrap" {
+			// The default network: by domain with bwrap (root) and with
+			// Landlock from ABI 4, its first with network rules; off with
+			// an older Landlock, which cannot do a map.
+			if abi, _ := llsys.LandlockGetABIVersion(); backend == "bwrap" || abi >= 4 {
 				want = append(want, "\n  network: by domain")
 			} else {
 				want = append(want, "\n  network: off;")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/internal/proctest"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -102,10 +103,11 @@ func endToEndSandbox(t *testing.T, cfg, backend string) {
 	}
 	// The hint line: for a write outside the workspace, not for an
 	// ordinary failure.
-	// The network is by domain with bwrap (the default map), off with
-	// Landlock, where the default map cannot be done.
+	// The network is by domain with bwrap and with Landlock from ABI 4
+	// (the default map), off with an older Landlock, where the default
+	// map cannot be done.
 	hint := "[sandbox: writes outside the workspace and network access are blocked; if the sandbox caused this, retry with dangerouslyDisableSandbox: true to ask the user]"
-	if backend == "bwrap" {
+	if abi, _ := llsys.LandlockGetABIVersion(); backend == "bwrap" || abi >= 4 {
 		hint = "[sandbox: writes outside the workspace are blocked; if the sandbox caused this, retry with dangerouslyDisableSandbox: true to ask the user]"
 	}
 	if got := call(map[string]any{"command": "echo x > /etc/dsh-e2e"}); !strings.HasSuffix(got, "\n"+hint+"\n[exit code: 1]") {

@@ -96,6 +96,16 @@
 //   - Landlock needs ABI 3 (truncation is controlled from there on); it
 //     refuses allowSockets (below ABI 9 it cannot tell Unix sockets
 //     apart, so none can be made).
+//   - A network map with Landlock (ABI 4, its first with network rules;
+//     refused below): no namespace to capture connections in, so each
+//     session's gateway listens on the host's loopback and commands get
+//     the proxy variables; their ruleset allows TCP connect to that port
+//     alone, and seccomp refuses every other IP socket (UDP, raw,
+//     MPTCP), which Landlock does not cover. A program that ignores the
+//     proxy variables fails closed. Landlock's rules name a port, not an
+//     address: the gateway's port number on another host is not stopped.
+//   - seccomp matches socket's arguments on their low 32 bits, as the
+//     kernel reads them: bits set above must not slip a family past.
 //   - local.sandbox.helper's protocol: `HELPER SHELL ARGV…` with
 //     HelperEnv=1, the ruleset on fd 4 and the seccomp program on fd 6;
 //     [HelperMain] is its other end, and dsh's main calls it, so the dsh

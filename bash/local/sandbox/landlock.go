@@ -29,6 +29,10 @@ import (
 // could be emptied with truncate(2) from inside.
 const minLandlockABI = 3
 
+// landlockABI reads the kernel's Landlock ABI; a test fakes an older one,
+// which this kernel cannot be made to offer.
+var landlockABI = llsys.LandlockGetABIVersion
+
 // landlockBackend is Landlock at the ABI this kernel offers.
 type landlockBackend struct {
 	abi     int
@@ -45,7 +49,7 @@ type landlockBackend struct {
 // newLandlock checks that the kernel's Landlock can enforce what cfg
 // asks: never a best effort that silently enforces less.
 func newLandlock(s *Sandbox, helper string) (*landlockBackend, error) {
-	abi, err := llsys.LandlockGetABIVersion()
+	abi, err := landlockABI()
 	if err != nil {
 		abi = 0
 	}
@@ -60,7 +64,10 @@ func newLandlock(s *Sandbox, helper string) (*landlockBackend, error) {
 	if abi >= 6 {
 		l.scoped = llsys.ScopeSignal | llsys.ScopeAbstractUnixSocket
 	}
-	spec := filterSpec{denyIP: !s.network, denyUnix: true}
+	// A map stays only where Landlock has network rules (checkNetMap);
+	// the map a config implied becomes network: false below.
+	mapped := s.netMap != nil && l.netMapWhy() == ""
+	spec := filterSpec{denyIP: !s.network && !mapped, tcpOnly: mapped, denyUnix: true}
 	if l.filter, err = spec.program(); err != nil {
 		return nil, err
 	}
@@ -124,6 +131,11 @@ func (l *landlockBackend) limits(s *Sandbox) []string {
 		tmp + "; TMPDIR is a private directory",
 		"Unix sockets: none can be made (seccomp); no pid namespace: commands see other processes",
 	}
+	if s.netMap != nil {
+		out = append(out,
+			"network map: only proxy clients reach anything: no TCP connection but to the session's gateway port, loopback servers included; no UDP, raw or MPTCP socket (seccomp), so no DNS",
+			"network map: Landlock's rules name a port, not an address: a connection to the gateway's port number on another host is not stopped")
+	}
 	if l.abi < 6 {
 		out = append(out, "Landlock ABI "+strconv.Itoa(l.abi)+" cannot stop commands signalling processes outside the sandbox (needs 6)")
 	}
@@ -150,7 +162,11 @@ func (l *landlockBackend) start(s *Sandbox, c Command) (*Started, error) {
 	if c.Script != nil {
 		extra = []*os.File{c.Script}
 	}
-	cmd := c.cmd(c.Shell, c.Args, s.commandEnv(c.Env, tmp), c.Dir, extra)
+	env := s.commandEnv(c.Env, tmp)
+	if c.Scope != nil {
+		env = append(env, c.Scope.gw.proxyEnv()...)
+	}
+	cmd := c.cmd(c.Shell, c.Args, env, c.Dir, extra)
 	release := func() {}
 	if l.helper != "" {
 		err = l.startHelper(cmd, ruleset)
@@ -260,12 +276,21 @@ func (l *landlockBackend) tmpDir(s *Sandbox, c Command) (string, func(), error) 
 	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
 
-// ruleset builds c's ruleset from its view (landlockGrants).
+// ruleset builds c's ruleset from its view (landlockGrants) and, with a
+// network map, its session's gateway port: TCP connect is handled, bind
+// is not (a dev server may listen).
 func (l *landlockBackend) ruleset(s *Sandbox, c Command, ws, tmp string) (int, error) {
 	attr := llsys.RulesetAttr{HandledAccessFS: l.handled, Scoped: l.scoped}
+	if s.netMap != nil {
+		attr.HandledAccessNet = llsys.AccessNetConnectTCP
+	}
 	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
 	if err != nil {
 		return -1, fmt.Errorf("landlock: %w", err)
+	}
+	if err := l.addNetRules(fd, c); err != nil {
+		_ = unix.Close(fd)
+		return -1, err
 	}
 	for p, rights := range s.landlockGrants(c, s.newView(c, ws, s.runDirs), tmp) {
 		if err := l.grant(fd, p, rights); err != nil {

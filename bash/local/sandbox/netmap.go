@@ -2,9 +2,11 @@
 
 package sandbox
 
-// Network by domain for bwrap (docs/spec.md §11.1): each session's
+// Network by domain (docs/spec.md §11.1): with bwrap, each session's
 // namespace gets a gateway (package gateway) that its commands' lookups
-// and TCP connections reach, whether or not they honour HTTP_PROXY.
+// and TCP connections reach, whether or not they honour HTTP_PROXY; with
+// Landlock, the gateway is on the host's loopback and only proxy clients
+// reach anything (netmap_landlock.go).
 
 import (
 	"context"
@@ -41,22 +43,12 @@ var errCannotAsk = errors.New("nobody can be asked")
 // resolvConfText points a command's resolver at the gateway's.
 const resolvConfText = "nameserver 127.0.0.1\noptions timeout:2 attempts:2\n"
 
-// newNetGateway starts the gateway of a scope whose namespace sc.net is,
-// when the network is a map; nil otherwise.
+// newNetGateway starts the gateway of a scope, when the network is a
+// map; nil otherwise.
 func (s *Sandbox) newNetGateway(sc *Scope, owner string) (*netGateway, error) {
-	if s.netMap == nil || sc.net == nil {
-		return nil, nil
-	}
-	socks := sc.net.socks // a holder set its namespace up
-	if socks == nil {
-		err := inNetns(sc.net.fd, func() error {
-			var err error
-			socks, err = setupNetns(sc.net.fd)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
+	socks, err := s.gatewaySockets(sc)
+	if socks == nil || err != nil {
+		return nil, err
 	}
 	ng := &netGateway{socks: socks, port: socks.tcp.Addr().(*net.TCPAddr).Port, resolv: filepath.Join(sc.dir, "resolv.conf")}
 	if err := os.WriteFile(ng.resolv, []byte(resolvConfText), 0o444); err != nil {
@@ -77,10 +69,37 @@ func (s *Sandbox) newNetGateway(sc *Scope, owner string) (*netGateway, error) {
 			}
 		},
 	})
-	ng.wg.Add(2)
+	ng.wg.Add(1)
 	go func() { defer ng.wg.Done(); _ = ng.gw.Serve(socks.tcp) }()
-	go func() { defer ng.wg.Done(); _ = ng.gw.ServeDNS(socks.dns) }()
+	if socks.dns != nil { // none with Landlock
+		ng.wg.Add(1)
+		go func() { defer ng.wg.Done(); _ = ng.gw.ServeDNS(socks.dns) }()
+	}
 	return ng, nil
+}
+
+// gatewaySockets opens the listeners of sc's gateway: in its namespace
+// sc.net (bwrap; a holder opened them already), or on the host's
+// loopback (Landlock, which has none); nil without a map, or without a
+// namespace to capture connections in.
+func (s *Sandbox) gatewaySockets(sc *Scope) (*gatewaySockets, error) {
+	switch {
+	case s.netMap == nil:
+		return nil, nil
+	case s.landlock != nil:
+		return landlockGatewaySockets()
+	case sc.net == nil:
+		return nil, nil
+	case sc.net.socks != nil:
+		return sc.net.socks, nil // a holder set its namespace up
+	}
+	var socks *gatewaySockets
+	err := inNetns(sc.net.fd, func() error {
+		var err error
+		socks, err = setupNetns(sc.net.fd)
+		return err
+	})
+	return socks, err
 }
 
 // registries is the lazily read list of the tool registries' allow
@@ -247,6 +266,9 @@ func (ng *netGateway) resolvMount(a []string) []string {
 func (s *Sandbox) netLines() []string {
 	m := s.netMap.WithDefaults()
 	line := "network: by domain, per session (nftables redirect to dsh's gateway, dsh's resolver); default " + m.Default
+	if s.landlock != nil {
+		line = "network: by domain, per session, through the proxy variables only (Landlock: TCP connections only to the port of dsh's gateway on loopback); default " + m.Default
+	}
 	for _, l := range []struct {
 		key  string
 		list []string

@@ -26,11 +26,15 @@ import (
 var deniedAlways = []string{"io_uring_setup", "io_uring_enter", "io_uring_register",
 	"keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd"}
 
-// filterSpec says which socket families a filter refuses, for the landlock
-// backend, which has no network namespace and, below Landlock ABI 9, no
-// control of Unix sockets.
+// filterSpec says which sockets a filter refuses, for the landlock
+// backend, which has no network namespace, no control of UDP and, below
+// Landlock ABI 9, none of Unix sockets.
 type filterSpec struct {
-	denyIP   bool // AF_INET, AF_INET6: network: false
+	denyIP bool // AF_INET, AF_INET6: network: false
+	// tcpOnly refuses AF_INET and AF_INET6 sockets but TCP ones: with a
+	// network map, Landlock's rules decide TCP connections only, so a
+	// UDP, raw or MPTCP socket would reach anywhere.
+	tcpOnly  bool
 	denyUnix bool // AF_UNIX sockets (socketpair stays): no host socket is reachable
 }
 
@@ -38,20 +42,54 @@ type filterSpec struct {
 // denied calls.
 func (spec filterSpec) policy() seccomp.Policy {
 	group := seccomp.SyscallGroup{Names: deniedAlways, Action: seccomp.ActionErrno}
-	var families []uint64
+	var refused [][]seccomp.Condition
 	if spec.denyIP {
-		families = append(families, unix.AF_INET, unix.AF_INET6)
+		refused = append(refused, lowIs(0, unix.AF_INET), lowIs(0, unix.AF_INET6))
+	}
+	if spec.tcpOnly {
+		refused = append(refused, notTCP(unix.AF_INET)...)
+		refused = append(refused, notTCP(unix.AF_INET6)...)
 	}
 	if spec.denyUnix {
-		families = append(families, unix.AF_UNIX)
+		refused = append(refused, lowIs(0, unix.AF_UNIX))
 	}
-	for _, f := range families {
-		group.NamesWithCondtions = append(group.NamesWithCondtions, seccomp.NameWithConditions{
-			Name:       "socket",
-			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: f}},
-		})
+	for _, c := range refused {
+		group.NamesWithCondtions = append(group.NamesWithCondtions, seccomp.NameWithConditions{Name: "socket", Conditions: c})
 	}
 	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{group}}
+}
+
+// lowIs matches argument arg whose low 32 bits are v. socket's arguments
+// are ints: the kernel reads the low half of each register, so a match
+// on all 64 bits (seccomp.Equal) misses AF_INET with a bit set above.
+// Bit tests of a value below 2^32 ignore the high half.
+func lowIs(arg uint32, v uint32) []seccomp.Condition {
+	c := []seccomp.Condition{{Argument: arg, Operation: seccomp.BitsNotSet, Value: uint64(^v)}}
+	for b := uint32(1); b != 0; b <<= 1 {
+		if v&b != 0 {
+			c = append(c, seccomp.Condition{Argument: arg, Operation: seccomp.BitsSet, Value: uint64(b)})
+		}
+	}
+	return c
+}
+
+// notTCP are the ways socket(family, type, protocol) is not TCP, each a
+// list of conditions that must all hold. The type's low four bits (the
+// others are SOCK_NONBLOCK and SOCK_CLOEXEC) are not SOCK_STREAM (1):
+// one of bits 1-3 is set, or bit 0 is clear. The protocol is neither 0
+// nor IPPROTO_TCP (6), which an MPTCP stream would pass Landlock with:
+// a bit but 1 and 2 is set, or it is 2 or 4.
+func notTCP(family uint32) [][]seccomp.Condition {
+	cond := func(arg uint32, op seccomp.Operation, v uint64) []seccomp.Condition {
+		return append(lowIs(0, family), seccomp.Condition{Argument: arg, Operation: op, Value: v})
+	}
+	return [][]seccomp.Condition{
+		cond(1, seccomp.BitsSet, 0xe),
+		cond(1, seccomp.BitsNotSet, 0x1),
+		cond(2, seccomp.BitsSet, 0xffffffff&^0x6),
+		append(lowIs(0, family), lowIs(2, 2)...),
+		append(lowIs(0, family), lowIs(2, 4)...),
+	}
 }
 
 // program assembles spec's filter as raw BPF, with a guard in front: a
