@@ -20,6 +20,9 @@ const (
 	OptionAllowOnce   acpsdk.PermissionOptionId = "allow_once"
 	OptionAllowAlways acpsdk.PermissionOptionId = "allow_always"
 	OptionRejectOnce  acpsdk.PermissionOptionId = "reject_once"
+	// OptionRejectAlways: a question whose answer holds for the session
+	// (tool.Question.ForSession).
+	OptionRejectAlways acpsdk.PermissionOptionId = "reject_always"
 )
 
 // PermissionRequester sends session/request_permission; an
@@ -45,13 +48,27 @@ func NewAsker(conn PermissionRequester, session acpsdk.SessionId, callID string)
 // options.
 func PermissionRequest(session acpsdk.SessionId, callID string, q tool.Question) acpsdk.RequestPermissionRequest {
 	title := "Run this command?"
+	if q.Title != "" {
+		title = q.Title
+	}
 	options := []acpsdk.PermissionOption{{OptionId: OptionAllowOnce, Kind: acpsdk.PermissionOptionKindAllowOnce, Name: "Allow once"}}
+	if q.ForSession {
+		options = []acpsdk.PermissionOption{
+			{OptionId: OptionAllowAlways, Kind: acpsdk.PermissionOptionKindAllowAlways, Name: "Allow for this session"},
+			{OptionId: OptionRejectAlways, Kind: acpsdk.PermissionOptionKindRejectAlways, Name: "Reject for this session"},
+		}
+		return permissionRequest(session, callID, title, options, q)
+	}
 	if len(q.Remember) > 0 {
 		options = append(options, acpsdk.PermissionOption{
 			OptionId: OptionAllowAlways, Kind: acpsdk.PermissionOptionKindAllowAlways, Name: q.RememberTitle(),
 		})
 	}
 	options = append(options, acpsdk.PermissionOption{OptionId: OptionRejectOnce, Kind: acpsdk.PermissionOptionKindRejectOnce, Name: "Reject"})
+	return permissionRequest(session, callID, title, options, q)
+}
+
+func permissionRequest(session acpsdk.SessionId, callID, title string, options []acpsdk.PermissionOption, q tool.Question) acpsdk.RequestPermissionRequest {
 	return acpsdk.RequestPermissionRequest{
 		SessionId: session,
 		Options:   options,
@@ -74,7 +91,7 @@ func PermissionAnswer(resp acpsdk.RequestPermissionResponse) tool.Answer {
 		return tool.Answer{Choice: tool.Accepted}
 	case OptionAllowAlways:
 		return tool.Answer{Choice: tool.Accepted, Remember: true}
-	case OptionRejectOnce:
+	case OptionRejectOnce, OptionRejectAlways:
 		return tool.Answer{Choice: tool.Declined}
 	}
 	return tool.Answer{Choice: tool.Dismissed}

@@ -54,6 +54,17 @@ func TestPermissionRequest(t *testing.T) {
 	}
 }
 
+// A question whose answer holds for the session (a host) has its own
+// title and offers no "once".
+func TestPermissionRequestForSession(t *testing.T) {
+	r := acp.PermissionRequest("s", "c", tool.Question{Message: "Allow network access to h.example:443 for this session? (command: x)",
+		Title: "Allow network access?", ForSession: true})
+	if *r.ToolCall.Title != "Allow network access?" || len(r.Options) != 2 ||
+		r.Options[0].Name != "Allow for this session" || r.Options[1].Name != "Reject for this session" {
+		t.Errorf("request %+v", r)
+	}
+}
+
 func TestPermissionAnswer(t *testing.T) {
 	selected := func(id acpsdk.PermissionOptionId) acpsdk.RequestPermissionResponse {
 		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Selected: &acpsdk.RequestPermissionOutcomeSelected{OptionId: id, Outcome: "selected"}}}
@@ -65,6 +76,7 @@ func TestPermissionAnswer(t *testing.T) {
 		{selected(acp.OptionAllowOnce), tool.Answer{Choice: tool.Accepted}},
 		{selected(acp.OptionAllowAlways), tool.Answer{Choice: tool.Accepted, Remember: true}},
 		{selected(acp.OptionRejectOnce), tool.Answer{Choice: tool.Declined}},
+		{selected(acp.OptionRejectAlways), tool.Answer{Choice: tool.Declined}},
 		{selected("something-else"), tool.Answer{Choice: tool.Dismissed}},
 		{acpsdk.RequestPermissionResponse{Outcome: acpsdk.RequestPermissionOutcome{Cancelled: &acpsdk.RequestPermissionOutcomeCancelled{Outcome: "cancelled"}}}, tool.Answer{Choice: tool.Dismissed}},
 	} {

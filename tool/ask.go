@@ -25,6 +25,12 @@ type Question struct {
 	// Remember, when not empty, offers to allow these rules for the rest
 	// of the session (and the front end shows them); empty: not offered.
 	Remember []string
+	// Title, when set, is the question's title where the front end shows
+	// one ("Run this command?" otherwise); ForSession says that the
+	// answer, yes or no, holds for the rest of the session (a question
+	// about a host), so a front end offers no "once".
+	Title      string
+	ForSession bool
 	// Resume is what the steps before the question settled, set when the
 	// call is suspended (Suspend): the front end hands it back with the
 	// repeated call (Call.Resume), so that the answer applies to what was

@@ -423,3 +423,50 @@ func refusedOf(n *bash.NetCall) []string {
 	_, hosts := n.Refused()
 	return hosts
 }
+
+// A command cannot allow itself a host by writing the workspace's .npmrc
+// (toolRegistries reads only the user's and the system's configuration).
+func TestSandboxNetworkMapProjectFilesAllowNothing(t *testing.T) {
+	port := netServer(t, "exfil")
+	m := config.NetworkMap{Default: "deny", ToolRegistries: true,
+		Hosts: map[string]string{"exfil.test": "127.0.0.1"}, AllowAddresses: []string{"127.0.0.1/32"}}
+	s, _ := netSbx(t, m)
+	s.run(fmt.Sprintf("printf 'registry=http://exfil.test:%d/\\n' > .npmrc; mkdir -p .cargo; printf '[registries.x]\\nindex = \"http://exfil.test:%d/\"\\n' > .cargo/config.toml", port, port))
+	owner := session.New("second", s.ws)
+	defer owner.End()
+	res := s.runSpec(bash.Request{Command: fmt.Sprintf(clients[1], "exfil.test", port), Owner: owner})
+	if strings.Contains(res.Stdout.Text, "hello from exfil") {
+		t.Errorf("a host a sandboxed command named in the workspace's .npmrc was allowed")
+	}
+}
+
+// A command's refusals are kept bounded: a count and its first hosts.
+func TestSandboxNetworkMapRefusalsBounded(t *testing.T) {
+	s, _ := netSbx(t, pinned("deny"))
+	n := &bash.NetCall{ID: "c"}
+	s.runSpec(bash.Request{Command: `for i in $(seq 300); do : 2>/dev/null </dev/tcp/192.0.2.$((i%250+1))/9; done`, Owner: s.owner, Net: n})
+	count, hosts := n.Refused()
+	if count != 300 || len(hosts) != 100 {
+		t.Errorf("refused %d, hosts %d (%q…), want 300 and the first 100", count, len(hosts), hosts[:min(3, len(hosts))])
+	}
+}
+
+// A question about a host is withdrawn when its command ends: it does
+// not outlive the call.
+func TestSandboxNetworkMapQuestionEndsWithItsCommand(t *testing.T) {
+	port := netServer(t, "asked")
+	s, _ := netSbx(t, pinned("ask"))
+	withdrawn := make(chan struct{})
+	n := &bash.NetCall{ID: "c", Ask: func(ctx context.Context, host string, p int) bash.NetAnswer {
+		<-ctx.Done()
+		close(withdrawn)
+		return bash.NetDismissed
+	}}
+	ms := float64(proctest.Scale(time.Second) / time.Millisecond)
+	s.runSpec(bash.Request{Command: fmt.Sprintf("curl -sS --noproxy '*' http://unknown.test:%d/", port), Owner: s.owner, Net: n, TimeoutMs: &ms})
+	select {
+	case <-withdrawn:
+	case <-time.After(proctest.Scale(5 * time.Second)):
+		t.Error("the question outlived its command")
+	}
+}

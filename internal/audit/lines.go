@@ -174,8 +174,8 @@ type NetLine struct {
 	Address    string `json:"address,omitempty"`
 	Decision   string `json:"decision"`
 	Rule       string `json:"rule"`
-	BytesUp    int64  `json:"bytesUp"`
-	BytesDown  int64  `json:"bytesDown"`
+	BytesUp    int64  `json:"bytesUp,omitempty"`
+	BytesDown  int64  `json:"bytesDown,omitempty"`
 	DurationMs int64  `json:"durationMs"`
 }
 

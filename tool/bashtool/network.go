@@ -38,7 +38,8 @@ func netCall(call tool.Call, command string) *bash.NetCall {
 	asker := call.Asker
 	n.Ask = func(ctx context.Context, host string, port int) bash.NetAnswer {
 		q := netQuestion(host, port, command)
-		a, err := asker.Ask(ctx, tool.Question{Message: q, Reason: "network access to " + host + ":" + strconv.Itoa(port)})
+		a, err := asker.Ask(ctx, tool.Question{Message: q, Reason: "network access to " + host + ":" + strconv.Itoa(port),
+			Title: "Allow network access?", ForSession: true})
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return bash.NetDismissed
