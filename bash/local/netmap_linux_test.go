@@ -472,7 +472,8 @@ func TestSandboxNetworkMapProjectFilesAllowNothing(t *testing.T) {
 func TestSandboxNetworkMapRefusalsBounded(t *testing.T) {
 	s, _ := netSbx(t, pinned("deny"))
 	n := &bash.NetCall{ID: "c"}
-	s.runSpec(bash.Request{Command: `for i in $(seq 300); do : 2>/dev/null </dev/tcp/192.0.2.$((i%250+1))/9; done`, Owner: s.owner, Net: n})
+	// cat waits for each reset, so every refusal is in before the end.
+	s.runSpec(bash.Request{Command: `for i in $(seq 300); do cat 2>/dev/null </dev/tcp/192.0.2.$((i%250+1))/9; done`, Owner: s.owner, Net: n})
 	count, hosts := n.Refused()
 	if count != 300 || len(hosts) != 100 {
 		t.Errorf("refused %d, hosts %d (%q…), want 300 and the first 100", count, len(hosts), hosts[:min(3, len(hosts))])

@@ -347,13 +347,15 @@ func (g *Gateway) dial(a netip.AddrPort, rec *Record) net.Conn {
 // refuse ends a refused connection with a reset, so that the command
 // fails at once, and records it.
 func (g *Gateway) refuse(c *net.TCPConn, caller Caller, rec *Record, start time.Time) {
+	// Recorded before the reset: a command that waits for it ends after
+	// its refusal is in the call's result.
+	if caller.Refused != nil {
+		caller.Refused(rec.Host)
+	}
 	_ = c.SetLinger(0)
 	c.Close()
 	rec.Decision = Deny
 	rec.Duration = time.Since(start)
-	if caller.Refused != nil {
-		caller.Refused(rec.Host)
-	}
 	g.audit(*rec)
 }
 
