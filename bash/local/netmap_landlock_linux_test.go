@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,25 +20,16 @@ import (
 
 // landlockNetSbx is a sandbox of the landlock backend b whose network is
 // m, with its audit records; skipped where Landlock has no network rules.
-func landlockNetSbx(t *testing.T, b string, m config.NetworkMap) (*sbx, func() []gateway.Record) {
+func landlockNetSbx(t *testing.T, b string, m config.NetworkMap) (*sbx, func(n int) []gateway.Record) {
 	t.Helper()
 	if abi, _ := llsys.LandlockGetABIVersion(); abi < 4 {
 		t.Skipf("SKIP-REASON: Landlock ABI %d has no network rules (needs 4, Linux 6.7)", abi)
 	}
-	var mu sync.Mutex
-	var recs []gateway.Record
+	log := &auditLog{}
 	s := newSbx(t, b, config.SandboxWorkspaceWrite, func(c *config.Local) {
 		c.Sandbox.Network = &config.Network{Map: &m}
-	}, WithNetwork(NetOptions{AskFallback: "deny", Audit: func(_ string, r gateway.Record) {
-		mu.Lock()
-		recs = append(recs, r)
-		mu.Unlock()
-	}}))
-	return s, func() []gateway.Record {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]gateway.Record(nil), recs...)
-	}
+	}, WithNetwork(NetOptions{AskFallback: "deny", Audit: log.add}))
+	return s, log.wait
 }
 
 // TestLandlockNetworkMapProxy: a proxy client reaches an allowed name,
@@ -60,7 +50,7 @@ func TestLandlockNetworkMapProxy(t *testing.T) {
 			if res.Stdout.Text != "403" || len(refusedOf(n)) != 1 || refusedOf(n)[0] != "denied.test" {
 				t.Errorf("denied.test through the proxy: stdout %q stderr %q refused %q", res.Stdout.Text, res.Stderr.Text, refusedOf(n))
 			}
-			recs := records()
+			recs := records(2)
 			if len(recs) != 2 || recs[0].Decision != gateway.Allow || recs[0].Host != "allowed.test" || recs[0].Caller != "c1" || recs[0].BytesDown == 0 ||
 				recs[1].Decision != gateway.Deny || recs[1].Rule != "deny: denied.test" || recs[1].Caller != "c2" {
 				t.Errorf("audit records %+v", recs)
@@ -105,7 +95,7 @@ func TestLandlockNetworkMapFailsClosed(t *testing.T) {
 			if n, from, err := pc.ReadFrom(make([]byte, 10)); err == nil {
 				t.Errorf("a UDP packet arrived: %d bytes from %v", n, from)
 			}
-			if r := records(); len(r) != 0 {
+			if r := records(0); len(r) != 0 {
 				t.Errorf("the gateway saw connections: %+v", r)
 			}
 			res := s.run(py(`import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print("listening")`))

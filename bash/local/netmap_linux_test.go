@@ -39,23 +39,43 @@ func netServer(t testing.TB, name string) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// netSbx is a bwrap sandbox whose network is m, with its audit records.
-func netSbx(t testing.TB, m config.NetworkMap) (*sbx, func() []gateway.Record) {
-	t.Helper()
-	var mu sync.Mutex
-	var recs []gateway.Record
-	s := newSbx(t, config.BackendBwrap, config.SandboxWorkspaceWrite, func(c *config.Local) {
-		c.Sandbox.Network = &config.Network{Map: &m}
-	}, WithNetwork(NetOptions{AskFallback: "deny", Audit: func(_ string, r gateway.Record) {
-		mu.Lock()
-		recs = append(recs, r)
-		mu.Unlock()
-	}}))
-	return s, func() []gateway.Record {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]gateway.Record(nil), recs...)
+// auditLog collects a sandbox's connection records. Each comes when its
+// connection has ended, which may be a moment after its command did.
+type auditLog struct {
+	mu   sync.Mutex
+	recs []gateway.Record
+}
+
+func (a *auditLog) add(_ string, r gateway.Record) {
+	a.mu.Lock()
+	a.recs = append(a.recs, r)
+	a.mu.Unlock()
+}
+
+// wait returns the records once there are at least n of them, or what
+// there is after a bound.
+func (a *auditLog) wait(n int) []gateway.Record {
+	deadline := time.Now().Add(proctest.Scale(10 * time.Second))
+	for {
+		a.mu.Lock()
+		recs := slices.Clone(a.recs)
+		a.mu.Unlock()
+		if len(recs) >= n || time.Now().After(deadline) {
+			return recs
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// netSbx is a bwrap sandbox whose network is m, with its audit records
+// (records(n) waits for n of them).
+func netSbx(t testing.TB, m config.NetworkMap) (s *sbx, records func(n int) []gateway.Record) {
+	t.Helper()
+	log := &auditLog{}
+	s = newSbx(t, config.BackendBwrap, config.SandboxWorkspaceWrite, func(c *config.Local) {
+		c.Sandbox.Network = &config.Network{Map: &m}
+	}, WithNetwork(NetOptions{AskFallback: "deny", Audit: log.add}))
+	return s, log.wait
 }
 
 // pinned is a map whose names are pinned to host loopback, where the
@@ -89,14 +109,14 @@ func TestSandboxNetworkMapAllowedName(t *testing.T) {
 			t.Errorf("%s: stdout %q stderr %q refused %q", cmd, res.Stdout.Text, res.Stderr.Text, refusedOf(n))
 		}
 	}
-	for _, r := range records() {
+	for _, r := range records(len(clients)) {
 		if r.Decision != gateway.Allow || r.Host != "allowed.test" || r.Rule != "allow: allowed.test" || r.Caller != "c1" ||
 			r.Address != "127.0.0.1" || r.BytesDown == 0 {
 			t.Errorf("audit record %+v", r)
 		}
 	}
-	if len(records()) != len(clients) {
-		t.Errorf("%d audit records for %d connections", len(records()), len(clients))
+	if n := len(records(len(clients))); n != len(clients) {
+		t.Errorf("%d audit records for %d connections", n, len(clients))
 	}
 }
 
@@ -130,7 +150,7 @@ func TestSandboxNetworkMapDeniedName(t *testing.T) {
 	if strings.Contains(res.Stdout.Text, "hello") || len(refusedOf(n)) != 1 {
 		t.Errorf("denied.test through the proxy: %q %q refused %q", res.Stdout.Text, res.Stderr.Text, refusedOf(n))
 	}
-	if r := records(); len(r) != 1 || r[0].Decision != gateway.Deny || r[0].Rule != "deny: denied.test" {
+	if r := records(1); len(r) != 1 || r[0].Decision != gateway.Deny || r[0].Rule != "deny: denied.test" {
 		t.Errorf("audit: %+v", r)
 	}
 	// Every client fails: the name does not resolve.
@@ -157,7 +177,7 @@ func TestSandboxNetworkMapDeniedPort(t *testing.T) {
 			t.Errorf("%s: %q %q refused %q", cmd, res.Stdout.Text, res.Stderr.Text, refusedOf(n))
 		}
 	}
-	for _, r := range records() {
+	for _, r := range records(0) {
 		if r.Decision != gateway.Deny || r.Rule != fmt.Sprintf("deny: portdenied.test:%d", port) {
 			t.Errorf("audit %+v", r)
 		}
@@ -184,7 +204,7 @@ func TestSandboxNetworkMapAddresses(t *testing.T) {
 	if strings.Contains(res.Stdout.Text, "hello") {
 		t.Errorf("the host's loopback reached by a literal address: %q", res.Stdout.Text)
 	}
-	for _, r := range records() {
+	for _, r := range records(0) {
 		if r.Decision != gateway.Deny {
 			t.Errorf("allowed: %+v", r)
 		}
@@ -254,17 +274,19 @@ func TestSandboxNetworkMapAsks(t *testing.T) {
 		t.Errorf("asked %q, want unknown.test once and other.test once", asked())
 	}
 	var rules []string
-	for _, r := range records() {
+	for _, r := range records(6) {
 		rules = append(rules, r.Rule)
 	}
+	slices.Sort(rules) // each comes as its connection ends
 	if want := []string{"ask:accepted", "ask:accepted", "ask:accepted", "ask:accepted", "ask:declined", "ask:declined"}; !slices.Equal(rules, want) {
 		t.Errorf("audit rules %q, want %q", rules, want)
 	}
 	// Nobody to ask: askFallback (deny here), not remembered.
 	n := &bash.NetCall{}
 	res = s.runSpec(bash.Request{Command: fmt.Sprintf(clients[1], "third.test", port), Owner: s.owner, Net: n})
-	if len(refusedOf(n)) != 1 || records()[len(records())-1].Rule != "askFallback: deny" {
-		t.Errorf("no asker: %q %+v", refusedOf(n), records()[len(records())-1])
+	recs := records(7)
+	if len(refusedOf(n)) != 1 || !slices.ContainsFunc(recs, func(r gateway.Record) bool { return r.Rule == "askFallback: deny" }) {
+		t.Errorf("no asker: %q %+v", refusedOf(n), recs)
 	}
 }
 

@@ -352,11 +352,11 @@ func (g *Gateway) refuse(c *net.TCPConn, caller Caller, rec *Record, start time.
 	if caller.Refused != nil {
 		caller.Refused(rec.Host)
 	}
-	_ = c.SetLinger(0)
-	c.Close()
 	rec.Decision = Deny
 	rec.Duration = time.Since(start)
 	g.audit(*rec)
+	_ = c.SetLinger(0)
+	c.Close()
 }
 
 // failed ends an allowed connection that could not be made, as the

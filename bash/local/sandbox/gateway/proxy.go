@@ -56,8 +56,8 @@ func (g *Gateway) proxy(c *net.TCPConn, caller Caller) {
 		}
 		rec.Decision = map[bool]string{true: Allow, false: Deny}[allowed]
 		rec.Duration = time.Since(start)
+		g.audit(rec) // before the answer, which may end the command
 		proxyReply(c, code, "dsh: network access to "+hostPort(host, port)+" refused ("+rec.Rule+")")
-		g.audit(rec)
 		return
 	}
 	if req.Method == http.MethodConnect {
