@@ -160,16 +160,7 @@ func BenchmarkThroughput(b *testing.B) {
 		b.Run(via, func(b *testing.B) {
 			b.SetBytes(1 << 30)
 			for b.Loop() {
-				var c net.Conn
-				var err error
-				if via == "direct" {
-					c, err = net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
-				} else {
-					c, err = connectVia(b, gw, "echo.test", port)
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
+				c := dialVia(b, via, gw, port)
 				for range 1024 {
 					if _, err := c.Write(buf); err != nil {
 						b.Fatal(err)
@@ -181,6 +172,23 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 		})
 	}
+}
+
+// dialVia connects to the server on port straight ("direct") or through
+// a CONNECT tunnel of the gateway gw.
+func dialVia(b *testing.B, via, gw string, port int) net.Conn {
+	b.Helper()
+	var c net.Conn
+	var err error
+	if via == "direct" {
+		c, err = net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+	} else {
+		c, err = connectVia(b, gw, "echo.test", port)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
 }
 
 // sinkServer reads and drops everything, then closes.
@@ -212,16 +220,7 @@ func BenchmarkConnect(b *testing.B) {
 	for _, via := range []string{"direct", "gateway"} {
 		b.Run(via, func(b *testing.B) {
 			for b.Loop() {
-				var c net.Conn
-				var err error
-				if via == "direct" {
-					c, err = net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
-				} else {
-					c, err = connectVia(b, gw, "echo.test", port)
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
+				c := dialVia(b, via, gw, port)
 				_, _ = c.Write([]byte("x"))
 				_, _ = io.ReadFull(c, make([]byte, 1))
 				c.Close()

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dsh-go/dsh/config"
 )
 
 // The network map's toolRegistries option: at session start dsh allows the
@@ -367,26 +369,12 @@ func goPrivateRegistries(v, source string) []Registry {
 	for _, p := range strings.Split(v, ",") {
 		host, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(p)), "/")
 		name := strings.TrimPrefix(host, "*.")
-		if !strings.Contains(host, ".") || !validHostName(name) {
+		if !strings.Contains(host, ".") || !config.ValidHostName(name) { // lower case already; no glob character passes
 			continue
 		}
 		regs = append(regs, Registry{Tool: "go", Host: host, Source: source})
 	}
 	return regs
-}
-
-// validHostName reports whether s is made of host name characters only,
-// which also rules out every glob character.
-func validHostName(s string) bool {
-	if s == "" || strings.HasPrefix(s, ".") || strings.HasSuffix(s, ".") || strings.Contains(s, "..") {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // --- npm ---
