@@ -127,6 +127,42 @@ type Request struct {
 	// and where its refused connections are recorded. nil: nobody is
 	// asked (askFallback decides), refusals are not reported.
 	Net *NetCall
+	// TTY, when set, runs the command under a pseudo-terminal of that
+	// size (docs/spec.md §4.2a), for [Executor.Start] only: its Process
+	// is then a [TerminalProcess]. nil: no terminal, stdin as above.
+	TTY *Terminal
+}
+
+// Terminal is the size of a command's pseudo-terminal, in cells.
+type Terminal struct {
+	Cols, Rows int
+}
+
+// The bounds of a terminal's size (docs/spec.md §4.2a).
+const (
+	MinCols, MaxCols = 20, 500
+	MinRows, MaxRows = 5, 200
+	// DefaultCols and DefaultRows are the size when none is given.
+	DefaultCols, DefaultRows = 80, 24
+)
+
+// Valid reports whether t is within the bounds.
+func (t Terminal) Valid() bool {
+	return t.Cols >= MinCols && t.Cols <= MaxCols && t.Rows >= MinRows && t.Rows <= MaxRows
+}
+
+// TerminalProcess is the Process of a command started with a TTY. Its
+// output, everything the program writes to the terminal, is the stdout
+// stream; stderr stays empty.
+type TerminalProcess interface {
+	Process
+	// WriteInput writes p to the terminal as if typed, waiting until
+	// deadline at most for a program that does not read; it returns how
+	// much was written. An error once the process is done.
+	WriteInput(p []byte, deadline time.Time) (int, error)
+	// Resize changes the terminal's size; the program learns it by
+	// SIGWINCH.
+	Resize(t Terminal) error
 }
 
 // NetCall is one command's part in the sandbox's network by domain.
@@ -205,10 +241,11 @@ type Spec struct {
 	// collected ("stdout" or "stderr"), on the collecting goroutine: it
 	// must be quick and must not keep p.
 	Observe func(stream string, p []byte)
-	// Owner, Unsandboxed and Net are the Request's.
+	// Owner, Unsandboxed, Net and TTY are the Request's.
 	Owner       Owner
 	Unsandboxed bool
 	Net         *NetCall
+	TTY         *Terminal
 }
 
 // Result is the outcome of a foreground run.

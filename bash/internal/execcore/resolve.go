@@ -62,6 +62,7 @@ func Resolve(name string, r bash.Request, cwd string, defMs, maxMs int64) (bash.
 		Stdin:   r.Stdin,
 		Env:     r.Env,
 		Observe: r.Observe,
+		TTY:     r.TTY,
 	}, nil
 }
 
