@@ -163,6 +163,10 @@ type TerminalProcess interface {
 	// Resize changes the terminal's size; the program learns it by
 	// SIGWINCH.
 	Resize(t Terminal) error
+	// Foreground names the program the terminal's input goes to now, the
+	// leader of its foreground process group ("python3"); "" when it
+	// cannot be told.
+	Foreground() string
 }
 
 // NetCall is one command's part in the sandbox's network by domain.

@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-go/dsh/internal/permissions"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/redact"
+	"github.com/dsh-go/dsh/session"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
@@ -200,7 +201,7 @@ func (s *Stack) usePreSteps(cfg config.File, o options) error {
 	if s.Hooks != nil {
 		s.Tools.UsePre(s.Hooks.Pre(s.Tools))
 	}
-	s.Gate = newGate(cfg, o)
+	s.Gate = newGate(cfg, o, s.Tasks)
 	s.Tools.UsePre(s.Gate.Middleware())
 	return nil
 }
@@ -234,9 +235,12 @@ func (s *Stack) newHooks(cfg config.File, o options) error {
 // permissions section, or without one of Claude Code's settings files
 // alone (docs/spec.md §9.1, §9.5), and with a sandbox on the asking about
 // calls that leave it (§11).
-func newGate(cfg config.File, o options) *permissions.Gate {
+func newGate(cfg config.File, o options, rt *tasks.Service) *permissions.Gate {
 	po := o.permissions
 	po.Logger, po.DefaultCwd, po.Sandbox = o.log, cfg.Local.Cwd, cfg.Local.Sandbox
+	if rt != nil {
+		po.Tasks = typedTasks(rt)
+	}
 	if cfg.Executor == config.ExecutorSSH {
 		// A session's cwd is on the remote host: PROJECT comes only
 		// from CLAUDE_PROJECT_DIR (docs/spec.md §13).
@@ -356,5 +360,17 @@ func (s *Stack) Started() {
 		if e != nil {
 			e.Started()
 		}
+	}
+}
+
+// typedTasks is how the gate finds the task a task_input call types into:
+// its command, the program in its terminal's foreground, its sandbox.
+func typedTasks(rt *tasks.Service) permissions.TaskLookup {
+	return func(s *session.Session, id string) (permissions.TypedTask, bool) {
+		term, snap, err := rt.Terminal(s, id)
+		if err != nil {
+			return permissions.TypedTask{}, false
+		}
+		return permissions.TypedTask{Command: snap.Label, Foreground: term.Foreground(), Sandboxed: snap.Sandboxed}, true
 	}
 }

@@ -42,12 +42,12 @@ func TestStandard(t *testing.T) {
 		sections   []string
 		background bool
 	}{
-		{"default", "", []string{"bash", "task_output", "task_list", "task_kill"}, []string{"tool:bash", "tool:tasks"}, true},
-		{"tasks first", "tools: [tasks, bash]\n", []string{"task_output", "task_list", "task_kill", "bash"}, []string{"tool:bash", "tool:tasks"}, true},
+		{"default", "", []string{"bash", "task_output", "task_list", "task_kill", "task_input"}, []string{"tool:bash", "tool:tasks"}, true},
+		{"tasks first", "tools: [tasks, bash]\n", []string{"task_output", "task_list", "task_kill", "task_input", "bash"}, []string{"tool:bash", "tool:tasks"}, true},
 		{"bash only", "tools: [bash]\n", []string{"bash"}, []string{"tool:bash"}, false},
-		{"tasks only", "tools: [tasks]\n", []string{"task_output", "task_list", "task_kill"}, []string{"tool:tasks"}, false},
+		{"tasks only", "tools: [tasks]\n", []string{"task_output", "task_list", "task_kill", "task_input"}, []string{"tool:tasks"}, false},
 		{"none", "tools: []\n", nil, nil, false},
-		{"background off", "bash: {enableRunInBackground: false}\n", []string{"bash", "task_output", "task_list", "task_kill"}, []string{"tool:bash", "tool:tasks"}, false},
+		{"background off", "bash: {enableRunInBackground: false}\n", []string{"bash", "task_output", "task_list", "task_kill", "task_input"}, []string{"tool:bash", "tool:tasks"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := standard(t, tc.yaml)

@@ -93,6 +93,12 @@ type Hooks struct {
 	// Read, when present, returns the output produced since the previous
 	// call (stream kind). Absent: final-output kind.
 	Read func() string
+	// Terminal, when present, is the work's terminal: it takes input
+	// ([Service.Input]) and has a screen.
+	Terminal Terminal
+	// Changed, when present, returns a channel closed once new output
+	// arrives after the call.
+	Changed func() <-chan struct{}
 }
 
 // Spec describes a task to start.
@@ -106,6 +112,9 @@ type Spec struct {
 	// Run starts the work. It is called once, by Start, and its error is
 	// Start's.
 	Run func() (Hooks, error)
+	// Sandboxed: the work runs in a sandbox, which is then the boundary of
+	// what typing into it can do (docs/spec.md §4.2a).
+	Sandboxed bool
 }
 
 // Snapshot is a task's state at one moment.
@@ -127,6 +136,11 @@ type Snapshot struct {
 	// the JSON form, which is task_output's structured result as docs/spec.md
 	// has it: the model reads these facts in Detail.
 	Exit Exit `json:"-"`
+	// Terminal is the size of the task's terminal; nil for a task without
+	// one.
+	Terminal *TerminalSize `json:"terminal,omitempty"`
+	// Sandboxed is the Spec's.
+	Sandboxed bool `json:"-"`
 }
 
 // Config bounds a Service. Zero (or negative) values take the defaults.
@@ -220,6 +234,7 @@ type settledListener struct {
 // task is one record. The fields below mu are guarded by Service.mu.
 type task struct {
 	id, kind, label string
+	sandboxed       bool
 	owner           *session.Session
 	group           *group
 	hooks           Hooks
@@ -242,11 +257,17 @@ func (t *task) snapshot() Snapshot {
 	if t.owner != nil {
 		owner = t.owner.ID()
 	}
-	return Snapshot{
+	snap := Snapshot{
 		ID: t.id, Kind: t.kind, Label: t.label, Owner: owner,
 		Status: t.status, Detail: t.detail, Exit: t.exit.clone(),
 		Started: t.started, Finished: t.finished, Reported: t.reported,
+		Sandboxed: t.sandboxed,
 	}
+	if t.hooks.Terminal != nil {
+		cols, rows := t.hooks.Terminal.Size()
+		snap.Terminal = &TerminalSize{Cols: cols, Rows: rows}
+	}
+	return snap
 }
 
 // New returns a service with cfg's bounds and logger (zero values take the
@@ -369,15 +390,16 @@ func (s *Service) Start(spec Spec) (Snapshot, error) {
 	}
 	kc.last++
 	t := &task{
-		id:      spec.Kind + "-" + strconv.Itoa(kc.last),
-		kind:    spec.Kind,
-		label:   spec.Label,
-		owner:   spec.Owner,
-		group:   g,
-		hooks:   hooks,
-		done:    make(chan struct{}),
-		status:  Running,
-		started: time.Now(),
+		id:        spec.Kind + "-" + strconv.Itoa(kc.last),
+		kind:      spec.Kind,
+		label:     spec.Label,
+		owner:     spec.Owner,
+		sandboxed: spec.Sandboxed,
+		group:     g,
+		hooks:     hooks,
+		done:      make(chan struct{}),
+		status:    Running,
+		started:   time.Now(),
 	}
 	t.elem = s.order.PushBack(t)
 	s.tasks[t.id] = t

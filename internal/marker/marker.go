@@ -55,7 +55,7 @@ const Prefix = "> "
 
 // The openings of the markers: the text of each marker line before its
 // first part that varies (docs/spec.md §3.4, §3.5, §4.2, §4.3, §10, §11,
-// §12).
+// §12, §4.2a).
 const (
 	ExitOpen      = "[exit code: "
 	SignalOpen    = "[killed by signal: "
@@ -70,6 +70,8 @@ const (
 	HookOpen      = "[hook] "
 	NoticeOpen    = "background task "
 	StartedOpen   = "started background task "
+	WaitForOpen   = "[waitFor: "
+	CursorOpen    = "[cursor: "
 )
 
 // Openings are all the openings above: a line of command output that
@@ -77,6 +79,7 @@ const (
 var Openings = []string{
 	ExitOpen, SignalOpen, TimeoutOpen, TruncatedOpen, OmittedOpen, DroppedOpen,
 	YieldOpen, StatusOpen, SandboxOpen, NetworkOpen, HookOpen, NoticeOpen, StartedOpen,
+	WaitForOpen, CursorOpen,
 }
 
 // Is reports whether line (one line, without its line break) begins like a

@@ -35,7 +35,10 @@ type Options struct {
 	// asks to leave it (dangerouslyDisableSandbox) is decided here
 	// (docs/spec.md §11). The zero value: none.
 	Sandbox config.Sandbox
-	Logger  *slog.Logger
+	// Tasks finds the tasks that task_input types into; nil: task_input
+	// goes on undecided.
+	Tasks  TaskLookup
+	Logger *slog.Logger
 }
 
 // Gate applies the command policy to bash calls (docs/spec.md §9): it
@@ -55,6 +58,7 @@ type Gate struct {
 	projectDir string
 	defaultCwd string
 	remote     bool
+	tasks      TaskLookup
 	log        *slog.Logger
 
 	sessions *session.Store[*sessionState]
@@ -90,6 +94,7 @@ func newGate(cfg config.Permissions, opts Options) *Gate {
 		projectDir: opts.ProjectDir,
 		defaultCwd: opts.DefaultCwd,
 		remote:     opts.RemoteSessions,
+		tasks:      opts.Tasks,
 		log:        opts.Logger,
 	}
 	g.sessions = session.NewStore(g.load)
@@ -125,7 +130,8 @@ type sessionState struct {
 	asking chan struct{}
 
 	mu     sync.Mutex
-	policy *policy.Policy // the rules read at the start, and those remembered; nil: no policy
+	policy *policy.Policy        // the rules read at the start, and those remembered; nil: no policy
+	lines  map[string]*typedLine // by task id: what was typed since its last Enter
 }
 
 // check decides command with the session's current rules; without a

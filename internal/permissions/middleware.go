@@ -8,6 +8,7 @@ import (
 	"github.com/dsh-go/dsh/policy"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
+	"github.com/dsh-go/dsh/tool/tasktool"
 )
 
 // Error codes of the gate's error results (the texts are exact).
@@ -27,6 +28,9 @@ const (
 // it runs nothing outside the sandbox.
 func (g *Gate) Middleware() tool.PreExecute {
 	return func(ctx context.Context, call tool.Call, next tool.PreNext) tool.Decision {
+		if call.Name == tasktool.InputName {
+			return g.typed(ctx, call, next)
+		}
 		if call.Name != bashtool.Name {
 			if ask := call.Advice.Ask; ask != "" {
 				// A hook asked about another tool: the policy has no rules

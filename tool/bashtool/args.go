@@ -30,6 +30,11 @@ type Args struct {
 	// asks ([Args.Background], [Args.LeavesSandbox]).
 	RunInBackground           json.RawMessage `json:"run_in_background,omitempty"`
 	DangerouslyDisableSandbox json.RawMessage `json:"dangerouslyDisableSandbox,omitempty"`
+	// TTY, Cols and Rows ask for a terminal of that size (docs/spec.md
+	// §4.2a); only the boolean true asks ([Args.WantsTTY]).
+	TTY  json.RawMessage `json:"tty,omitempty"`
+	Cols *json.Number    `json:"cols,omitempty"`
+	Rows *json.Number    `json:"rows,omitempty"`
 }
 
 // DecodeArgs decodes raw, a bash call's arguments; empty raw is no

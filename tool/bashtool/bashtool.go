@@ -57,6 +57,7 @@ package bashtool
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -151,15 +152,18 @@ func baseParameters(cfg config.Bash) *jsonschema.Schema {
 		Properties: map[string]*jsonschema.Schema{
 			"command":     {Type: "string", Description: "The command, run by bash -c."},
 			"description": {Type: "string", Description: "What it does, in 5-10 words, active voice (shown to the user)."},
-			"timeoutMs":   {Type: "number", Description: "Timeout in milliseconds; the server applies its default and cap."},
-			"workdir":     {Type: "string", Description: "Working directory; a relative one resolves against the session's."},
+			"timeoutMs":   {Type: "number", Description: "Timeout in ms; the server caps it."},
+			"workdir":     {Type: "string", Description: "Working directory, relative to the session's."},
 		},
 		PropertyOrder: []string{"command", "description", "timeoutMs", "workdir"},
 		Required:      []string{"command", "description"},
 	}
 	if cfg.Background() {
-		s.Properties["run_in_background"] = &jsonschema.Schema{Type: "boolean", Description: "Start it as a background task and return its id at once."}
-		s.PropertyOrder = append(s.PropertyOrder, "run_in_background")
+		s.Properties["run_in_background"] = &jsonschema.Schema{Type: "boolean", Description: "Return a task id at once; the command goes on."}
+		s.Properties["tty"] = &jsonschema.Schema{Type: "boolean", Description: "With run_in_background: a terminal, for task_input."}
+		s.Properties["cols"] = &jsonschema.Schema{Type: "integer"}
+		s.Properties["rows"] = &jsonschema.Schema{Type: "integer"}
+		s.PropertyOrder = append(s.PropertyOrder, "run_in_background", "tty", "cols", "rows")
 	}
 	return s
 }
@@ -303,6 +307,11 @@ func request(a Args, s *session.Session) (bash.Request, error) {
 		}
 		req.TimeoutMs = &ms
 	}
+	tty, err := a.terminal()
+	if err != nil {
+		return bash.Request{}, err
+	}
+	req.TTY = tty
 	return req, nil
 }
 
@@ -374,34 +383,64 @@ func (t *Tool) background(ctx context.Context, s *session.Session, req bash.Requ
 	if ctx.Err() != nil {
 		return tool.Result{}, &tool.Error{Code: tool.CodeFailed, Message: Aborted}
 	}
+	news := newSignal()
+	req.Observe = func(string, []byte) { news.fire() }
+	var scr *screenTask
+	if req.TTY != nil {
+		scr = newScreenTask(*req.TTY, news, t.redactor.Text)
+		req.Observe = scr.observe
+	}
 	spec, err := t.exec.Resolve(req)
-	if err != nil {
-		return tool.Result{}, err
+	if err == nil {
+		var snap tasks.Snapshot
+		snap, err = rt.Start(tasks.Spec{
+			Kind:  TaskKind,
+			Label: req.Command,
+			Owner: s,
+			Run:   func() (tasks.Hooks, error) { return t.startProcess(ctx, s, spec, req, news, scr) },
+			// mode auto without a backend is off here (WithSandbox)
+			Sandboxed: t.sandbox.On() && !req.Unsandboxed,
+		})
+		if err == nil {
+			out := tool.TextResult(startedText(snap.ID))
+			out.Structured = Structured{TaskID: snap.ID}
+			return out, nil
+		}
 	}
-	snap, err := rt.Start(tasks.Spec{
-		Kind:  TaskKind,
-		Label: req.Command,
-		Owner: s,
-		Run:   func() (tasks.Hooks, error) { return t.startProcess(ctx, s, spec, req) },
-	})
-	if err != nil {
-		return tool.Result{}, err
+	if scr != nil {
+		scr.end()
 	}
-	out := tool.TextResult(startedText(snap.ID))
-	out.Structured = Structured{TaskID: snap.ID}
-	return out, nil
+	return tool.Result{}, err
 }
 
 // startProcess is the bash producer of the task runtime. The caller's
 // context bounds the start only and is deliberately not wired to the
-// process: only task_kill, session end and shutdown stop it.
-func (t *Tool) startProcess(ctx context.Context, s *session.Session, spec bash.Spec, req bash.Request) (tasks.Hooks, error) {
+// process: only task_kill, session end and shutdown stop it. news is
+// fired by the command's output; scr, when set, is its screen.
+func (t *Tool) startProcess(ctx context.Context, s *session.Session, spec bash.Spec, req bash.Request, news *signal, scr *screenTask) (tasks.Hooks, error) {
 	p, err := t.exec.Start(ctx, spec)
 	if err != nil {
 		return tasks.Hooks{}, err
 	}
-	return t.processHooks(s, p, req, spec.Timeout.Milliseconds(), t.newStreams()), nil
+	h := t.processHooks(s, p, req, spec.Timeout.Milliseconds(), t.newStreams())
+	h.Changed = news.next
+	if scr == nil {
+		return h, nil
+	}
+	tp, ok := p.(bash.TerminalProcess)
+	if !ok {
+		p.Kill()
+		<-p.Done()
+		return tasks.Hooks{}, errNoTerminal
+	}
+	scr.attach(tp)
+	h.Terminal = scr
+	go func() { <-p.Done(); scr.end() }()
+	return h, nil
 }
+
+// errNoTerminal: an executor started a tty command without a terminal.
+var errNoTerminal = errors.New("bash: the executor gave the command no terminal")
 
 // processHooks are the task hooks of a background process: one started
 // in the background, or a foreground run that yielded (still bound to its

@@ -347,7 +347,7 @@ func TestSchemaAndDescription(t *testing.T) {
 		cfg        config.Bash
 		properties []string
 	}{
-		{config.Bash{}, []string{"command", "description", "timeoutMs", "workdir", "run_in_background"}},
+		{config.Bash{}, []string{"command", "description", "timeoutMs", "workdir", "run_in_background", "tty", "cols", "rows"}},
 		{config.Bash{EnableRunInBackground: &off}, []string{"command", "description", "timeoutMs", "workdir"}},
 	} {
 		s := bashtool.Parameters(tc.cfg)

@@ -130,13 +130,13 @@ func TestSandboxSchemaAndEscape(t *testing.T) {
 		err     string
 		outside bool
 	}{
-		{"no sandbox", config.Sandbox{}, context.Background(), "command description timeoutMs workdir run_in_background", "", false},
-		{"no sandbox, consent", config.Sandbox{}, consented, "command description timeoutMs workdir run_in_background", "", false},
+		{"no sandbox", config.Sandbox{}, context.Background(), "command description timeoutMs workdir run_in_background tty cols rows", "", false},
+		{"no sandbox, consent", config.Sandbox{}, consented, "command description timeoutMs workdir run_in_background tty cols rows", "", false},
 		{"no consent", sandboxCfg(config.SandboxWorkspaceWrite, false, true), context.Background(),
-			"command description timeoutMs workdir run_in_background dangerouslyDisableSandbox", noConsent, false},
+			"command description timeoutMs workdir run_in_background tty cols rows dangerouslyDisableSandbox", noConsent, false},
 		{"consent", sandboxCfg(config.SandboxWorkspaceWrite, false, true), consented,
-			"command description timeoutMs workdir run_in_background dangerouslyDisableSandbox", "", true},
-		{"disabled", sandboxCfg(config.SandboxReadOnly, false, false), consented, "command description timeoutMs workdir run_in_background", noConsent, false},
+			"command description timeoutMs workdir run_in_background tty cols rows dangerouslyDisableSandbox", "", true},
+		{"disabled", sandboxCfg(config.SandboxReadOnly, false, false), consented, "command description timeoutMs workdir run_in_background tty cols rows", noConsent, false},
 	} {
 		if got := strings.Join(parameters(bg, tc.sb).PropertyOrder, " "); got != tc.order {
 			t.Errorf("%s: order %q, want %q", tc.name, got, tc.order)

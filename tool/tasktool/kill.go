@@ -15,7 +15,7 @@ import (
 func killDefinition(svc *tasks.Service) tool.Definition {
 	return tool.Definition{
 		Name:        "task_kill",
-		Description: "Stop a background task. A task that already finished is left as it is.",
+		Description: "Stop a background task.",
 		Parameters: &jsonschema.Schema{
 			Type:          "object",
 			Properties:    map[string]*jsonschema.Schema{"task_id": idProperty()},

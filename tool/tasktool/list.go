@@ -15,7 +15,7 @@ import (
 func listDefinition(svc *tasks.Service) tool.Definition {
 	return tool.Definition{
 		Name:        "task_list",
-		Description: "List your background tasks: id, kind, status and label (a bash task's command).",
+		Description: "List your background tasks.",
 		Parameters:  &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}},
 		Annotations: tool.Annotations{ReadOnly: true},
 		Execute: func(_ context.Context, call tool.Call) (tool.Result, error) {

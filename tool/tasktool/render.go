@@ -1,6 +1,7 @@
 package tasktool
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -59,9 +60,14 @@ func ShortLabel(label string) string {
 	return string(out)
 }
 
-// listLine renders one task of task_list.
+// listLine renders one task of task_list; a task with a terminal says
+// its size: "bash-2 [bash, tty 80x24] running — python3 -q".
 func listLine(s tasks.Snapshot) string {
-	return s.ID + " [" + s.Kind + "] " + string(s.Status) + " — " + ShortLabel(s.Label)
+	kind := s.Kind
+	if t := s.Terminal; t != nil {
+		kind += ", tty " + strconv.Itoa(t.Cols) + "x" + strconv.Itoa(t.Rows)
+	}
+	return s.ID + " [" + kind + "] " + string(s.Status) + " — " + ShortLabel(s.Label)
 }
 
 // outputText renders task_output's text.

@@ -9,7 +9,7 @@ const (
 )
 
 // SectionText is the tool:tasks prompt section.
-const SectionText = `Background tasks: keep track of the task ids you start. You are told when a task finishes, so do not poll task_output or sleep while waiting. Collect the output of the tasks you need with task_output (wait: true only when you cannot go on without the result), and task_kill the ones that stopped mattering before your final answer.`
+const SectionText = `You are told when a background task finishes: do not poll task_output or sleep while waiting. task_kill the tasks that stopped mattering before your final answer.`
 
 // Section returns the tool:tasks prompt section.
 func Section() prompt.Section {

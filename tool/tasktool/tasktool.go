@@ -10,7 +10,9 @@
 // Texts the model reads (exact; docs/spec.md):
 //
 //	task_output  <read text or "(no new output)">\n[status: <status>, <detail>]
-//	task_list    <id> [<kind>] <status> — <label>     one line per task, or "(no background tasks)"
+//	task_list    <id> [<kind>] <status> — <label>     one line per task, or "(no background tasks)";
+//	             <kind> is "bash, tty 80x24" for a task with a terminal
+//	task_input   <new output or "(no new output)">\n[waitFor: no match after <N> ms]?\n[status: …]
 //	task_kill    requested cancellation of task <id>
 //	             task <id> had already finished [status: …]
 //	notice       background task <id> (<kind>: <label>) finished [status: …]. Read its output with task_output.
@@ -76,9 +78,11 @@ func Start(svc *tasks.Service) (stop func()) {
 func Definitions(svc *tasks.Service, cfg config.Tasks) []tool.Definition {
 	cfg = cfg.WithDefaults()
 	// The default wait never exceeds the cap, even with a cfg not validated.
+	def := min(cfg.WaitTimeout, cfg.MaxWaitTimeout)
 	return []tool.Definition{
-		outputDefinition(svc, min(cfg.WaitTimeout, cfg.MaxWaitTimeout), cfg.MaxWaitTimeout),
+		outputDefinition(svc, def, cfg.MaxWaitTimeout),
 		listDefinition(svc), killDefinition(svc),
+		inputDefinition(svc, min(waitForDefault, cfg.MaxWaitTimeout), cfg.MaxWaitTimeout),
 	}
 }
 
@@ -88,11 +92,13 @@ const (
 	CodeForbidden   = "TASK_FORBIDDEN"
 	CodeWaitAborted = "TASK_WAIT_ABORTED"
 	CodeKillFailed  = "TASK_KILL_FAILED"
+	CodeNoTerminal  = "TASK_NO_TERMINAL"
+	CodeFinished    = "TASK_FINISHED"
 )
 
 // idProperty is the task_id parameter of task_output and task_kill.
 func idProperty() *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", Description: "The id of the task, e.g. bash-1."}
+	return &jsonschema.Schema{Type: "string"}
 }
 
 // taskID decodes and checks the task_id argument.
@@ -129,6 +135,10 @@ func toolError(err error) error {
 		code = tool.CodeInvalidArgs
 	case errors.Is(err, tasks.ErrWaitAborted):
 		code = CodeWaitAborted
+	case errors.Is(err, tasks.ErrNoTerminal):
+		code = CodeNoTerminal
+	case errors.Is(err, tasks.ErrFinished):
+		code = CodeFinished
 	}
 	return &tool.Error{Code: code, Message: err.Error()}
 }

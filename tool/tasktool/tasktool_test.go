@@ -225,14 +225,14 @@ func TestToolsLifecycle(t *testing.T) {
 	var names []string
 	for _, s := range r.reg.List() {
 		names = append(names, s.Name)
-		if ro := s.Annotations.ReadOnly; ro != (s.Name != "task_kill") {
+		if ro := s.Annotations.ReadOnly; ro != (s.Name != "task_kill" && s.Name != "task_input") {
 			t.Errorf("%s: ReadOnly %v", s.Name, ro)
 		}
 		if s.Description == "" {
 			t.Errorf("%s: no description", s.Name)
 		}
 	}
-	if !slices.Equal(names, []string{"task_output", "task_list", "task_kill"}) {
+	if !slices.Equal(names, []string{"task_output", "task_list", "task_kill", "task_input"}) {
 		t.Errorf("tools %v", names)
 	}
 	secs := r.pr.Sections()
