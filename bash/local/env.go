@@ -4,7 +4,8 @@ package local
 // wins:
 //
 //  1. the server's environment minus credentials ([baseEnv]);
-//  2. NO_COLOR=1, TERM=dumb, PAGER=cat, GIT_PAGER=cat, GIT_TERMINAL_PROMPT=0;
+//  2. NO_COLOR=1, TERM=dumb (TERM=xterm-256color under a terminal:
+//     [terminalEnv]), PAGER=cat, GIT_PAGER=cat, GIT_TERMINAL_PROMPT=0;
 //  3. env.set from config;
 //  4. the spec's env, from trusted callers ([withEnv]).
 //
@@ -176,6 +177,21 @@ func matchAny(patterns []string, name string) bool {
 // cfg.Passthrough), then the fixed layer NO_COLOR=1, TERM=dumb, PAGER=cat,
 // GIT_PAGER=cat, GIT_TERMINAL_PROMPT=0, then cfg.Set. Later layers win.
 func baseEnv(environ []string, cfg config.Env) []string {
+	return layered(environ, cfg, fixedEnv)
+}
+
+// terminalEnv is baseEnv for a command under a terminal (docs/spec.md
+// §2.7): its TERM names the terminal the output is rendered for,
+// TerminalType, instead of dumb; env.set's TERM still wins. NO_COLOR and
+// the pagers stay: a model that wants less or colours asks for them.
+func terminalEnv(environ []string, cfg config.Env) []string {
+	fixed := maps.Clone(fixedEnv)
+	fixed["TERM"] = TerminalType
+	return layered(environ, cfg, fixed)
+}
+
+// layered is layers 1–3 with fixed as layer 2.
+func layered(environ []string, cfg config.Env, fixed map[string]string) []string {
 	e := parseEnv(environ)
 	e.keep(func(name, value string) bool {
 		if matchAny(cfg.Passthrough, name) {
@@ -183,7 +199,7 @@ func baseEnv(environ []string, cfg config.Env) []string {
 		}
 		return !credentialName(name) && !secretValue(value) && !matchAny(cfg.Scrub, name)
 	})
-	e.overlay(fixedEnv)
+	e.overlay(fixed)
 	e.overlay(cfg.Set)
 	return e.list()
 }

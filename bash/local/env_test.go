@@ -418,6 +418,26 @@ func TestWithEnv(t *testing.T) {
 	}
 }
 
+// TestTerminalEnv: a command under a terminal gets layer 2 with TERM for
+// the emulator in place of dumb; the rest of layer 2 stays, and env.set's
+// TERM still wins.
+func TestTerminalEnv(t *testing.T) {
+	environ := []string{"TERM=screen", "A=1", "GITHUB_TOKEN=x"}
+	got := terminalEnv(environ, config.Env{})
+	want := []string{"TERM=xterm-256color", "A=1", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "NO_COLOR=1", "PAGER=cat"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("terminalEnv mismatch (-want +got):\n%s", diff)
+	}
+	got = terminalEnv(environ, config.Env{Set: map[string]string{"TERM": "vt100"}})
+	want[0] = "TERM=vt100"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("terminalEnv with env.set TERM mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(baseEnv(environ, config.Env{}), []string{"TERM=dumb", "A=1", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "NO_COLOR=1", "PAGER=cat"}); diff != "" {
+		t.Errorf("baseEnv changed (-got +want):\n%s", diff)
+	}
+}
+
 // TestEnvIsPure checks that building an environment leaves the process
 // environment alone.
 func TestEnvIsPure(t *testing.T) {

@@ -13,6 +13,12 @@
 // comes. If this process dies, the kernel kills the group leader
 // (parent-death signal).
 //
+// A background command may run under a terminal instead (terminal.go,
+// docs/spec.md §2.7): a pty's slave is its stdin, stdout, stderr and
+// controlling terminal, the master is read into the stdout collector and
+// written by [bash.TerminalProcess.WriteInput], and TERM is
+// xterm-256color.
+//
 // The environment is the server's minus credentials (by name, by value, by
 // the configured scrub patterns, unless passed through), then NO_COLOR=1,
 // TERM=dumb, PAGER=cat, GIT_PAGER=cat, GIT_TERMINAL_PROMPT=0, then the
@@ -177,6 +183,7 @@ type Executor struct {
 	grace          time.Duration
 	shell          string
 	env            []string
+	ttyEnv         []string // env for a command under a terminal: its TERM
 	spill          spillDir
 	launcher       launcher
 	keepDetached   bool
@@ -415,6 +422,7 @@ func fromConfig(cfg config.Local, log *slog.Logger) *Executor {
 	if shell == "" {
 		shell = "bash"
 	}
+	environ := guard.Environ()
 	return &Executor{
 		cwd:            cfg.Cwd,
 		timeoutMs:      num.CeilMillis(cfg.Timeout),
@@ -425,7 +433,8 @@ func fromConfig(cfg config.Local, log *slog.Logger) *Executor {
 		spillBudget:    capture.NewBudget(cfg.MaxSpillTotalBytes),
 		grace:          cfg.Grace,
 		shell:          shell,
-		env:            baseEnv(guard.Environ(), cfg.Env),
+		env:            baseEnv(environ, cfg.Env),
+		ttyEnv:         terminalEnv(environ, cfg.Env),
 		spill:          capture.NewSpillDir(cfg.SpillDir),
 		launcher:       shellLauncher{},
 		keepDetached:   cfg.KeepDetached,
@@ -517,6 +526,9 @@ func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
 // RunOrYield runs spec in the foreground until yield closes. See
 // [bash.Executor].
 func (e *Executor) RunOrYield(ctx context.Context, spec bash.Spec, yield <-chan struct{}) (bash.Result, bash.Process, error) {
+	if spec.TTY != nil {
+		return bash.Result{}, nil, errTerminalForeground
+	}
 	if err := execcore.CheckForeground(Name, ctx, spec); err != nil {
 		return bash.Result{}, nil, err
 	}
@@ -528,14 +540,24 @@ func (e *Executor) RunOrYield(ctx context.Context, spec bash.Spec, yield <-chan 
 }
 
 // Start runs spec in the background. See [bash.Executor]. ctx only
-// bounds the spawn, which does not wait for anything.
+// bounds the spawn, which does not wait for anything. A spec with a TTY
+// runs under a terminal (terminal.go) and its Process is a
+// [bash.TerminalProcess].
 func (e *Executor) Start(ctx context.Context, spec bash.Spec) (bash.Process, error) {
 	if ctx.Err() != nil {
 		return nil, execcore.AbortedBeforeSpawn(ctx)
 	}
+	if spec.TTY != nil {
+		if err := checkTerminal(spec.TTY, spec.Stdin); err != nil {
+			return nil, err
+		}
+	}
 	r, err := e.spawn(spec, false)
 	if err != nil {
 		return nil, err
+	}
+	if r.term != nil {
+		return terminalProcess{r.Process(), r.term}, nil
 	}
 	return r.Process(), nil
 }
@@ -699,7 +721,13 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 // spawn the shell (in the sandbox, in scope, unless it runs unsandboxed),
 // then start the run's goroutines.
 func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *scopeEntry, spill spillDir) (*run, error) {
-	p, err := openPipes(spec)
+	var p *pipes
+	var err error
+	if spec.TTY != nil {
+		p, err = openTerminal(spec)
+	} else {
+		p, err = openPipes(spec)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -734,6 +762,9 @@ func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *
 	cc.leaderStarted(l.cmd.Process.Pid)
 	cc.spare = l.spare
 	r := e.newRun(spec, foreground, started, l, cc, p, spill)
+	if p.tty != nil {
+		r.term = &terminal{m: p.tty, done: r.Done}
+	}
 	r.start(cc, p.feeds)
 	return r, nil
 }
@@ -741,16 +772,21 @@ func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *
 // launchSpec is what the launcher needs to spawn spec's shell in cc with
 // the child's ends of p.
 func (e *Executor) launchSpec(spec bash.Spec, shell string, cc *commandContainer, p *pipes) launchSpec {
+	env := e.env
+	if p.tty != nil {
+		env = e.ttyEnv
+	}
 	return launchSpec{
 		shell:   shell,
 		command: spec.Command,
 		dir:     spec.Workdir,
 		// The run id last: it wins over a spec's variable of that name.
-		env:      append(withEnv(e.env, spec.Env), cc.env()),
+		env:      append(withEnv(env, spec.Env), cc.env()),
 		stdin:    p.stdin,
 		stdout:   p.stdout,
 		stderr:   p.stderr,
 		script:   p.script,
+		tty:      p.tty != nil,
 		cgroupFD: cc.cgFD,
 		prefix:   e.limits.shellPrefix(shell),
 	}

@@ -15,6 +15,9 @@ type pipes struct {
 	stdout, stderr *os.File // the child's write ends
 	stdin, script  *os.File // the child's read ends of the input pipes, or nil
 	feeds          []feed   // ours: the input pipes' write ends
+	// tty is the terminal's master when the command has one (outR too);
+	// stdin, stdout and stderr are then its slave (terminal.go).
+	tty *os.File
 
 	parent, child []*os.File // every end, by side, for closing
 }

@@ -20,7 +20,8 @@ import (
 //
 //   - waiter (wait): cmd.Wait, then closes Exited;
 //   - two readers: one per stream, pipe → collector, until EOF or the
-//     drain deadline;
+//     drain deadline (a terminal's master is the stdout "pipe", whose
+//     EIO is its EOF; stderr is then an empty pipe);
 //   - feeders: one per input pipe (stdin bytes, a long command), until
 //     written or the run ends;
 //   - supervise: owns the kill sequence and the end of collection, and
@@ -48,6 +49,7 @@ type run struct {
 	log    *slog.Logger
 
 	outR, errR *os.File
+	term       *terminal  // the input side of outR, a terminal's master; nil without
 	feeds      []*os.File // parent ends of the input pipes
 	feedWG     sync.WaitGroup
 	readWG     sync.WaitGroup
@@ -296,7 +298,7 @@ func (r *run) closeCollectors() {
 // loses output that was written before it.
 func collect(f *os.File, c *capture.Collector) {
 	_, err := c.ReadFrom(f)
-	if !errors.Is(err, os.ErrDeadlineExceeded) {
+	if endOfTerminal(err) || !errors.Is(err, os.ErrDeadlineExceeded) {
 		return
 	}
 	if f.SetReadDeadline(time.Time{}) != nil {

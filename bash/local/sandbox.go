@@ -27,7 +27,7 @@ func (s sandboxLauncher) launch(l launchSpec) (*launched, error) {
 	}
 	st, err := s.sb.Start(sandbox.Command{
 		Scope: l.scope, Shell: l.shell, Args: shellArgs(l), Dir: l.dir, Env: l.env,
-		Stdin: l.stdin, Stdout: l.stdout, Stderr: l.stderr, Script: l.script,
+		Stdin: l.stdin, Stdout: l.stdout, Stderr: l.stderr, Script: l.script, TTY: l.tty,
 		CgroupFD: l.cgroupFD, SpillDir: l.spillDir,
 	})
 	if err != nil {

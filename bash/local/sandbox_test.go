@@ -484,7 +484,7 @@ func TestSandboxAsNonRoot(t *testing.T) {
 			t.Fatalf("the sandbox tests failed %s: %v", name, err)
 		}
 	}
-	asNobody("as nobody", "SetuidDoesNotElevate|PrivilegesAndEnv|WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|FirstCommandsOfSessions|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets|HostSocketsOutOfReach|DshFilesOutOfReach|OtherDshSpillOutOfReach|RunIsEmpty|DescribesItsBoundary|NetworkMap.*", false)
+	asNobody("as nobody", "SetuidDoesNotElevate|PrivilegesAndEnv|WritesStayInTheWorkspace|ReadOnlyWritesOnlyTmp|HidesCredentials|NetworkOff|SessionSharesItsNetwork|FirstCommandsOfSessions|Signals|SpillFilesReadableByTheSession|SessionEndEndsItsTasks|BadInput|ProgressAndStdin|AllowSockets|HostSocketsOutOfReach|DshFilesOutOfReach|OtherDshSpillOutOfReach|RunIsEmpty|DescribesItsBoundary|NetworkMap.*|Terminal.*", false)
 	noNsenter := filepath.Join(dir, "bin")
 	must(t, os.Mkdir(noNsenter, 0o755))
 	linkPathExcept(t, noNsenter, "nsenter")

@@ -41,6 +41,9 @@ type launchSpec struct {
 	stdout  *os.File
 	stderr  *os.File
 	script  *os.File // when set, the command comes on fd 3 instead of argv
+	// tty: stdin is a terminal's slave, to be the shell's controlling
+	// terminal (terminal.go).
+	tty bool
 	// cgroupFD, when not negative, is the cgroup the shell starts in
 	// (clone3 CLONE_INTO_CGROUP: it is inside before it runs anything);
 	// with cgroupNS, in a cgroup namespace whose root is that cgroup.
@@ -91,9 +94,9 @@ func lookShell(shell string) (string, error) {
 }
 
 // shellLauncher starts `bash -c command` as the leader of a new session and
-// process group, with no controlling terminal, in its cgroup when it has
-// one, and (on Linux) asks the kernel to SIGKILL it if this process dies:
-// see procAttr.
+// process group, with no controlling terminal (but the one of a command
+// under a terminal), in its cgroup when it has one, and (on Linux) asks
+// the kernel to SIGKILL it if this process dies: see procAttr.
 type shellLauncher struct{}
 
 func (shellLauncher) launch(l launchSpec) (*launched, error) {
@@ -113,6 +116,11 @@ func (shellLauncher) launch(l launchSpec) (*launched, error) {
 	}
 	if l.stdin != nil {
 		cmd.Stdin = l.stdin
+	}
+	if l.tty {
+		// The slave, the child's fd 0 by then, becomes the controlling
+		// terminal of the shell's new session (TIOCSCTTY after setsid).
+		cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
 	}
 	switch {
 	case l.cgroupNS && l.userNS:

@@ -283,6 +283,9 @@ func (e *Executor) Resolve(r bash.Request) (bash.Spec, error) {
 // The yield is looked at once the command started (its start frame
 // came); its timeout counts from there.
 func (e *Executor) RunOrYield(ctx context.Context, spec bash.Spec, yield <-chan struct{}) (bash.Result, bash.Process, error) {
+	if spec.TTY != nil {
+		return bash.Result{}, nil, errNoTerminal
+	}
 	if err := execcore.CheckForeground(Name, ctx, spec); err != nil {
 		return bash.Result{}, nil, err
 	}
@@ -298,12 +301,22 @@ func (e *Executor) RunOrYield(ctx context.Context, spec bash.Spec, yield <-chan 
 	return res, nil, err
 }
 
+// errNoTerminal refuses a spec with a TTY, before anything is dialed: the
+// channel's stdin and stdout carry the remote wrapper's frames (its start,
+// the heartbeats, the kill), so a terminal would need a protocol of its
+// own (typed keys, window changes, a remote pty), which the wrapper does
+// not speak.
+var errNoTerminal = errors.New(Name + ": interactive terminals are not supported by the SSH executor")
+
 // Start runs spec in the background. See [bash.Executor]. It dials (when
 // no connection is free) and waits for the remote wrapper's report that
 // the command started, or why it could not, under ctx: a spawn failure is
 // an error here, and so are ctx's end ("aborted before spawn: …") and
 // Close meanwhile, which kill what was started.
 func (e *Executor) Start(ctx context.Context, spec bash.Spec) (bash.Process, error) {
+	if spec.TTY != nil {
+		return nil, errNoTerminal
+	}
 	if ctx.Err() != nil {
 		return nil, execcore.AbortedBeforeSpawn(ctx)
 	}

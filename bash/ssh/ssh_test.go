@@ -950,3 +950,25 @@ func TestBlockedLogin(t *testing.T) {
 	}
 	nothingLeft("Close")
 }
+
+// TestTerminalRefused: a spec with a terminal is refused by Start and
+// RunOrYield before anything is dialed (the host cannot be).
+func TestTerminalRefused(t *testing.T) {
+	t.Parallel()
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(kh, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newExecutor(t, config.SSH{Host: "dsh-no-such-host.invalid", KnownHosts: kh})
+	spec, err := e.Resolve(bash.Request{Command: "true", TTY: &bash.Terminal{Cols: 80, Rows: 24}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "ssh: interactive terminals are not supported by the SSH executor"
+	if p, err := e.Start(t.Context(), spec); err == nil || err.Error() != want {
+		t.Errorf("Start: %v, %v; want %q", p, err, want)
+	}
+	if _, p, err := e.RunOrYield(t.Context(), spec, nil); err == nil || err.Error() != want {
+		t.Errorf("RunOrYield: %v, %v; want %q", p, err, want)
+	}
+}

@@ -92,6 +92,13 @@ type Command struct {
 	// SpillDir is the directory of the command's spill files, shown
 	// read-only at its path; a scope's own when it has one.
 	SpillDir string
+	// TTY: Stdin, Stdout and Stderr are a terminal's slave, which
+	// becomes the controlling terminal of the shell's own session (a
+	// typed C-c is SIGINT to its foreground process group). With bwrap
+	// the shell is started through util-linux's setsid --ctty inside the
+	// sandbox: bwrap's session must not get it, or a C-c would end the
+	// sandbox.
+	TTY bool
 
 	workspace string // the probe's, instead of the scope's
 	// probe marks the start-up probe, which covers no host socket: one

@@ -26,6 +26,7 @@ import (
 type bwrapBackend struct {
 	path, version string
 	nsenter       string   // for netHolder; "" when not found
+	setsid        string   // for a terminal (Command.TTY); "" when not found
 	starter       *os.File // the sealed memfd the sandbox executes
 	seccomp       []byte
 	disableUserns bool // this bwrap has --disable-userns
@@ -40,6 +41,7 @@ func newBwrap(s *Sandbox) (*bwrapBackend, error) {
 	}
 	b := &bwrapBackend{path: path, disableUserns: true}
 	b.nsenter, _ = exec.LookPath("nsenter")
+	b.setsid = hostSetsid()
 	if out, err := exec.Command(path, "--version").Output(); err == nil {
 		b.version = strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap ")
 	}
@@ -180,6 +182,9 @@ func (b *bwrapBackend) probeHolder(s *Sandbox) error {
 // starter knows, and, with a session's namespace, nsenter in front or
 // setns around the start.
 func (b *bwrapBackend) start(s *Sandbox, c Command) (*Started, error) {
+	if c.TTY && b.setsid == "" {
+		return nil, errNoSetsid
+	}
 	ws, err := s.workspaceOf(c)
 	if err != nil {
 		return nil, err
@@ -213,6 +218,27 @@ func (b *bwrapBackend) start(s *Sandbox, c Command) (*Started, error) {
 		return nil, err
 	}
 	return &Started{Cmd: cmd, Spare: cmd.Process.Pid, status: statusR}, nil
+}
+
+// errNoSetsid fails a command under a terminal where bwrap has no way to
+// give it one.
+var errNoSetsid = errors.New("sandbox: a terminal needs util-linux's setsid (apt install util-linux), which is not on PATH")
+
+// hostSetsid is util-linux's setsid by absolute path, which the sandbox
+// sees where the host does (/ is bound read-only); "" without one. A
+// command under a terminal runs as `setsid --ctty SHELL …`, so that the
+// shell leads a session of its own in the sandbox, with the slave (its
+// fd 0) as controlling terminal: bwrap's session never gets the terminal,
+// and a typed C-c cannot end the sandbox. setsid forks only when it leads
+// its process group, which the starter's child never does (it is in
+// bwrap's group): it executes the shell in place, so the starter still
+// reports the shell's own wait status.
+func hostSetsid() string {
+	path, err := exec.LookPath("setsid")
+	if err != nil || !filepath.IsAbs(path) {
+		return ""
+	}
+	return path
 }
 
 // extraFiles places the files at the fds the starter and bwrap know: the
@@ -275,7 +301,11 @@ func (b *bwrapBackend) args(s *Sandbox, c Command, ws string, unshareNet bool) [
 	if c.Dir != "" {
 		a = append(a, "--chdir", c.Dir)
 	}
-	a = append(a, "--", "/proc/self/fd/"+strconv.Itoa(starterFD), c.Shell)
+	a = append(a, "--", "/proc/self/fd/"+strconv.Itoa(starterFD))
+	if c.TTY {
+		a = append(a, b.setsid, "--ctty")
+	}
+	a = append(a, c.Shell)
 	if len(c.Args) > 1 {
 		a = append(a, c.Args[1:]...)
 	}

@@ -24,6 +24,13 @@
 // makes a scope at a session's first sandboxed command and closes it when
 // the session ends, and calls [Sandbox.Start] in place of its own spawn.
 //
+// A command under a terminal ([Command].TTY, docs/spec.md §2.7) gets it
+// as the controlling terminal of a session of its own: landlock's shell
+// from its spawn, bwrap's through util-linux's `setsid --ctty` inside the
+// sandbox, so that bwrap's session never holds the terminal (a typed C-c
+// would end the sandbox). The seccomp filter refuses TIOCSTI for every
+// command.
+//
 // Decisions where docs/spec.md is silent:
 //
 //   - A missing protect entry is mounted as an empty read-only directory

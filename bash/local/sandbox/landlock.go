@@ -167,6 +167,12 @@ func (l *landlockBackend) start(s *Sandbox, c Command) (*Started, error) {
 		env = append(env, c.Scope.gw.proxyEnv()...)
 	}
 	cmd := c.cmd(c.Shell, c.Args, env, c.Dir, extra)
+	if c.TTY {
+		// The shell (or the helper, which executes it) leads its
+		// session already: the slave, its fd 0, becomes the session's
+		// controlling terminal before anything is confined further.
+		cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
+	}
 	release := func() {}
 	if l.helper != "" {
 		err = l.startHelper(cmd, ruleset)

@@ -26,6 +26,13 @@ import (
 var deniedAlways = []string{"io_uring_setup", "io_uring_enter", "io_uring_register",
 	"keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd"}
 
+// tiocsti is refused always: it pushes bytes into a terminal's input as
+// if typed. A command has its own terminal's input anyway (docs/spec.md
+// §2.7), but with it, where it can open another terminal of the user (the
+// landlock backend below ABI 5 does not control device ioctls), it would
+// type commands into the user's shell there.
+var tiocsti = seccomp.NameWithConditions{Name: "ioctl", Conditions: lowIs(1, unix.TIOCSTI)}
+
 // filterSpec says which sockets a filter refuses, for the landlock
 // backend, which has no network namespace, no control of UDP and, below
 // Landlock ABI 9, none of Unix sockets.
@@ -41,7 +48,8 @@ type filterSpec struct {
 // policy is the seccomp policy of spec: default allow, EPERM for the
 // denied calls.
 func (spec filterSpec) policy() seccomp.Policy {
-	group := seccomp.SyscallGroup{Names: deniedAlways, Action: seccomp.ActionErrno}
+	group := seccomp.SyscallGroup{Names: deniedAlways, Action: seccomp.ActionErrno,
+		NamesWithCondtions: []seccomp.NameWithConditions{tiocsti}}
 	var refused [][]seccomp.Condition
 	if spec.denyIP {
 		refused = append(refused, lowIs(0, unix.AF_INET), lowIs(0, unix.AF_INET6))

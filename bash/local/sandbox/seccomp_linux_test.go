@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -73,6 +74,53 @@ func TestFilterSockets(t *testing.T) {
 		for i, err := range socketErrs(t, tc.spec, tc.cases) {
 			if tc.denied[i] && !errors.Is(err, unix.EPERM) || !tc.denied[i] && err != nil {
 				t.Errorf("%+v: socket(%#x, %#x, %#x): %v, want denied %v", tc.spec, tc.cases[i][0], tc.cases[i][1], tc.cases[i][2], err, tc.denied[i])
+			}
+		}
+	}
+}
+
+// TestFilterTIOCSTI: every filter refuses the ioctl that types into a
+// terminal, whatever the bits above the int the kernel reads; other
+// ioctls go through (to /dev/null, which is no terminal: ENOTTY).
+func TestFilterTIOCSTI(t *testing.T) {
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(null)
+	const high = 1 << 32
+	cmds := []uint64{unix.TIOCSTI, high | unix.TIOCSTI, unix.TIOCGWINSZ}
+	for _, spec := range []filterSpec{{}, {denyIP: true, denyUnix: true}, {tcpOnly: true, denyUnix: true}} {
+		raw, err := spec.program()
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, len(cmds))
+		done := make(chan error)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the filtered thread ends with the goroutine
+			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+				done <- err
+				return
+			}
+			if err := loadThread(raw); err != nil {
+				done <- err
+				return
+			}
+			var c byte = 'x'
+			for i, cmd := range cmds {
+				if _, _, errno := unix.RawSyscall(unix.SYS_IOCTL, uintptr(null), uintptr(cmd), uintptr(unsafe.Pointer(&c))); errno != 0 {
+					errs[i] = errno
+				}
+			}
+			done <- nil
+		}()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []error{unix.EPERM, unix.EPERM, unix.ENOTTY} {
+			if !errors.Is(errs[i], want) {
+				t.Errorf("%+v: ioctl(%#x): %v, want %v", spec, cmds[i], errs[i], want)
 			}
 		}
 	}
