@@ -297,7 +297,7 @@ func TestTTYPolicy(t *testing.T) {
 	r := newTTYRig(t, perms+"local: {sandbox: {mode: off}}\n")
 	var mu sync.Mutex
 	var asked []string
-	answer := tool.Declined
+	answer := tool.Accepted // starting a shell is asked about: the policy cannot see into it
 	r.asker = tool.AskerFunc(func(_ context.Context, q tool.Question) (tool.Answer, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -305,6 +305,10 @@ func TestTTYPolicy(t *testing.T) {
 		return tool.Answer{Choice: answer}, nil
 	})
 	sh := r.start("bash --norc --noprofile -i")
+	py := r.start("python3 -q")
+	mu.Lock()
+	asked, answer = nil, tool.Declined
+	mu.Unlock()
 	victim := filepath.Join(r.sess.Cwd(), "victim")
 	if err := os.WriteFile(victim, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -327,7 +331,6 @@ func TestTTYPolicy(t *testing.T) {
 		t.Fatalf("an allowed line: %s", res.Text())
 	}
 
-	py := r.start("python3 -q")
 	res = r.typed(py, "print(1)", []string{"Enter"}, "")
 	want := "Type this into a task?\n\nprint(1)\n(keys: Enter)\n\ninto: python3 -q\n\npython3 is not a shell: the command policy cannot tell what this input runs"
 	mu.Lock()

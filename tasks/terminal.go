@@ -49,6 +49,9 @@ func finishedMessage(id string) string {
 	return "task " + id + " has finished: it takes no more input"
 }
 
+// FinishedError is the error of input to task id, which has finished.
+func FinishedError(id string) error { return &kindError{finishedMessage(id), ErrFinished} }
+
 // Terminal returns the terminal of task id, as caller sees it, with the
 // task's snapshot. A task without one is [ErrNoTerminal].
 func (s *Service) Terminal(caller *session.Session, id string) (Terminal, Snapshot, error) {

@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -220,6 +222,27 @@ func (p terminalProcess) WriteInput(b []byte, deadline time.Time) (int, error) {
 }
 
 func (p terminalProcess) Resize(size bash.Terminal) error { return p.t.resize(size) }
+
+func (p terminalProcess) Foreground() string { return p.t.foreground() }
+
+// foreground names the leader of the terminal's foreground process group
+// (TIOCGPGRP on the master), by its /proc comm: the program typed input
+// goes to. "" when it cannot be told (the command ended, no /proc).
+func (t *terminal) foreground() string {
+	raw, err := t.m.SyscallConn()
+	if err != nil {
+		return ""
+	}
+	pgrp := 0
+	if raw.Control(func(fd uintptr) { pgrp, err = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) }) != nil || err != nil || pgrp <= 0 {
+		return ""
+	}
+	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pgrp) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(comm))
+}
 
 // endOfTerminal reports whether a read error of the master is its end:
 // EIO once no process holds the slave open any more.

@@ -95,8 +95,11 @@ func (in input) execute(ctx context.Context, call tool.Call) (tool.Result, error
 	}
 	w := watch{svc: in.svc, caller: call.Session, id: id, start: time.Now()}
 	if _, err := in.svc.Input(call.Session, id, p, w.start.Add(timeout)); err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
 			err = errors.New(notRead(id, timeout))
+		case errors.Is(err, os.ErrClosed): // it ended before it was settled
+			err = tasks.FinishedError(id)
 		}
 		return tool.Result{}, toolError(err)
 	}
