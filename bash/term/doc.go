@@ -22,7 +22,7 @@
 //     panic is recovered: see guard, Screen.feed.
 //   - It scrolls by moving every cell of the screen, ~9 µs a line at 80×24,
 //     so lines that would scroll off before anyone looks are skipped, with
-//     exactly the result of drawing them: see fastpath.go. Output costs ~9 ns
+//     exactly the result of drawing them: see fastpath.go. Output costs ~10 ns
 //     a byte when it scrolls, ~25 with colours, ~70 for a full-screen
 //     program redrawing (x/vt's own cost for every character printed).
 //   - Its answers go through a pipe that blocks until read: goroutines drain
