@@ -33,7 +33,7 @@ const fail = (msg, got) => {
 const check = (label, ok, got) => (ok ? pass(label) : fail(label, got));
 
 const client = new Client({ name: "dsh-ci-tty", version: "1" });
-await client.connect(new StdioClientTransport({ command: bin, args: ["mcp", "--workdir", workdir], stderr: "inherit" }));
+await client.connect(new StdioClientTransport({ command: bin, args: ["mcp", "--workdir", workdir], stderr: "ignore" }));
 const call = async (name, args) => {
   const res = await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 });
   return { text: res.content?.[0]?.text ?? "", isError: !!res.isError };

@@ -941,3 +941,32 @@ func TestExampleAgent(t *testing.T) {
 		})
 	}
 }
+
+// TestTaskScreenCard: a task_output call with screen: true is a terminal
+// card whose output is the screen (docs/spec.md §4.2a); without the
+// capability, a console block; other reads stay generic cards.
+func TestTaskScreenCard(t *testing.T) {
+	reg := tools(t)
+	a := args("task_id", "bash-2", "screen", true)
+	screen := "line 1\nline 2\n[cursor: row 3, col 1]\n[status: running]"
+	data, _ := json.Marshal(screen)
+	p, _ := presenter(t, reg, "/work", terminalCaps)
+	expect(t, "screen call", p.Call("task_output", "s1", a), `{"sessionId":"s1","update":{
+		"sessionUpdate":"tool_call","toolCallId":"s1","title":"Screen of bash-2","kind":"execute","status":"in_progress",
+		"rawInput":"Screen of bash-2","content":[{"type":"terminal","terminalId":"s1"}],
+		"_meta":{"terminal_info":{"terminal_id":"s1","cwd":"/work"}}}}`)
+	expect(t, "screen result", p.Result("task_output", "s1", a, text(screen)), `{"sessionId":"s1","update":{
+		"sessionUpdate":"tool_call_update","toolCallId":"s1","status":"completed",
+		"_meta":{"terminal_output":{"terminal_id":"s1","data":`+string(data)+`},"terminal_exit":{"terminal_id":"s1","exit_code":0}}}}`)
+
+	p, _ = presenter(t, reg, "/work", acpsdk.ClientCapabilities{})
+	p.Call("task_output", "s2", a)
+	fenced, _ := json.Marshal(tool.Fence(screen))
+	expect(t, "screen result without the capability", p.Result("task_output", "s2", a, text(screen)), `{"sessionId":"s1","update":{
+		"sessionUpdate":"tool_call_update","toolCallId":"s2","status":"completed",
+		"content":[{"type":"content","content":{"type":"text","text":`+string(fenced)+`}}]}}`)
+
+	read := args("task_id", "bash-2")
+	expect(t, "a read", p.Call("task_output", "r1", read), `{"sessionId":"s1","update":{
+		"sessionUpdate":"tool_call","toolCallId":"r1","title":"Read bash-2","kind":"read","status":"in_progress","rawInput":{"task_id":"bash-2"}}}`)
+}

@@ -20,7 +20,7 @@ import (
 )
 
 // standard builds the stack of a config file, with the tests' leak mark.
-func standard(t *testing.T, yaml string) *host.Stack {
+func standard(t testing.TB, yaml string) *host.Stack {
 	t.Helper()
 	cfg, err := config.Parse([]byte(yaml))
 	if err != nil {

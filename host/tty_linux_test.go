@@ -26,13 +26,13 @@ import (
 
 // ttyRig is a stack, a session and the calls the tests make.
 type ttyRig struct {
-	t     *testing.T
+	t     testing.TB
 	st    *host.Stack
 	sess  *session.Session
 	asker tool.Asker
 }
 
-func newTTYRig(t *testing.T, yaml string) *ttyRig {
+func newTTYRig(t testing.TB, yaml string) *ttyRig {
 	t.Helper()
 	st := standard(t, yaml)
 	sess := session.New("tty", t.TempDir())

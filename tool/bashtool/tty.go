@@ -74,7 +74,6 @@ type screenTask struct {
 
 	mu    sync.Mutex
 	final string // the last screen, kept once the emulator is released
-	ended bool
 }
 
 // newScreenTask makes the emulator for a command of size sz; observe feeds
@@ -99,10 +98,20 @@ func (st *screenTask) reply(p []byte) {
 }
 
 // observe is the command's Observe: the output feeds the screen, and
-// whoever waits for output is woken.
+// whoever waits for output is woken. (The collector's goroutine calls it
+// until the run is done, before end.)
 func (st *screenTask) observe(_ string, p []byte) {
-	_, _ = st.scr.Write(p)
+	if scr := st.screen(); scr != nil {
+		_, _ = scr.Write(p)
+	}
 	st.news.fire()
+}
+
+// screen is the emulator; nil once the task ended.
+func (st *screenTask) screen() *term.Screen {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.scr
 }
 
 func (st *screenTask) attach(p bash.TerminalProcess) {
@@ -114,11 +123,15 @@ func (st *screenTask) attach(p bash.TerminalProcess) {
 // end keeps the last screen and releases the emulator: a finished task's
 // record may be kept long, its screen need not be.
 func (st *screenTask) end() {
-	text := st.scr.Text()
-	_ = st.scr.Close()
+	scr := st.screen()
+	if scr == nil {
+		return
+	}
+	text := scr.Text() // the run is done: no more output comes
 	st.mu.Lock()
-	st.final, st.ended = text, true
+	st.final, st.scr = text, nil
 	st.mu.Unlock()
+	_ = scr.Close()
 	st.news.fire()
 }
 
@@ -131,11 +144,13 @@ func (st *screenTask) Input(p []byte, deadline time.Time) error {
 // Screen implements tasks.Terminal: the screen as the model may read it,
 // redacted, its rows guarded as output lines are, the cursor line last.
 func (st *screenTask) Screen() string {
-	st.mu.Lock()
-	text, ended := st.final, st.ended
-	st.mu.Unlock()
-	if !ended {
-		text = st.scr.Text()
+	text := ""
+	if scr := st.screen(); scr != nil {
+		text = scr.Text()
+	} else {
+		st.mu.Lock()
+		text = st.final
+		st.mu.Unlock()
 	}
 	rows, cursor := "", text
 	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
@@ -147,8 +162,14 @@ func (st *screenTask) Screen() string {
 	return shown(st.redact(rows)) + "\n" + cursor
 }
 
-// Keys implements tasks.Terminal.
-func (st *screenTask) Keys(names []string) ([]byte, error) { return st.scr.Keys(names) }
+// Keys implements tasks.Terminal: encoded for the screen's modes while it
+// runs.
+func (st *screenTask) Keys(names []string) ([]byte, error) {
+	if scr := st.screen(); scr != nil {
+		return scr.Keys(names)
+	}
+	return term.Keys(names)
+}
 
 // Foreground implements tasks.Terminal.
 func (st *screenTask) Foreground() string { return st.proc.Foreground() }
