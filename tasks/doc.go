@@ -70,6 +70,12 @@
 //     cancelled context gives [ErrWaitAborted] (`wait aborted`), unless the
 //     task has finished by the time the wait looks: the finish wins. A
 //     waiting goroutine is parked on channels; nothing polls.
+//   - A task whose producer returns [Hooks.Terminal] takes input
+//     ([Service.Input]) and has a screen ([Service.Terminal]), behind the
+//     same fence; a task without one is [ErrNoTerminal], and input to a task
+//     that is no longer running is [ErrFinished], nothing written
+//     (docs/spec.md §4.2a). [Service.Changed] gives the channels a waiter
+//     parks on until the next output (Hooks.Changed) or the finish.
 //   - Finish listeners ([Service.OnFinish]) are called once per task, after
 //     it settled, on the goroutine that watched it, in registration order,
 //     each with a snapshot taken just before its call. A panicking listener

@@ -31,13 +31,14 @@ func TestTools(t *testing.T) {
 			t.Errorf("%s: empty description or schema", tl.Name)
 		}
 	}
-	if want := []string{"bash", "task_output", "task_list", "task_kill"}; !slices.Equal(names, want) {
+	if want := []string{"bash", "task_output", "task_list", "task_kill", "task_input"}; !slices.Equal(names, want) {
 		t.Errorf("tools = %q, want %q", names, want)
 	}
 	want := map[string]map[string]bool{
 		"bash":        {"readOnlyHint": false, "destructiveHint": true, "openWorldHint": true},
 		"task_output": {"readOnlyHint": true},
 		"task_list":   {"readOnlyHint": true},
+		"task_input":  {"readOnlyHint": false, "destructiveHint": true, "openWorldHint": true},
 	}
 	for _, tl := range tools {
 		for k, v := range want[tl.Name] {

@@ -50,6 +50,15 @@
 //     The description adds one clause while yielding is on, whatever the
 //     front end: `dsh run` and an ACP agent that does not allow it simply
 //     never yield.
+//   - Terminals (docs/spec.md §4.2a, tty.go): tty, cols and rows are in the
+//     schema whenever run_in_background is; a tty task's output feeds a
+//     bash/term screen on the collector's goroutine, and the emulator's
+//     answers to the program's queries are typed back within a second.
+//     The screen is redacted as a whole when read (a secret the screen
+//     shows split over two rows is not found), its rows guarded. A
+//     finished task keeps its last screen as text; the emulator is
+//     released. Every background task's output wakes task_output's
+//     waitFor (tasks.Hooks.Changed); a yielded one's is polled.
 //
 // The package is a plug-in of package tool: it imports tool, tasks and bash,
 // and host.Standard registers it ([New], [Tool.Definition], [Section]).

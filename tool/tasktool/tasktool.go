@@ -41,7 +41,22 @@
 //     is shown as a console block (it is program output); the other results
 //     as their text.
 //   - Error codes: TASK_UNKNOWN, TASK_FORBIDDEN, TASK_WAIT_ABORTED,
-//     TASK_KILL_FAILED, and INVALID_ARGS for a blank id or a bad timeout.
+//     TASK_KILL_FAILED, TASK_NO_TERMINAL, TASK_FINISHED, and INVALID_ARGS
+//     for a blank id, a bad timeout, a bad pattern, a key or input too long.
+//   - waitFor and screen (docs/spec.md §4.2a): the timeout keeps the task
+//     tools' name, timeout_ms; with waitFor it defaults to 5 s, capped by
+//     maxWaitTimeoutMs. A wait parks on the task's next output or its end
+//     (tasks.Service.Changed), never on a fixed delay; the new output it
+//     reads is kept across reads and matched as the model reads it
+//     (escape sequences removed, redacted). A wait that ends unmatched, at
+//     the timeout or the task's end, says so in its no-match line.
+//   - task_input types text then keys, as one write, and without waitFor
+//     returns once the output has been quiet for 300 ms (at most 5 s, or
+//     timeout_ms if shorter). Its card is "Type into <id>", of kind
+//     execute; a task_output with screen: true is a terminal card titled
+//     "Screen of <id>" whose output is the screen.
+//   - A screen read does not consume output and does not mark a finished
+//     task reported.
 package tasktool
 
 import (
