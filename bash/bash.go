@@ -163,10 +163,18 @@ type TerminalProcess interface {
 	// Resize changes the terminal's size; the program learns it by
 	// SIGWINCH.
 	Resize(t Terminal) error
-	// Foreground names the program the terminal's input goes to now, the
-	// leader of its foreground process group ("python3"); "" when it
-	// cannot be told.
-	Foreground() string
+	// Foreground lists the processes of the terminal's foreground process
+	// group, the programs its input goes to now; nil when that cannot be
+	// told (the command ended, no /proc).
+	Foreground() []Program
+}
+
+// Program is a process a terminal's input may go to.
+type Program struct {
+	// Exe is the path of its executable, "" when unreadable.
+	Exe string
+	// Args is its argument vector, nil when unreadable.
+	Args []string
 }
 
 // NetCall is one command's part in the sandbox's network by domain.

@@ -371,6 +371,10 @@ func typedTasks(rt *tasks.Service) permissions.TaskLookup {
 		if err != nil {
 			return permissions.TypedTask{}, false
 		}
-		return permissions.TypedTask{Command: snap.Label, Foreground: term.Foreground(), Sandboxed: snap.Sandboxed}, true
+		typed, truncated := term.Typed()
+		return permissions.TypedTask{
+			Command: snap.Label, Foreground: term.Foreground(), Typed: typed, Truncated: truncated,
+			Sandboxed: snap.Sandboxed, Running: snap.Status == tasks.Running,
+		}, true
 	}
 }

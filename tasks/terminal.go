@@ -21,8 +21,21 @@ type Terminal interface {
 	Keys(names []string) ([]byte, error)
 	// Size is the terminal's size in cells.
 	Size() (cols, rows int)
-	// Foreground names the program input goes to now; "" when unknown.
-	Foreground() string
+	// Foreground lists the programs input goes to now (the terminal's
+	// foreground process group); nil when unknown.
+	Foreground() []Program
+	// Typed is what was typed into the terminal most recently, as
+	// written, up to MaxTyped bytes; truncated when more came before.
+	Typed() (recent []byte, truncated bool)
+}
+
+// MaxTyped bounds what a Terminal keeps of what was typed into it.
+const MaxTyped = 64 << 10
+
+// Program is a process a terminal's input may go to.
+type Program struct {
+	Exe  string   // its executable's path; "" when unreadable
+	Args []string // its argument vector; nil when unreadable
 }
 
 // TerminalSize is a task terminal's size, in a Snapshot.

@@ -28,7 +28,8 @@ func (f *fakeTerm) Input(p []byte, _ time.Time) error {
 func (f *fakeTerm) Screen() string                      { return "[cursor: row 1, col 1]" }
 func (f *fakeTerm) Keys(names []string) ([]byte, error) { return nil, nil }
 func (f *fakeTerm) Size() (cols, rows int)              { return 80, 24 }
-func (f *fakeTerm) Foreground() string                  { return "cat" }
+func (f *fakeTerm) Foreground() []Program               { return nil }
+func (f *fakeTerm) Typed() ([]byte, bool)               { return nil, false }
 
 func (f *fakeTerm) text() string {
 	f.mu.Lock()

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dsh-go/dsh/bash"
+	"github.com/dsh-go/dsh/internal/procfs"
 )
 
 // TerminalType is TERM for a command under a terminal: what the emulator
@@ -223,25 +224,43 @@ func (p terminalProcess) WriteInput(b []byte, deadline time.Time) (int, error) {
 
 func (p terminalProcess) Resize(size bash.Terminal) error { return p.t.resize(size) }
 
-func (p terminalProcess) Foreground() string { return p.t.foreground() }
+func (p terminalProcess) Foreground() []bash.Program { return p.t.foreground() }
 
-// foreground names the leader of the terminal's foreground process group
-// (TIOCGPGRP on the master), by its /proc comm: the program typed input
-// goes to. "" when it cannot be told (the command ended, no /proc).
-func (t *terminal) foreground() string {
+// maxForeground bounds the processes Foreground lists.
+const maxForeground = 64
+
+// foreground lists the terminal's foreground process group (TIOCGPGRP on
+// the master, then the processes of that group in /proc), with their
+// executables and arguments: the programs typed input goes to. nil when
+// it cannot be told.
+func (t *terminal) foreground() []bash.Program {
 	raw, err := t.m.SyscallConn()
 	if err != nil {
-		return ""
+		return nil
 	}
 	pgrp := 0
 	if raw.Control(func(fd uintptr) { pgrp, err = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) }) != nil || err != nil || pgrp <= 0 {
-		return ""
+		return nil
 	}
-	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pgrp) + "/comm")
+	procs, err := procfs.Table()
 	if err != nil {
-		return ""
+		return nil
 	}
-	return strings.TrimSpace(string(comm))
+	var out []bash.Program
+	for _, p := range procs {
+		if p.Pgrp != pgrp || p.Dead() || len(out) == maxForeground {
+			continue
+		}
+		pid := "/proc/" + strconv.Itoa(p.Pid)
+		exe, _ := os.Readlink(pid + "/exe")
+		cmdline, _ := os.ReadFile(pid + "/cmdline")
+		var args []string
+		if len(cmdline) > 0 {
+			args = strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+		}
+		out = append(out, bash.Program{Exe: exe, Args: args})
+	}
+	return out
 }
 
 // endOfTerminal reports whether a read error of the master is its end:

@@ -59,7 +59,10 @@ type Gate struct {
 	defaultCwd string
 	remote     bool
 	tasks      TaskLookup
-	log        *slog.Logger
+	// shellBins are the system's shells' executables (systemShell).
+	shellBinsOnce sync.Once
+	shellBins     map[string]bool
+	log           *slog.Logger
 
 	sessions *session.Store[*sessionState]
 }
@@ -130,8 +133,7 @@ type sessionState struct {
 	asking chan struct{}
 
 	mu     sync.Mutex
-	policy *policy.Policy        // the rules read at the start, and those remembered; nil: no policy
-	lines  map[string]*typedLine // by task id: what was typed since its last Enter
+	policy *policy.Policy // the rules read at the start, and those remembered; nil: no policy
 }
 
 // check decides command with the session's current rules; without a

@@ -10,12 +10,15 @@ package permissions
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	"unicode"
 
+	"github.com/dsh-go/dsh/bash/term"
 	"github.com/dsh-go/dsh/policy"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/tasktool"
 )
@@ -24,11 +27,15 @@ import (
 type TypedTask struct {
 	// Command is the task's command line.
 	Command string
-	// Foreground names the program input goes to now ("python3"); ""
-	// when unknown (the command's program is taken then).
-	Foreground string
-	// Sandboxed: the task runs in the sandbox.
-	Sandboxed bool
+	// Foreground lists the programs input goes to now (the terminal's
+	// foreground process group); nil when unknown.
+	Foreground []tasks.Program
+	// Sandboxed: the task runs in the sandbox. Running: it still runs.
+	Sandboxed, Running bool
+	// Typed is what was typed into it most recently (truncated: more came
+	// before), from which the line being typed is followed.
+	Typed     []byte
+	Truncated bool
 }
 
 // TaskLookup finds the task id of session s that has a terminal.
@@ -37,15 +44,16 @@ type TaskLookup func(s *session.Session, id string) (TypedTask, bool)
 // shells are the programs whose input lines are commands the policy reads.
 var shells = map[string]bool{"bash": true, "sh": true, "zsh": true, "dash": true, "fish": true, "ksh": true, "mksh": true}
 
-// reasonNotShell is the REASON of the question about typing into another
-// program than a shell (exact).
+// The REASONs of the questions about typed input (exact).
+const (
+	reasonEdited      = "the line was edited with keys the command policy cannot follow"
+	reasonSeveral     = "it submits more than one line: the command policy cannot tell which program reads the lines after the first"
+	reasonInteractive = "it uses a feature of interactive shells the command policy cannot follow (history, aliases, traps, prompts)"
+)
+
 func reasonNotShell(program string) string {
 	return program + " is not a shell: the command policy cannot tell what this input runs"
 }
-
-// reasonEdited is the REASON for a line edited with keys the gate cannot
-// follow (history, completion) (exact).
-const reasonEdited = "the line was edited with keys the command policy cannot follow"
 
 // typedQuestion is what the user is asked about typing text into a task
 // running command (exact, docs/spec.md §4.2a).
@@ -60,10 +68,9 @@ func typedQuestion(text string, keys []string, command, reason string) tool.Ques
 // typed decides a task_input call.
 func (g *Gate) typed(ctx context.Context, call tool.Call, next tool.PreNext) tool.Decision {
 	var a tasktool.InputArgs
-	id, task, ok := "", TypedTask{}, false
+	task, ok := TypedTask{}, false
 	if g.tasks != nil && json.Unmarshal(call.Args, &a) == nil {
-		id = strings.TrimSpace(a.TaskID)
-		task, ok = g.tasks(call.Session, id)
+		task, ok = g.tasks(call.Session, strings.TrimSpace(a.TaskID))
 	}
 	st := g.state(call.Session)
 	switch {
@@ -77,47 +84,54 @@ func (g *Gate) typed(ctx context.Context, call tool.Call, next tool.PreNext) too
 	case st.managed != "":
 		return tool.Decision{Verdict: tool.Deny, Reason: errManaged(st.managed), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: errManaged(st.managed)}}
 	}
+	input, err := tasktool.InputBytes(a, term.Keys)
+	if err != nil || !task.Running {
+		return next(ctx, call) // the tool refuses it, nothing typed: no question
+	}
 	c := check{g: g, st: st, call: call, advice: call.Advice}
-	program := task.Foreground
-	if program == "" {
-		program = programOf(task.Command)
-	}
-	if !shells[program] {
-		if task.Sandboxed && c.advice.Ask == "" {
-			return ruled(next(ctx, call), tool.OutcomeAllow, bySandboxedTask)
-		}
-		reason := reasonNotShell(program)
-		if c.advice.Ask != "" {
-			reason = c.advice.Ask
-		}
-		return c.askTyped(ctx, next, typedQuestion(a.Text, a.Keys, task.Command, reason), func() {}, reason)
-	}
-	line := st.line(id)
-	lines, after := line.typed(a.Text, a.Keys)
 	reason, by := c.advice.Ask, c.advice.By
+	if reason == "" && !interruptOnly(input) {
+		var d *tool.Decision
+		if reason, by, d = g.typedInto(st, task, input); d != nil {
+			return *d
+		}
+	}
+	if reason == "" {
+		return ruled(next(ctx, call), tool.OutcomeAllow, by)
+	}
+	return c.askTyped(ctx, next, typedQuestion(a.Text, a.Keys, task.Command, reason), by)
+}
+
+// typedInto decides input typed into task by what reads it: the reason
+// to ask ("" for none) and what decided, or a denial.
+func (g *Gate) typedInto(st *sessionState, task TypedTask, input []byte) (reason, by string, deny *tool.Decision) {
+	if program, ok := g.shellReads(task); !ok {
+		if task.Sandboxed {
+			return "", bySandboxedTask, nil
+		}
+		r := reasonNotShell(program)
+		return r, r, nil
+	}
+	lines := submitted(task.Typed, task.Truncated, input)
+	if len(lines) > 1 {
+		return reasonSeveral, reasonSeveral, nil
+	}
 	for _, l := range lines {
-		if l.unknown {
-			reason, by = reasonEdited, reasonEdited
-			continue
+		switch {
+		case l.unknown:
+			return reasonEdited, reasonEdited, nil
+		case interactiveOnly(l.text):
+			return reasonInteractive, reasonInteractive, nil
 		}
 		res := st.check(l.text)
-		switch {
-		case res.Decision == policy.Deny:
-			return tool.Decision{Verdict: tool.Deny, Reason: res.DenyText(), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: decidedBy(res)}}
-		case res.Decision == policy.Ask && reason == "":
-			reason, by = res.Reason(), decidedBy(res)
+		switch res.Decision {
+		case policy.Deny:
+			return "", "", &tool.Decision{Verdict: tool.Deny, Reason: res.DenyText(), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: decidedBy(res)}}
+		case policy.Ask:
+			return res.Reason(), decidedBy(res), nil
 		}
 	}
-	commit := func() { line.set(after) }
-	if reason == "" {
-		d := next(ctx, call)
-		if d.Verdict == tool.Allow {
-			commit()
-		}
-		return ruled(d, tool.OutcomeAllow, byTypedLines)
-	}
-	q := typedQuestion(a.Text, a.Keys, task.Command, reason)
-	return c.askTyped(ctx, next, q, commit, by)
+	return "", byTypedLines, nil
 }
 
 // What decided a task_input call the gate let through unasked
@@ -127,8 +141,8 @@ const (
 	byTypedLines    = "typed lines allowed by the command policy"
 )
 
-// askTyped asks q; an accepted answer commits the line and goes on.
-func (c check) askTyped(ctx context.Context, next tool.PreNext, q tool.Question, commit func(), by string) tool.Decision {
+// askTyped asks q; an accepted answer goes on.
+func (c check) askTyped(ctx context.Context, next tool.PreNext, q tool.Question, by string) tool.Decision {
 	select {
 	case c.st.asking <- struct{}{}:
 	case <-ctx.Done():
@@ -136,13 +150,7 @@ func (c check) askTyped(ctx context.Context, next tool.PreNext, q tool.Question,
 	}
 	answer, err := c.askUser(ctx, q)
 	<-c.st.asking
-	return c.answered(ctx, next, q, answer, err, tool.Advice{Ask: q.Reason, By: by}, by, func() tool.Decision {
-		d := next(ctx, c.call)
-		if d.Verdict == tool.Allow {
-			commit()
-		}
-		return d
-	})
+	return c.answered(ctx, next, q, answer, err, tool.Advice{Ask: q.Reason, By: by}, by, func() tool.Decision { return next(ctx, c.call) })
 }
 
 // keysText shows named keys after the text in a question.
@@ -185,13 +193,6 @@ func runsOther(arg string) bool {
 	return !strings.HasPrefix(arg, "--") && strings.Contains(arg, "c")
 }
 
-// typedLine is what was typed into a shell task since its last Enter,
-// the line the next Enter submits.
-type typedLine struct {
-	mu  sync.Mutex
-	cur pending
-}
-
 // pending is a line being typed; unknown once edited with keys the gate
 // cannot follow (Tab completion, history, cursor moves).
 type pending struct {
@@ -199,72 +200,141 @@ type pending struct {
 	unknown bool
 }
 
-// line is the typed line of task id.
-func (st *sessionState) line(id string) *typedLine {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.lines == nil {
-		st.lines = make(map[string]*typedLine)
-	}
-	l := st.lines[id]
-	if l == nil {
-		l = &typedLine{}
-		st.lines[id] = l
-	}
-	return l
+// editor follows a shell's line editor over what is typed, as far as it
+// can: printable text, Backspace, C-u on a line it knows, C-c, and line
+// ends, a backslash before one continuing the line as bash does.
+type editor struct {
+	cur  pending
+	cont bool // the line continues one ended by a backslash
 }
 
-func (l *typedLine) set(p pending) {
-	l.mu.Lock()
-	l.cur = p
-	l.mu.Unlock()
-}
-
-// typed applies text then keys to the line: the lines they submit, and
-// the line left after them.
-func (l *typedLine) typed(text string, keys []string) (submitted []pending, after pending) {
-	l.mu.Lock()
-	cur := l.cur
-	l.mu.Unlock()
-	for _, r := range text {
-		cur, submitted = edit(cur, submitted, runeKey(r), r)
-	}
-	for _, k := range keys {
-		cur, submitted = edit(cur, submitted, k, 0)
-	}
-	return submitted, cur
-}
-
-// runeKey names the key a typed character is, "" for a printable one.
-func runeKey(r rune) string {
-	switch {
-	case r == '\r' || r == '\n':
-		return "Enter"
-	case r == 0x7f || r == 0x08:
-		return "Backspace"
-	case r < 0x20:
-		return "C-" + string(rune('a'+r-1))
-	}
-	return ""
-}
-
-// edit applies one key (or the printable r when key is "") as a shell's
-// line editor would.
-func edit(cur pending, submitted []pending, key string, r rune) (pending, []pending) {
-	switch key {
-	case "":
-		cur.text += string(r)
-	case "Enter", "C-j", "C-m":
-		submitted = append(submitted, cur)
-		cur = pending{}
-	case "Backspace", "C-h":
-		if rs := []rune(cur.text); len(rs) > 0 {
-			cur.text = string(rs[:len(rs)-1])
+// feed applies p, calling submit for each line it submits.
+func (e *editor) feed(p []byte, submit func(pending)) {
+	for _, r := range string(p) {
+		switch {
+		case r == '\r' || r == '\n':
+			if n := len(e.cur.text) - len(strings.TrimRight(e.cur.text, "\\")); n%2 == 1 {
+				e.cur.text, e.cont = e.cur.text[:len(e.cur.text)-1], true
+				continue
+			}
+			submit(e.cur)
+			e.cur, e.cont = pending{}, false
+		case r == 0x03: // C-c: the line, continued or not, is dropped
+			e.cur, e.cont = pending{}, false
+		case r == 0x7f || r == 0x08:
+			if rs := []rune(e.cur.text); len(rs) > 0 && !e.cur.unknown {
+				e.cur.text = string(rs[:len(rs)-1])
+			}
+		case r == 0x15 && !e.cur.unknown && !e.cont: // C-u on a known line: empty
+			e.cur.text = ""
+		case r < 0x20 || r == 0x7f || r == 0x9b:
+			e.cur.unknown = true
+		default:
+			e.cur.text += string(r)
 		}
-	case "C-u", "C-c":
-		cur = pending{}
-	default:
-		cur.unknown = true
 	}
-	return cur, submitted
+}
+
+// submitted lists the lines that input submits, typed after what was
+// typed before (from which the line under way is followed; truncated: its
+// start is unknown).
+func submitted(before []byte, truncated bool, input []byte) []pending {
+	e := &editor{cur: pending{unknown: truncated}}
+	e.feed(before, func(pending) {})
+	var lines []pending
+	e.feed(input, func(l pending) { lines = append(lines, l) })
+	return lines
+}
+
+// interruptOnly reports input that only interrupts, quits or suspends
+// (C-c, C-\, C-z): signals to the foreground program, no command.
+func interruptOnly(p []byte) bool {
+	for _, b := range p {
+		if b != 0x03 && b != 0x1c && b != 0x1a {
+			return false
+		}
+	}
+	return len(p) > 0
+}
+
+// interactiveWords are what an interactive shell runs later or
+// elsewhere than where the line shows it: aliases, history, traps,
+// key bindings, completions and the prompts.
+var interactiveWords = map[string]bool{
+	"alias": true, "fc": true, "history": true, "bind": true, "trap": true, "complete": true,
+	"PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS2": true, "PS4": true,
+}
+
+// interactiveOnly reports a line that uses a feature of interactive
+// shells the policy does not follow: one of interactiveWords, history
+// expansion (a "!" that is not followed by a blank, "=" or "("), or a
+// quick substitution ("^old^new").
+func interactiveOnly(line string) bool {
+	if strings.HasPrefix(strings.TrimSpace(line), "^") {
+		return true
+	}
+	for i := 0; i+1 < len(line); i++ {
+		if line[i] == '!' && !strings.ContainsRune(" \t=(", rune(line[i+1])) {
+			return true
+		}
+	}
+	for _, w := range strings.FieldsFunc(line, func(r rune) bool { return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if interactiveWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// shellReads reports whether the input goes to an interactive shell:
+// every process of the terminal's foreground group is one (a system
+// shell's executable, run with flags alone); else the program that reads
+// it, for the question. Unknown: the task's command's program.
+func (g *Gate) shellReads(task TypedTask) (program string, ok bool) {
+	if len(task.Foreground) == 0 {
+		return programOf(task.Command), false
+	}
+	// A program that is no shell names the question best; then a shell
+	// that runs something else (bash -c).
+	var other string
+	for _, p := range task.Foreground {
+		name := programOf(strings.Join(p.Args, " "))
+		switch {
+		case !g.systemShell(p.Exe):
+			if name == "" {
+				name = filepath.Base(p.Exe)
+			}
+			return name, false
+		case !shells[name] && other == "":
+			other = name
+		}
+	}
+	return other, other == ""
+}
+
+// systemShell reports whether exe is one of the system's shells (a
+// binary found as bash, sh, … on dsh's PATH or in /bin, /usr/bin,
+// /usr/local/bin, links resolved): a program that merely calls itself
+// bash is not one.
+func (g *Gate) systemShell(exe string) bool {
+	g.shellBinsOnce.Do(func() { g.shellBins = findShells() })
+	return exe != "" && g.shellBins[exe]
+}
+
+func findShells() map[string]bool {
+	found := map[string]bool{}
+	add := func(p string) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			found[real] = true
+		}
+	}
+	for name := range shells {
+		if p, err := exec.LookPath(name); err == nil {
+			add(p)
+		}
+		for _, dir := range []string{"/bin", "/usr/bin", "/usr/local/bin"} {
+			add(filepath.Join(dir, name))
+		}
+	}
+	return found
 }

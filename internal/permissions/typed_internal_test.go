@@ -3,43 +3,104 @@ package permissions
 import (
 	"slices"
 	"testing"
+
+	"github.com/dsh-go/dsh/tasks"
 )
 
-// TestTypedLines: the lines a shell would run, as its line editor makes
-// them from text and keys; a line edited with keys the gate cannot follow
-// is unknown.
-func TestTypedLines(t *testing.T) {
+// TestSubmittedLines: the lines a shell would run, as its line editor
+// makes them from what was typed before and the input; a line edited with
+// keys the gate cannot follow is unknown.
+func TestSubmittedLines(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		before    pending
-		text      string
-		keys      []string
-		submitted []pending
-		after     pending
+		name          string
+		before, input string
+		want          []pending
 	}{
-		{"one line", pending{}, "ls -l", []string{"Enter"}, []pending{{text: "ls -l"}}, pending{}},
-		{"lines in text", pending{}, "a\rb\nc", nil, []pending{{text: "a"}, {text: "b"}}, pending{text: "c"}},
-		{"continues the pending line", pending{text: "rm -rf "}, "/", []string{"Enter"}, []pending{{text: "rm -rf /"}}, pending{}},
-		{"backspace", pending{}, "lss\x7f", []string{"Backspace", "Enter"}, []pending{{text: "l"}}, pending{}},
-		{"C-u clears", pending{text: "rm x"}, "\x15ls", []string{"Enter"}, []pending{{text: "ls"}}, pending{}},
-		{"C-c clears", pending{text: "rm x"}, "", []string{"C-c"}, nil, pending{}},
-		{"history is unknown", pending{}, "", []string{"Up", "Enter"}, []pending{{unknown: true}}, pending{}},
-		{"escape in text is unknown", pending{}, "\x1b[A", []string{"Enter"}, []pending{{text: "[A", unknown: true}}, pending{}},
-		{"tab is unknown until submitted", pending{}, "gi\t", nil, nil, pending{text: "gi", unknown: true}},
-		{"C-m submits", pending{}, "ls", []string{"C-m"}, []pending{{text: "ls"}}, pending{}},
+		{"one line", "", "ls -l\r", []pending{{text: "ls -l"}}},
+		{"lines in text", "", "a\rb\nc", []pending{{text: "a"}, {text: "b"}}},
+		{"the line typed before", "echo hi\rrm -rf ", "/\r", []pending{{text: "rm -rf /"}}},
+		{"a refused call typed nothing", "", "rm victim\r", []pending{{text: "rm victim"}}},
+		{"backspace", "", "lss\x7f\x7f\r", []pending{{text: "l"}}},
+		{"C-u clears a known line", "rm x", "\x15ls\r", []pending{{text: "ls"}}},
+		{"C-u keeps an edited line unknown", "", ";rm victim\x01\x15echo hi\r", []pending{{text: ";rm victim" + "echo hi", unknown: true}}},
+		{"C-c drops the line", "rm x", "\x03", nil},
+		{"history is unknown", "", "\x1b[A\r", []pending{{text: "[A", unknown: true}}},
+		{"tab is unknown", "", "gi\tstatus\r", []pending{{text: "gistatus", unknown: true}}},
+		{"a backslash continues", "", "r\\\rm victim\r", []pending{{text: "rm victim"}}},
+		{"continued across calls", "r\\\r", "m victim\r", []pending{{text: "rm victim"}}},
+		{"two backslashes end the line", "", "echo \\\\\r", []pending{{text: "echo \\\\"}}},
+		{"a truncated record's line is unknown", "", "x\r", []pending{{text: "x", unknown: true}}},
 	} {
-		l := &typedLine{cur: tc.before}
-		sub, after := l.typed(tc.text, tc.keys)
-		if !slices.Equal(sub, tc.submitted) || after != tc.after {
-			t.Errorf("%s: submitted %+v after %+v, want %+v %+v", tc.name, sub, after, tc.submitted, tc.after)
-		}
-		if l.cur != tc.before {
-			t.Errorf("%s: typed changed the line before it was allowed", tc.name)
+		truncated := tc.name == "a truncated record's line is unknown"
+		got := submitted([]byte(tc.before), truncated, []byte(tc.input))
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
 }
 
-// TestProgramOf: the program a task's command starts, and whether lines
+// TestInteractiveOnly: lines that use what only an interactive shell
+// does later or elsewhere are asked about.
+func TestInteractiveOnly(t *testing.T) {
+	for line, want := range map[string]bool{
+		"echo rm victim":                false,
+		"!!":                            true,
+		"echo x; !-1":                   true,
+		"^rm^ls":                        true,
+		"alias x='rm victim'":           true,
+		"PROMPT_COMMAND='rm victim'":    true,
+		"PS1='$(rm victim) '":           true,
+		"trap 'rm victim' DEBUG":        true,
+		"[ 1 != 2 ] && echo ok":         false,
+		"echo hi!":                      false,
+		"git log --format=%h":           false,
+		"fc -s":                         true,
+		"python3 -c 'print(\"hello\")'": false,
+	} {
+		if got := interactiveOnly(line); got != want {
+			t.Errorf("interactiveOnly(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// TestShellReads: input goes to a shell only when every process of the
+// foreground group is a system shell run interactively; a wrapper shell
+// running a command, or a program named like a shell, is not one.
+func TestShellReads(t *testing.T) {
+	g := &Gate{}
+	bin := findShells()
+	var bashExe string
+	for exe := range bin {
+		if len(exe) >= 4 && exe[len(exe)-4:] == "bash" {
+			bashExe = exe
+		}
+	}
+	if bashExe == "" {
+		t.Skip("SKIP-REASON: no bash found")
+	}
+	for _, tc := range []struct {
+		name    string
+		fg      []tasks.Program
+		command string
+		program string
+		shell   bool
+	}{
+		{"interactive bash", []tasks.Program{{Exe: bashExe, Args: []string{"bash", "--norc", "-i"}}}, "bash -i", "", true},
+		{"the wrapper runs a program", []tasks.Program{{Exe: bashExe, Args: []string{"bash", "-c", "cd . && python3 -q"}}, {Exe: "/usr/bin/python3", Args: []string{"python3", "-q"}}}, "", "python3", false},
+		{"a wrapper shell alone", []tasks.Program{{Exe: bashExe, Args: []string{"bash", "-c", "read x"}}}, "", "bash -c", false},
+		{"a program named bash", []tasks.Program{{Exe: "/tmp/x/bash", Args: []string{"bash", "-i"}}}, "", "bash", false},
+		{"python", []tasks.Program{{Exe: "/usr/bin/python3.11", Args: []string{"python3", "-q"}}}, "", "python3", false},
+		{"unknown: the command's program", nil, "python3 -q", "python3", false},
+		{"unknown, even a shell's", nil, "bash -i", "bash", false},
+	} {
+		program, shell := g.shellReads(TypedTask{Foreground: tc.fg, Command: tc.command})
+		if program != tc.program || shell != tc.shell {
+			t.Errorf("%s: %q %v, want %q %v", tc.name, program, shell, tc.program, tc.shell)
+		}
+	}
+}
+
+// TestProgramOf: the program a command line starts, and whether lines
 // typed into it go to a shell.
 func TestProgramOf(t *testing.T) {
 	for cmd, want := range map[string]string{

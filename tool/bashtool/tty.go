@@ -7,6 +7,7 @@ package bashtool
 // report) go back to the program as input, as a terminal's would.
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -74,6 +75,10 @@ type screenTask struct {
 
 	mu    sync.Mutex
 	final string // the last screen, kept once the emulator is released
+	// typed is what was written into the terminal, its last
+	// tasks.MaxTyped bytes; truncated when more came before.
+	typed     []byte
+	truncated bool
 }
 
 // newScreenTask makes the emulator for a command of size sz; observe feeds
@@ -135,10 +140,23 @@ func (st *screenTask) end() {
 	st.news.fire()
 }
 
-// Input implements tasks.Terminal.
+// Input implements tasks.Terminal; what was written is recorded (Typed).
 func (st *screenTask) Input(p []byte, deadline time.Time) error {
-	_, err := st.proc.WriteInput(p, deadline)
+	n, err := st.proc.WriteInput(p, deadline)
+	st.mu.Lock()
+	st.typed = append(st.typed, p[:n]...)
+	if over := len(st.typed) - tasks.MaxTyped; over > 0 {
+		st.typed, st.truncated = append(st.typed[:0], st.typed[over:]...), true
+	}
+	st.mu.Unlock()
 	return err
+}
+
+// Typed implements tasks.Terminal.
+func (st *screenTask) Typed() ([]byte, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return bytes.Clone(st.typed), st.truncated
 }
 
 // Screen implements tasks.Terminal: the screen as the model may read it,
@@ -172,7 +190,13 @@ func (st *screenTask) Keys(names []string) ([]byte, error) {
 }
 
 // Foreground implements tasks.Terminal.
-func (st *screenTask) Foreground() string { return st.proc.Foreground() }
+func (st *screenTask) Foreground() []tasks.Program {
+	var out []tasks.Program
+	for _, p := range st.proc.Foreground() {
+		out = append(out, tasks.Program{Exe: p.Exe, Args: p.Args})
+	}
+	return out
+}
 
 // Size implements tasks.Terminal.
 func (st *screenTask) Size() (cols, rows int) { return st.size.Cols, st.size.Rows }

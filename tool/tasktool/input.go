@@ -138,11 +138,25 @@ func (in input) bytes(call tool.Call, id string, a InputArgs) ([]byte, error) {
 	if err != nil {
 		return nil, toolError(err)
 	}
-	keys, err := term.Keys(a.Keys)
+	return InputBytes(a, term.Keys)
+}
+
+// InputBytes checks a task_input call's arguments as the tool does, but
+// for the task and the timeout, and returns what it types: text, then
+// the keys as keys encodes them. The permissions gate decides on these
+// bytes, and asks about nothing the tool would refuse.
+func InputBytes(a InputArgs, keys func([]string) ([]byte, error)) ([]byte, error) {
+	if a.Text == "" && len(a.Keys) == 0 {
+		return nil, &tool.Error{Code: tool.CodeInvalidArgs, Message: errNothingToType}
+	}
+	if _, err := compileWaitFor(a.WaitFor); err != nil {
+		return nil, err
+	}
+	k, err := keys(a.Keys)
 	if err != nil {
 		return nil, &tool.Error{Code: tool.CodeInvalidArgs, Message: err.Error()}
 	}
-	p := append([]byte(a.Text), keys...)
+	p := append([]byte(a.Text), k...)
 	if len(p) > MaxInputBytes {
 		return nil, &tool.Error{Code: tool.CodeInvalidArgs, Message: inputTooLong(len(p))}
 	}

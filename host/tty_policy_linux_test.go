@@ -1,0 +1,134 @@
+package host_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/tool"
+)
+
+// The attacks on the policy over typed input (docs/spec.md §4.2a) that a
+// review found: each tries to run `rm victim`, which the policy denies,
+// through a tty task, unsandboxed. The user accepts starting the tasks and
+// declines every question about input; the file must stay.
+
+type attackRig struct {
+	*ttyRig
+	victim string
+	mu     sync.Mutex
+	asked  []string
+}
+
+func newAttackRig(t *testing.T) *attackRig {
+	r := &attackRig{ttyRig: newTTYRig(t, "permissions:\n  default: allow\n  deny: [\"rm *\"]\n  claudeSettings: false\nlocal: {sandbox: {mode: off}}\n")}
+	r.asker = tool.AskerFunc(func(_ context.Context, q tool.Question) (tool.Answer, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if !strings.HasPrefix(q.Message, "Type this into a task?") {
+			return tool.Answer{Choice: tool.Accepted}, nil // starting a task
+		}
+		r.asked = append(r.asked, q.Message)
+		return tool.Answer{Choice: tool.Declined}, nil
+	})
+	r.victim = filepath.Join(r.sess.Cwd(), "victim")
+	if err := os.WriteFile(r.victim, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// survives fails the test when the victim is gone, after what a line that
+// got through would have needed to run.
+func (r *attackRig) survives(t *testing.T, how string) {
+	t.Helper()
+	time.Sleep(proctest300())
+	if _, err := os.Stat(r.victim); err != nil {
+		t.Errorf("%s: the denied rm ran: %v", how, err)
+	}
+}
+
+func proctest300() time.Duration { return 300 * time.Millisecond }
+
+// refusedOrAsked: the input was refused (denied, or asked and declined).
+func refusedOrAsked(t *testing.T, res tool.Result, how string) {
+	t.Helper()
+	if !res.IsError {
+		t.Errorf("%s: typed unasked: %s", how, res.Text())
+	}
+}
+
+func TestTypedAttacks(t *testing.T) {
+	need(t, "python3", "vim")
+	for _, tc := range []struct {
+		name    string
+		command string
+		ready   string   // the output that says the program waits for input
+		before  []string // calls typed first, let through
+		input   string
+	}{
+		{"a refused call does not move the line", "bash --norc --noprofile -i", `[$#] $`, nil, "rm victim\r"},
+		{"a backslash continues the line", "bash --norc --noprofile -i", `[$#] $`, nil, "r\\\rm victim\r"},
+		{"continued across calls", "bash --norc --noprofile -i", `[$#] $`, []string{"r\\\r"}, "m victim\r"},
+		{"two lines, the second for vim", "bash --norc --noprofile -i", `[$#] $`, nil, "vim -u NONE -N\r:!rm victim\r"},
+		{"history expansion", "bash --norc --noprofile -i", `[$#] $`, []string{"echo rm victim\r"}, "!!:1-2\r"},
+		{"C-a C-u keeps text after the cursor", "bash --norc --noprofile -i", `[$#] $`, nil, ";rm victim\x01\x15echo hi\r"},
+		{"a prompt command", "bash --norc --noprofile -i", `[$#] $`, nil, "PROMPT_COMMAND='rm victim'\r"},
+		{"the wrapper shell runs python", "cd . && python3 -q", `>>> $`, nil, "import os; os.remove('victim')\r"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newAttackRig(t)
+			id := r.start(tc.command)
+			r.output(id, tc.ready)
+			if tc.name == "a refused call does not move the line" {
+				res := r.call("task_input", map[string]any{"task_id": id, "text": "echo ", "waitFor": "("})
+				if !res.IsError || len(r.asked) != 0 {
+					t.Fatalf("a bad pattern: %s (asked %q)", res.Text(), r.asked)
+				}
+			}
+			for _, b := range tc.before {
+				if res := r.typed(id, b, nil, ""); res.IsError {
+					t.Fatalf("%q: %s", b, res.Text())
+				}
+			}
+			refusedOrAsked(t, r.typed(id, tc.input, nil, ""), tc.name)
+			r.survives(t, tc.name)
+		})
+	}
+}
+
+// TestTypedNothingAskedForARefusal: a call the tool refuses anyway (bad
+// pattern, unknown key, too long, a finished task) asks nothing.
+func TestTypedNothingAskedForARefusal(t *testing.T) {
+	need(t, "python3")
+	r := newAttackRig(t)
+	py := r.start("python3 -q")
+	for _, args := range []map[string]any{
+		{"task_id": py, "text": "x", "waitFor": "("},
+		{"task_id": py, "keys": []string{"Ctrl-C"}},
+		{"task_id": py, "text": strings.Repeat("x", 70000)},
+	} {
+		if res := r.call("task_input", args); !res.IsError || !strings.HasPrefix(res.Text(), "Error: ") {
+			t.Errorf("%v: %s", args["keys"], res.Text())
+		}
+	}
+	r.call("task_kill", map[string]any{"task_id": py})
+	r.call("task_output", map[string]any{"task_id": py, "wait": true})
+	if res := r.typed(py, "x", nil, ""); !strings.Contains(res.Text(), "has finished") {
+		t.Errorf("finished: %s", res.Text())
+	}
+	if len(r.asked) != 0 {
+		t.Errorf("asked about calls refused anyway: %q", r.asked)
+	}
+	// C-c alone is a signal, not a command: never asked.
+	py2 := r.start("python3 -q")
+	r.output(py2, `>>> $`)
+	if res := r.typed(py2, "", []string{"C-c"}, "KeyboardInterrupt"); res.IsError || len(r.asked) != 0 {
+		t.Errorf("C-c: %s (asked %q)", res.Text(), r.asked)
+	}
+}
