@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -130,5 +131,24 @@ func TestTypedNothingAskedForARefusal(t *testing.T) {
 	r.output(py2, `>>> $`)
 	if res := r.typed(py2, "", []string{"C-c"}, "KeyboardInterrupt"); res.IsError || len(r.asked) != 0 {
 		t.Errorf("C-c: %s (asked %q)", res.Text(), r.asked)
+	}
+}
+
+// TestLandlockCannotReadOtherTerminals: a command in the Landlock sandbox
+// cannot open the terminal of another task (nor the user's own) to read
+// the keys typed into it.
+func TestLandlockCannotReadOtherTerminals(t *testing.T) {
+	r := newTTYRig(t, "local: {sandbox: {backend: landlock}}\n")
+	if r.st.Local.Sandbox() == nil {
+		t.Skip("SKIP-REASON: no Landlock here")
+	}
+	r.asker = tool.AskerFunc(func(context.Context, tool.Question) (tool.Answer, error) {
+		return tool.Answer{Choice: tool.Accepted}, nil
+	})
+	victim := r.start("tty; cat", "dangerouslyDisableSandbox", true)
+	pts := regexp.MustCompile(`/dev/pts/\d+`).FindString(r.output(victim, `/dev/pts/\d+`))
+	res := r.call("bash", map[string]any{"command": "cat " + pts + " </dev/null; ls /dev/pts", "description": "spy", "timeoutMs": 5000})
+	if !strings.Contains(res.Text(), "Permission denied") || strings.Contains(res.Text(), "[timed out") {
+		t.Fatalf("a sandboxed command opened %s:\n%s", pts, res.Text())
 	}
 }

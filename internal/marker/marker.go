@@ -44,6 +44,7 @@
 package marker
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -80,6 +81,12 @@ var Openings = []string{
 	ExitOpen, SignalOpen, TimeoutOpen, TruncatedOpen, OmittedOpen, DroppedOpen,
 	YieldOpen, StatusOpen, SandboxOpen, NetworkOpen, HookOpen, NoticeOpen, StartedOpen,
 	WaitForOpen, CursorOpen,
+}
+
+// Omitted is the line that stands for n bytes of output left out between
+// a head and a tail (exact, docs/spec.md §3.4a): "[… N bytes omitted …]".
+func Omitted(n int64) string {
+	return OmittedOpen + strconv.FormatInt(n, 10) + " bytes omitted …]"
 }
 
 // Is reports whether line (one line, without its line break) begins like a

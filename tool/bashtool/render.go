@@ -33,9 +33,7 @@ func cappedNotice(bytes int64, path string) string {
 	return fmt.Sprintf(marker.TruncatedOpen+"first %d bytes saved: %s]", bytes, path)
 }
 
-func omittedMarker(n int64) string {
-	return marker.OmittedOpen + strconv.FormatInt(n, 10) + " bytes omitted …]"
-}
+func omittedMarker(n int64) string { return marker.Omitted(n) }
 
 func timedOutMarker(ms int64) string { return "[" + timedOutDetail(ms) + "]" }
 func timedOutDetail(ms int64) string { return fmt.Sprintf("timed out after %dms", ms) }

@@ -9,7 +9,9 @@ import (
 	"context"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/session"
@@ -85,10 +87,12 @@ func (w watch) next(ctx context.Context, news, done <-chan struct{}, until time.
 }
 
 // output reads the new output until it matches re, the task ends, or
-// timeout passes; every read is kept in the text.
+// timeout passes; the reads are kept, bounded (kept), and each is matched
+// with the end of the one before, so a match across two reads is found.
 func (w watch) output(ctx context.Context, re *regexp.Regexp, timeout time.Duration) (seen, error) {
 	until := w.start.Add(timeout)
 	var s seen
+	var k kept
 	for {
 		news, done, err := w.svc.Changed(w.caller, w.id)
 		if err != nil {
@@ -98,12 +102,70 @@ func (w watch) output(ctx context.Context, re *regexp.Regexp, timeout time.Durat
 		if err != nil {
 			return s, err
 		}
-		s.text, s.snap = s.text+text, snap
-		if s.matched = re.MatchString(s.text); s.matched || snap.Status.Terminal() || !w.next(ctx, news, done, until) {
-			s.waited = time.Since(w.start)
+		s.snap = snap
+		s.matched = re.MatchString(k.end() + text)
+		k.add(text)
+		if s.matched || snap.Status.Terminal() || !w.next(ctx, news, done, until) {
+			s.text, s.waited = k.text(), time.Since(w.start)
 			return s, nil
 		}
 	}
+}
+
+// What a wait keeps of the output it reads: its first keptHead and last
+// keptTail bytes (the model reads a wait's result as a call's, bounded),
+// and matchBack bytes of one read to match with the next.
+const (
+	keptHead  = 16 << 10
+	keptTail  = 48 << 10
+	matchBack = 4 << 10
+)
+
+// kept is the output a wait read: a head, a tail, and what was left out
+// between them.
+type kept struct {
+	head, tail string
+	omitted    int64
+}
+
+func (k *kept) add(text string) {
+	if room := keptHead - len(k.head); room > 0 && k.omitted == 0 && k.tail == "" {
+		n := min(room, len(text))
+		k.head, text = k.head+text[:n], text[n:]
+	}
+	k.tail += text
+	if over := len(k.tail) - keptTail; over > 0 {
+		cut := validStart(k.tail, over)
+		k.tail, k.omitted = k.tail[cut:], k.omitted+int64(cut)
+	}
+}
+
+// end is what ends the output kept, for a match across reads.
+func (k *kept) end() string {
+	all := k.head + k.tail
+	if len(all) <= matchBack {
+		return all
+	}
+	return all[validStart(all, len(all)-matchBack):]
+}
+
+func (k *kept) text() string {
+	if k.omitted == 0 {
+		return k.head + k.tail
+	}
+	head := k.head
+	if !strings.HasSuffix(head, "\n") {
+		head += "\n"
+	}
+	return head + marker.Omitted(k.omitted) + "\n" + k.tail
+}
+
+// validStart is the first character boundary of s at or after i.
+func validStart(s string, i int) int {
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return i
 }
 
 // screen looks at the screen until it matches re, the task ends, or

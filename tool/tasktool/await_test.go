@@ -74,6 +74,25 @@ func TestWaitFor(t *testing.T) {
 	if want := "Error: task " + snap.ID + " has no terminal: only a bash task started with tty: true takes input"; res.Text() != want {
 		t.Errorf("screen of a task without a terminal: %q", res.Text())
 	}
+	// A flood while waiting: the result keeps a head and a tail.
+	stop := make(chan struct{})
+	go func() {
+		line := strings.Repeat("y", 99) + "\n"
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				p.say(strings.Repeat(line, 1000))
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}()
+	res = r.call(s, "task_output", `{"task_id": "`+snap.ID+`", "waitFor": "NOPE", "timeout_ms": 300}`)
+	close(stop)
+	if text := res.Text(); len(text) > 70<<10 || !strings.Contains(text, " bytes omitted …]\n") || !strings.Contains(text, "[waitFor: no match after ") {
+		t.Errorf("a flood's wait returned %d bytes, ending %q", len(text), text[max(0, len(text)-200):])
+	}
 	p.finish(tasks.Outcome{Status: tasks.Completed, Detail: "exit code: 0"})
 }
 

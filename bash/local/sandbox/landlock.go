@@ -314,7 +314,7 @@ func (l *landlockBackend) ruleset(s *Sandbox, c Command, ws, tmp string) (int, e
 // of sight in them. The workdir is readable, as bwrap shows it, even in a
 // directory out of sight, but not in a hidden one. Then c's TMPDIR, its
 // own spill directory, the config file, the resolver's config and the
-// harmless devices.
+// harmless devices. Never the terminals (/dev/pts).
 func (s *Sandbox) landlockGrants(c Command, v view, tmp string) map[string]uint64 {
 	var hidden []string
 	for _, h := range v.hidden {
@@ -324,7 +324,11 @@ func (s *Sandbox) landlockGrants(c Command, v view, tmp string) map[string]uint6
 	if v.configDir != "" {
 		hidden = append(hidden, v.configDir)
 	}
+	// The terminals are out of sight: a read of another program's
+	// /dev/pts/N takes the keys typed into it (bwrap's /dev has a devpts
+	// of its own). A command's own terminal comes as an open fd.
 	out := append(slices.Clone(s.runDirs), v.spill.others...)
+	out = append(out, "/dev/pts", "/dev/ptmx")
 	for _, d := range []string{v.spill.base, v.spill.own, resolved(s.dir)} {
 		if d != "" {
 			out = append(out, d)
