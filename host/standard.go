@@ -281,6 +281,9 @@ func (s *Stack) addBash(cfg config.File, red *redact.Redactor, o options) error 
 	if o.keepSpills {
 		opts = append(opts, bashtool.WithSpillsKept())
 	}
+	if s.Local == nil {
+		opts = append(opts, bashtool.WithoutTerminals()) // the SSH executor has none
+	}
 	t := bashtool.New(s.Executor, s.Tasks, cfg.Bash, opts...)
 	return s.add([]tool.Definition{t.Definition()}, bashtool.Section)
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/dsh-go/dsh/internal/proctest"
 )
 
@@ -50,33 +48,35 @@ func callRaw(t *testing.T, url, sid, name string, args map[string]any) string {
 	return ""
 }
 
-// TestServeReattachToATerminal: a client that comes back to its session
-// (the same Mcp-Session-Id, over a new connection) finds its tty task, its
-// screen, and can type into it (docs/spec.md §4.2a).
+// TestServeReattachToATerminal: a client that went away and comes back
+// to its session (the same Mcp-Session-Id, over a new connection, with no
+// client of the first start left) finds its tty task, its screen, and can
+// type into it (docs/spec.md §4.2a). Every call here is a connection of
+// its own, closed once answered.
 func TestServeReattachToATerminal(t *testing.T) {
 	t.Parallel()
 	cmd, stderr := startServe(t, "", []string{tokenEnv + "=" + testToken}, "--addr", "127.0.0.1:0", "--workdir", t.TempDir())
 	url := stderr.await(t, regexp.MustCompile(`url=(http://\S+/mcp)`))[1]
-	cs := connectMCP(t, url, testToken)
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
-		"command": "bash --norc --noprofile -i", "description": "a shell", "run_in_background": true, "tty": true, "cols": 100, "rows": 30}})
-	if err != nil {
-		t.Fatal(err)
+	code, sid := postMCP(t, url, "", initializeBody)
+	if code != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", code, sid)
 	}
-	id, ok := strings.CutPrefix(sdkText(t, res), "started background task ")
+	postMCP(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	started := callRaw(t, url, sid, "bash", map[string]any{
+		"command": "bash --norc --noprofile -i", "description": "a shell", "run_in_background": true, "tty": true, "cols": 100, "rows": 30})
+	id, ok := strings.CutPrefix(started, "started background task ")
 	if !ok {
-		t.Fatalf("start: %s", sdkText(t, res))
+		t.Fatalf("start: %s", started)
 	}
 	wait := proctest.Scale(10 * time.Second).Milliseconds()
-	if got := callRaw(t, url, cs.ID(), "task_input", map[string]any{"task_id": id, "text": "echo $((6*7))", "keys": []string{"Enter"}, "waitFor": `(?m)^42`, "timeout_ms": wait}); !strings.Contains(got, "42") {
+	if got := callRaw(t, url, sid, "task_input", map[string]any{"task_id": id, "text": "echo $((6*7))", "keys": []string{"Enter"}, "waitFor": `(?m)^42`, "timeout_ms": wait}); !strings.Contains(got, "42") {
 		t.Fatalf("typed over a new connection: %q", got)
 	}
-	if got := callRaw(t, url, cs.ID(), "task_list", map[string]any{}); got != id+" [bash, tty 100x30] running — bash --norc --noprofile -i" {
+	if got := callRaw(t, url, sid, "task_list", map[string]any{}); got != id+" [bash, tty 100x30] running — bash --norc --noprofile -i" {
 		t.Errorf("task_list over a new connection: %q", got)
 	}
-	if got := callRaw(t, url, cs.ID(), "task_output", map[string]any{"task_id": id, "screen": true}); !strings.Contains(got, "echo $((6*7))\n42\n") {
+	if got := callRaw(t, url, sid, "task_output", map[string]any{"task_id": id, "screen": true}); !strings.Contains(got, "echo $((6*7))\n42\n") {
 		t.Errorf("screen over a new connection:\n%s", got)
 	}
-	_ = cs.Close()
 	stopServe(t, cmd)
 }

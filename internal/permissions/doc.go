@@ -51,11 +51,14 @@
 //   - task_input (docs/spec.md §4.2a, typed.go) is decided here too,
 //     while the session has a policy or a hook asks: lines typed into a
 //     shell by the policy, input to another program asked about unless
-//     the task is sandboxed. The line typed so far is kept per task from
-//     one call to the next (an Enter may come alone); it is updated only
-//     when a call is let through. Two calls typing into one task at once
-//     each decide from the line as it was: the sandbox, not this gate, is
-//     the boundary against that. No remember is offered for input.
+//     the task is sandboxed. What reads the input is the terminal's
+//     foreground process group, every member of which must be a system
+//     shell run interactively; the line under way is followed from what
+//     the terminal took (its last 64 KiB), never from what a call asked
+//     to type, so a refused or partial write moves nothing. No remember is
+//     offered for input. Two calls typing into one task at once each
+//     decide from the terminal as it was: the sandbox, not this gate, is
+//     the boundary against that.
 //   - Files are read at a session's first bash call; a session without an
 //     id (a Go caller with no session) shares one state. The rules a
 //     session remembered end with the session.

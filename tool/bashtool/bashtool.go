@@ -54,8 +54,8 @@
 //     schema whenever run_in_background is; a tty task's output feeds a
 //     bash/term screen on the collector's goroutine, and the emulator's
 //     answers to the program's queries are typed back within a second.
-//     The screen is redacted as a whole when read (a secret the screen
-//     shows split over two rows is not found), its rows guarded. A
+//     The screen is redacted line by line when read, a full row joined to
+//     the next (a secret the terminal wrapped is found), its rows guarded. A
 //     finished task keeps its last screen as text; the emulator is
 //     released. Every background task's output wakes task_output's
 //     waitFor (tasks.Hooks.Changed); a yielded one's is polled.
@@ -151,6 +151,19 @@ func parameters(cfg config.Bash, sb config.Sandbox) *jsonschema.Schema {
 	return s
 }
 
+// parameters is the tool's schema, without the terminal's arguments
+// where the executor has no terminals.
+func (t *Tool) parameters() *jsonschema.Schema {
+	s := parameters(t.cfg, t.sandbox)
+	if t.noTTY {
+		for _, name := range []string{"tty", "cols", "rows"} {
+			delete(s.Properties, name)
+		}
+		s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(n string) bool { return n == "tty" || n == "cols" || n == "rows" })
+	}
+	return s
+}
+
 // escapeParam is the argument that asks to run outside the sandbox
 // (Claude Code's name).
 const escapeParam = "dangerouslyDisableSandbox"
@@ -192,6 +205,7 @@ type Tool struct {
 	sandbox config.Sandbox // the executor's, for the description, schema and hints
 	// noSandboxHere: mode auto found no backend (WithNoSandboxHere).
 	noSandboxHere bool
+	noTTY         bool // WithoutTerminals
 	spills        spillTracker
 	redactor      *redact.Redactor
 	limit         foregroundLimit
@@ -232,6 +246,13 @@ func WithNoSandboxHere() Option {
 	return func(t *Tool) { t.noSandboxHere = true }
 }
 
+// WithoutTerminals leaves tty, cols and rows out of the schema, for an
+// executor that cannot run a command under a terminal (the SSH one): a
+// call that sends tty anyway gets the executor's refusal.
+func WithoutTerminals() Option {
+	return func(t *Tool) { t.noTTY = true }
+}
+
 // WithSpillsKept leaves the spill files reported to a session when it
 // ends (dsh run, whose printed paths must outlive it; its executor keeps
 // them too, local.WithKeptSpill). Files never reported are still removed.
@@ -264,7 +285,7 @@ func (t *Tool) Definition() tool.Definition {
 	return tool.Definition{
 		Name:         Name,
 		Description:  description(t.cfg, t.sandbox) + t.notSandboxed(),
-		Parameters:   parameters(t.cfg, t.sandbox),
+		Parameters:   t.parameters(),
 		OutputSchema: outputSchema,
 		Annotations:  tool.Annotations{Destructive: true, OpenWorld: true},
 		Execute:      t.execute,

@@ -14,14 +14,18 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/bash/term"
 	"github.com/dsh-go/dsh/tasks"
 )
 
-// errTTYForeground is exact (docs/spec.md §3.2).
-const errTTYForeground = "tty needs run_in_background: true (a foreground call cannot be typed into)"
+// errTTYForeground and errSizeWithoutTTY are exact (docs/spec.md §3.2).
+const (
+	errTTYForeground  = "tty needs run_in_background: true (a foreground call cannot be typed into)"
+	errSizeWithoutTTY = "cols and rows need tty: true"
+)
 
 // invalidSize is the exact error for a cols or rows out of its bounds.
 func invalidSize(name, raw string, lo, hi int) string {
@@ -34,6 +38,9 @@ func (a Args) WantsTTY() bool { return string(a.TTY) == "true" }
 // terminal is the size the call asks for, checked; nil without tty.
 func (a Args) terminal() (*bash.Terminal, error) {
 	if !a.WantsTTY() {
+		if a.Cols != nil || a.Rows != nil {
+			return nil, invalid(errSizeWithoutTTY)
+		}
 		return nil, nil
 	}
 	if !a.Background() {
@@ -177,7 +184,30 @@ func (st *screenTask) Screen() string {
 	if rows == "" {
 		return cursor
 	}
-	return shown(st.redact(rows)) + "\n" + cursor
+	return shown(strings.Join(redactRows(strings.Split(rows, "\n"), st.size.Cols, st.redact), "\n")) + "\n" + cursor
+}
+
+// redactRows redacts a screen's rows line by line, a row that fills the
+// width joined to the next (the program's line went on there), so a
+// secret the terminal wrapped is found. A line with a secret is shown
+// redacted on one row, longer than the screen is wide (cutting it again
+// could cut the placeholder); the others are as they were.
+func redactRows(rows []string, cols int, redact func(string) string) []string {
+	out := make([]string, 0, len(rows))
+	for i := 0; i < len(rows); {
+		j := i
+		for j < len(rows)-1 && utf8.RuneCountInString(rows[j]) >= cols {
+			j++
+		}
+		line := strings.Join(rows[i:j+1], "")
+		if red := redact(line); red != line {
+			out = append(out, red)
+		} else {
+			out = append(out, rows[i:j+1]...)
+		}
+		i = j + 1
+	}
+	return out
 }
 
 // Keys implements tasks.Terminal: encoded for the screen's modes while it

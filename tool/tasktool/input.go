@@ -80,10 +80,14 @@ func (in input) execute(ctx context.Context, call tool.Call) (tool.Result, error
 	}
 	var args struct {
 		InputArgs
-		TimeoutMs json.Number `json:"timeout_ms"`
+		TimeoutMs    json.Number `json:"timeout_ms"`
+		TimeoutAlias json.Number `json:"timeoutMs"` // as task_output
 	}
 	if err := call.Decode(&args); err != nil {
 		return tool.Result{}, err
+	}
+	if args.TimeoutMs == "" {
+		args.TimeoutMs = args.TimeoutAlias
 	}
 	timeout, re, err := in.check(args.InputArgs, args.TimeoutMs)
 	if err != nil {

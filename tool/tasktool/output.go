@@ -65,9 +65,15 @@ func (o output) execute(ctx context.Context, call tool.Call) (tool.Result, error
 		TimeoutMs json.Number `json:"timeout_ms"`
 		WaitFor   string      `json:"waitFor"`
 		Screen    bool        `json:"screen"`
+		// TimeoutAlias is the bash tool's name for it, which models
+		// carry over; timeout_ms wins.
+		TimeoutAlias json.Number `json:"timeoutMs"`
 	}
 	if err := call.Decode(&args); err != nil {
 		return tool.Result{}, err
+	}
+	if args.TimeoutMs == "" {
+		args.TimeoutMs = args.TimeoutAlias
 	}
 	if args.WaitFor != "" || args.Screen {
 		return o.watch(ctx, call, id, args.WaitFor, args.Screen, args.TimeoutMs)
