@@ -152,3 +152,30 @@ func TestLandlockCannotReadOtherTerminals(t *testing.T) {
 		t.Fatalf("a sandboxed command opened %s:\n%s", pts, res.Text())
 	}
 }
+
+// TestTypedIntoASandboxedShell: lines typed into a sandboxed shell are
+// still the policy's: a denied one is refused and not typed.
+func TestTypedIntoASandboxedShell(t *testing.T) {
+	r := newTTYRig(t, "permissions:\n  default: allow\n  deny: [\"rm *\"]\n  claudeSettings: false\n")
+	if r.st.Local.Sandbox() == nil {
+		t.Skip("SKIP-REASON: no sandbox backend works here")
+	}
+	r.asker = tool.AskerFunc(func(context.Context, tool.Question) (tool.Answer, error) {
+		return tool.Answer{Choice: tool.Accepted}, nil // starting the shell
+	})
+	victim := filepath.Join(r.sess.Cwd(), "victim")
+	if err := os.WriteFile(victim, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh := r.start("bash --norc --noprofile -i")
+	r.output(sh, `[$#] $`)
+	if res := r.typed(sh, "rm victim", []string{"Enter"}, ""); !res.IsError || !strings.Contains(res.Text(), "rm victim") {
+		t.Fatalf("a denied line: %s", res.Text())
+	}
+	if res := r.typed(sh, "echo fine", []string{"Enter"}, "(?m)^fine"); res.IsError {
+		t.Fatalf("an allowed line: %s", res.Text())
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Fatal("the denied line ran")
+	}
+}

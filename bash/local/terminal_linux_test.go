@@ -278,8 +278,12 @@ func checkCtrlC(t *testing.T, pl ttyPlace) {
 	mark := ttyMark(t)
 	pl.req.Env = map[string]string{ttyMarkEnv: mark}
 	tt := startTTY(t, pl, `PS1='$ ' exec bash --norc --noprofile -i`, defaultSize)
+	tt.typeIn("echo ready\r")
+	tt.awaitLine("ready")
+	checkForegroundIs(t, tt.p, "bash", "/bash")
 	tt.typeIn("sleep 100\r")
 	awaitForeground(t, mark, "sleep")
+	checkForegroundIs(t, tt.p, "sleep", "/sleep")
 	tt.typeIn("\x03")
 	tt.typeIn("echo alive $?\r")
 	tt.awaitLine("alive 130") // 128 + SIGINT
@@ -595,5 +599,22 @@ func BenchmarkTTYRoundTrip(b *testing.B) {
 				b.Fatalf("round trip %d did not come back", i)
 			}
 		}
+	}
+}
+
+// checkForegroundIs: the terminal's foreground group is the one program
+// name, its executable read (as non-root and in the sandbox too: the
+// permissions gate decides typed input by it).
+func checkForegroundIs(t *testing.T, p bash.TerminalProcess, name, exeSuffix string) {
+	t.Helper()
+	var fg []bash.Program
+	if !proctest.Within(proctest.Scale(5*time.Second), func() bool {
+		fg = p.Foreground()
+		return len(fg) == 1 && len(fg[0].Args) > 0 && fg[0].Args[0] == name
+	}) {
+		t.Fatalf("foreground %+v, want %s alone", fg, name)
+	}
+	if !strings.HasSuffix(fg[0].Exe, exeSuffix) {
+		t.Errorf("foreground %s's executable is %q", name, fg[0].Exe)
 	}
 }
