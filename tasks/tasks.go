@@ -136,9 +136,10 @@ type Snapshot struct {
 	// the JSON form, which is task_output's structured result as docs/spec.md
 	// has it: the model reads these facts in Detail.
 	Exit Exit `json:"-"`
-	// Terminal is the size of the task's terminal; nil for a task without
-	// one.
-	Terminal *TerminalSize `json:"terminal,omitempty"`
+	// Terminal is the size of the task's terminal; zero for a task
+	// without one. (A value, not a pointer: a nullable type in the output
+	// schema is less portable.)
+	Terminal TerminalSize `json:"terminal,omitzero"`
 	// Sandboxed is the Spec's.
 	Sandboxed bool `json:"-"`
 }
@@ -265,7 +266,7 @@ func (t *task) snapshot() Snapshot {
 	}
 	if t.hooks.Terminal != nil {
 		cols, rows := t.hooks.Terminal.Size()
-		snap.Terminal = &TerminalSize{Cols: cols, Rows: rows}
+		snap.Terminal = TerminalSize{Cols: cols, Rows: rows}
 	}
 	return snap
 }

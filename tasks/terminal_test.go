@@ -49,7 +49,7 @@ func TestInputFenceAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Terminal == nil || *snap.Terminal != (TerminalSize{80, 24}) || !snap.Sandboxed {
+	if snap.Terminal != (TerminalSize{80, 24}) || !snap.Sandboxed {
 		t.Fatalf("snapshot %+v", snap)
 	}
 	plain := start(t, svc, "bash", "sleep 9", owner, newFake(true))

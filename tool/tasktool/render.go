@@ -64,7 +64,7 @@ func ShortLabel(label string) string {
 // its size: "bash-2 [bash, tty 80x24] running — python3 -q".
 func listLine(s tasks.Snapshot) string {
 	kind := s.Kind
-	if t := s.Terminal; t != nil {
+	if t := s.Terminal; t.Cols > 0 {
 		kind += ", tty " + strconv.Itoa(t.Cols) + "x" + strconv.Itoa(t.Rows)
 	}
 	return s.ID + " [" + kind + "] " + string(s.Status) + " — " + ShortLabel(s.Label)
