@@ -23,14 +23,22 @@ type attackRig struct {
 	victim string
 	mu     sync.Mutex
 	asked  []string
+	accept bool // accept questions about input too (what a user let through before)
 }
 
-func newAttackRig(t *testing.T) *attackRig {
-	r := &attackRig{ttyRig: newTTYRig(t, "permissions:\n  default: allow\n  deny: [\"rm *\"]\n  claudeSettings: false\nlocal: {sandbox: {mode: off}}\n")}
+func newAttackRig(t *testing.T, sandboxed bool) *attackRig {
+	yaml := "permissions:\n  default: allow\n  deny: [\"rm *\"]\n  claudeSettings: false\n"
+	if !sandboxed {
+		yaml += "local: {sandbox: {mode: off}}\n"
+	}
+	r := &attackRig{ttyRig: newTTYRig(t, yaml)}
+	if sandboxed && r.st.Local.Sandbox() == nil {
+		t.Skip("SKIP-REASON: no sandbox backend works here")
+	}
 	r.asker = tool.AskerFunc(func(_ context.Context, q tool.Question) (tool.Answer, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if !strings.HasPrefix(q.Message, "Type this into a task?") {
+		if !strings.HasPrefix(q.Message, "Type this into a task?") || r.accept {
 			return tool.Answer{Choice: tool.Accepted}, nil // starting a task
 		}
 		r.asked = append(r.asked, q.Message)
@@ -63,13 +71,23 @@ func refusedOrAsked(t *testing.T, res tool.Result, how string) {
 	}
 }
 
+// TestTypedAttacks: outside the sandbox every one is refused (input into
+// a shell there is always asked about, a denied line refused unasked); in
+// the sandbox the policy's deny still holds for what is typed into a shell
+// (there a python the shell starts is the sandbox's to bound).
 func TestTypedAttacks(t *testing.T) {
 	need(t, "python3", "vim")
+	for _, sandboxed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unsandboxed", true: "sandboxed"}[sandboxed], func(t *testing.T) { typedAttacks(t, sandboxed) })
+	}
+}
+
+func typedAttacks(t *testing.T, sandboxed bool) {
 	for _, tc := range []struct {
 		name    string
 		command string
 		ready   string   // the output that says the program waits for input
-		before  []string // calls typed first, let through
+		before  []string // calls typed first, refused or not
 		input   string
 	}{
 		{"a refused call does not move the line", "bash --norc --noprofile -i", `[$#] $`, nil, "rm victim\r"},
@@ -78,12 +96,17 @@ func TestTypedAttacks(t *testing.T) {
 		{"two lines, the second for vim", "bash --norc --noprofile -i", `[$#] $`, nil, "vim -u NONE -N\r:!rm victim\r"},
 		{"history expansion", "bash --norc --noprofile -i", `[$#] $`, []string{"echo rm victim\r"}, "!!:1-2\r"},
 		{"C-a C-u keeps text after the cursor", "bash --norc --noprofile -i", `[$#] $`, nil, ";rm victim\x01\x15echo hi\r"},
+		{"C-o runs the line without an Enter", "bash --norc --noprofile -i", `[$#] $`, nil, "rm victim\x0f"},
+		{"a comment's backslash", "bash --norc --noprofile -i", `[$#] $`, nil, "echo ok #\\\nrm victim\n"},
 		{"a prompt command", "bash --norc --noprofile -i", `[$#] $`, nil, "PROMPT_COMMAND='rm victim'\r"},
 		{"the wrapper shell runs python", "cd . && python3 -q", `>>> $`, nil, "import os; os.remove('victim')\r"},
 	} {
+		if sandboxed && strings.Contains(tc.command, "python3") {
+			continue
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := newAttackRig(t)
+			r := newAttackRig(t, sandboxed)
 			id := r.start(tc.command)
 			r.output(id, tc.ready)
 			if tc.name == "a refused call does not move the line" {
@@ -92,11 +115,15 @@ func TestTypedAttacks(t *testing.T) {
 					t.Fatalf("a bad pattern: %s (asked %q)", res.Text(), r.asked)
 				}
 			}
+			r.mu.Lock()
+			r.accept = true // the user lets the harmless-looking start through
+			r.mu.Unlock()
 			for _, b := range tc.before {
-				if res := r.typed(id, b, nil, ""); res.IsError {
-					t.Fatalf("%q: %s", b, res.Text())
-				}
+				r.typed(id, b, nil, "")
 			}
+			r.mu.Lock()
+			r.accept, r.asked = false, nil
+			r.mu.Unlock()
 			refusedOrAsked(t, r.typed(id, tc.input, nil, ""), tc.name)
 			r.survives(t, tc.name)
 		})
@@ -107,7 +134,7 @@ func TestTypedAttacks(t *testing.T) {
 // pattern, unknown key, too long, a finished task) asks nothing.
 func TestTypedNothingAskedForARefusal(t *testing.T) {
 	need(t, "python3")
-	r := newAttackRig(t)
+	r := newAttackRig(t, false)
 	py := r.start("python3 -q")
 	for _, args := range []map[string]any{
 		{"task_id": py, "text": "x", "waitFor": "("},

@@ -232,7 +232,7 @@ const maxForeground = 64
 // foreground lists the terminal's foreground process group (TIOCGPGRP on
 // the master, then the processes of that group in /proc), with their
 // executables and arguments: the programs typed input goes to. nil when
-// it cannot be told.
+// it cannot be told, or when the group has more than maxForeground.
 func (t *terminal) foreground() []bash.Program {
 	raw, err := t.m.SyscallConn()
 	if err != nil {
@@ -248,8 +248,11 @@ func (t *terminal) foreground() []bash.Program {
 	}
 	var out []bash.Program
 	for _, p := range procs {
-		if p.Pgrp != pgrp || p.Dead() || len(out) == maxForeground {
+		if p.Pgrp != pgrp || p.Dead() {
 			continue
+		}
+		if len(out) == maxForeground {
+			return nil // more than are read: unknown, not "these"
 		}
 		pid := "/proc/" + strconv.Itoa(p.Pid)
 		exe, _ := os.Readlink(pid + "/exe")

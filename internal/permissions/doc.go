@@ -49,16 +49,17 @@
 //   - An asker that fails (a broken connection) dismisses the question; a
 //     cancelled call is `command aborted` whatever the asker returns.
 //   - task_input (docs/spec.md §4.2a, typed.go) is decided here too,
-//     while the session has a policy or a hook asks: lines typed into a
-//     shell by the policy, input to another program asked about unless
-//     the task is sandboxed. What reads the input is the terminal's
-//     foreground process group, every member of which must be a system
-//     shell run interactively; the line under way is followed from what
-//     the terminal took (its last 64 KiB), never from what a call asked
-//     to type, so a refused or partial write moves nothing. No remember is
-//     offered for input. Two calls typing into one task at once each
-//     decide from the terminal as it was: the sandbox, not this gate, is
-//     the boundary against that.
+//     while the session has a policy or a hook asks. What reads the input
+//     is the terminal's foreground process group, every member of which
+//     must be a system shell run interactively for it to count as a shell.
+//     Lines typed into a shell are checked by the policy (a deny refuses
+//     them); outside the sandbox the input is then always asked about,
+//     since an interactive shell's own state (bindings, stty, history)
+//     defeats any finer rule; in the sandbox the finer rules apply and the
+//     sandbox bounds what gets past. Input to another program is asked
+//     about unless the task is sandboxed. The line under way is followed
+//     from what the terminal took (its last 64 KiB), never from what a call
+//     asked to type. No remember is offered for input.
 //   - Files are read at a session's first bash call; a session without an
 //     id (a Go caller with no session) shares one state. The rules a
 //     session remembered end with the session.

@@ -10,9 +10,11 @@ package permissions
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"unicode"
 
 	"github.com/dsh-go/dsh/bash/term"
@@ -46,9 +48,10 @@ var shells = map[string]bool{"bash": true, "sh": true, "zsh": true, "dash": true
 
 // The REASONs of the questions about typed input (exact).
 const (
-	reasonEdited      = "the line was edited with keys the command policy cannot follow"
-	reasonSeveral     = "it submits more than one line: the command policy cannot tell which program reads the lines after the first"
-	reasonInteractive = "it uses a feature of interactive shells the command policy cannot follow (history, aliases, traps, prompts)"
+	reasonShellOutside = "the shell runs outside the sandbox, and the command policy cannot follow what an interactive shell does with input (key bindings, history, terminal settings)"
+	reasonEdited       = "the line was edited with keys the command policy cannot follow"
+	reasonSeveral      = "it submits more than one line: the command policy cannot tell which program reads the lines after the first"
+	reasonInteractive  = "it uses a feature of interactive shells the command policy cannot follow (history, aliases, traps, prompts)"
 )
 
 func reasonNotShell(program string) string {
@@ -57,10 +60,14 @@ func reasonNotShell(program string) string {
 
 // typedQuestion is what the user is asked about typing text into a task
 // running command (exact, docs/spec.md §4.2a).
-func typedQuestion(text string, keys []string, command, reason string) tool.Question {
+func typedQuestion(before, text string, keys []string, command, reason string) tool.Question {
 	reason = tool.Visible(reason)
+	shown := tool.ShownCommand(text) + keysText(keys)
+	if before != "" {
+		shown += "\n(after the line typed before: " + tool.ShownCommand(before) + ")"
+	}
 	return tool.Question{
-		Message: "Type this into a task?\n\n" + tool.ShownCommand(text) + keysText(keys) + "\n\ninto: " + tool.ShownCommand(command) + "\n\n" + reason,
+		Message: "Type this into a task?\n\n" + shown + "\n\ninto: " + tool.ShownCommand(command) + "\n\n" + reason,
 		Reason:  reason, Title: "Type into a task?",
 	}
 }
@@ -89,54 +96,62 @@ func (g *Gate) typed(ctx context.Context, call tool.Call, next tool.PreNext) too
 		return next(ctx, call) // the tool refuses it, nothing typed: no question
 	}
 	c := check{g: g, st: st, call: call, advice: call.Advice}
-	reason, by := c.advice.Ask, c.advice.By
-	if reason == "" && !interruptOnly(input) {
-		var d *tool.Decision
-		if reason, by, d = g.typedInto(st, task, input); d != nil {
-			return *d
+	reason, by, before := "", byInterrupt, pending{}
+	if !interruptOnly(input) {
+		var deny *tool.Decision
+		if reason, by, before, deny = g.typedInto(st, task, input); deny != nil {
+			return *deny // a deny wins over a hook's ask, as for a command
 		}
+	}
+	if c.advice.Ask != "" {
+		reason, by = c.advice.Ask, c.advice.By
 	}
 	if reason == "" {
 		return ruled(next(ctx, call), tool.OutcomeAllow, by)
 	}
-	return c.askTyped(ctx, next, typedQuestion(a.Text, a.Keys, task.Command, reason), by)
+	return c.askTyped(ctx, next, typedQuestion(before.text, a.Text, a.Keys, task.Command, reason), by)
 }
 
 // typedInto decides input typed into task by what reads it: the reason
-// to ask ("" for none) and what decided, or a denial.
-func (g *Gate) typedInto(st *sessionState, task TypedTask, input []byte) (reason, by string, deny *tool.Decision) {
-	if program, ok := g.shellReads(task); !ok {
+// to ask ("" for none) and what decided, or a denial; before is the line
+// the input continues.
+func (g *Gate) typedInto(st *sessionState, task TypedTask, input []byte) (reason, by string, before pending, deny *tool.Decision) {
+	program, shell := g.shellReads(task)
+	if !shell {
 		if task.Sandboxed {
-			return "", bySandboxedTask, nil
+			return "", bySandboxedTask, before, nil
 		}
 		r := reasonNotShell(program)
-		return r, r, nil
+		return r, r, before, nil
 	}
-	lines := submitted(task.Typed, task.Truncated, input)
-	if len(lines) > 1 {
-		return reasonSeveral, reasonSeveral, nil
+	before, lines, after := submitted(task.Typed, task.Truncated, input)
+	for _, l := range lines { // denials first, whatever else asks
+		if res := st.check(l.text); res.Decision == policy.Deny {
+			return "", "", before, &tool.Decision{Verdict: tool.Deny, Reason: res.DenyText(), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: decidedBy(res)}}
+		}
+	}
+	switch {
+	case !task.Sandboxed:
+		return reasonShellOutside, reasonShellOutside, before, nil
+	case len(lines) > 1:
+		return reasonSeveral, reasonSeveral, before, nil
+	case after.unknown || slices.ContainsFunc(lines, func(l pending) bool { return l.unknown }):
+		return reasonEdited, reasonEdited, before, nil
+	case slices.ContainsFunc(lines, func(l pending) bool { return interactiveOnly(l.text) }):
+		return reasonInteractive, reasonInteractive, before, nil
 	}
 	for _, l := range lines {
-		switch {
-		case l.unknown:
-			return reasonEdited, reasonEdited, nil
-		case interactiveOnly(l.text):
-			return reasonInteractive, reasonInteractive, nil
-		}
-		res := st.check(l.text)
-		switch res.Decision {
-		case policy.Deny:
-			return "", "", &tool.Decision{Verdict: tool.Deny, Reason: res.DenyText(), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: decidedBy(res)}}
-		case policy.Ask:
-			return res.Reason(), decidedBy(res), nil
+		if res := st.check(l.text); res.Decision == policy.Ask {
+			return res.Reason(), decidedBy(res), before, nil
 		}
 	}
-	return "", byTypedLines, nil
+	return "", byTypedLines, before, nil
 }
 
 // What decided a task_input call the gate let through unasked
 // (tool.Ruling.By).
 const (
+	byInterrupt     = "only interrupts: C-c, C-\\ or C-z"
 	bySandboxedTask = "typed into a sandboxed task"
 	byTypedLines    = "typed lines allowed by the command policy"
 )
@@ -202,10 +217,10 @@ type pending struct {
 
 // editor follows a shell's line editor over what is typed, as far as it
 // can: printable text, Backspace, C-u on a line it knows, C-c, and line
-// ends, a backslash before one continuing the line as bash does.
+// ends. A line ended by a backslash (bash would go on reading it, unless
+// the backslash is quoted or in a comment) is one it cannot follow.
 type editor struct {
-	cur  pending
-	cont bool // the line continues one ended by a backslash
+	cur pending
 }
 
 // feed applies p, calling submit for each line it submits.
@@ -213,21 +228,23 @@ func (e *editor) feed(p []byte, submit func(pending)) {
 	for _, r := range string(p) {
 		switch {
 		case r == '\r' || r == '\n':
-			if n := len(e.cur.text) - len(strings.TrimRight(e.cur.text, "\\")); n%2 == 1 {
-				e.cur.text, e.cont = e.cur.text[:len(e.cur.text)-1], true
-				continue
-			}
+			// A backslash may continue the line into the next: both
+			// are unknown.
+			cont := strings.HasSuffix(e.cur.text, "\\")
+			e.cur.unknown = e.cur.unknown || cont
 			submit(e.cur)
-			e.cur, e.cont = pending{}, false
-		case r == 0x03: // C-c: the line, continued or not, is dropped
-			e.cur, e.cont = pending{}, false
-		case r == 0x7f || r == 0x08:
-			if rs := []rune(e.cur.text); len(rs) > 0 && !e.cur.unknown {
+			e.cur = pending{unknown: cont}
+		case r == 0x03: // C-c: the line is dropped
+			e.cur = pending{}
+		case (r == 0x7f || r == 0x08) && !e.cur.unknown:
+			if rs := []rune(e.cur.text); len(rs) > 0 {
 				e.cur.text = string(rs[:len(rs)-1])
 			}
-		case r == 0x15 && !e.cur.unknown && !e.cont: // C-u on a known line: empty
+		case r == 0x15 && !e.cur.unknown: // C-u on a known line: empty
 			e.cur.text = ""
-		case r < 0x20 || r == 0x7f || r == 0x9b:
+		case r < 0x20 || r >= 0x7f:
+			// A control, or a byte readline may take for Meta where
+			// the locale is not UTF-8.
 			e.cur.unknown = true
 		default:
 			e.cur.text += string(r)
@@ -235,15 +252,15 @@ func (e *editor) feed(p []byte, submit func(pending)) {
 	}
 }
 
-// submitted lists the lines that input submits, typed after what was
-// typed before (from which the line under way is followed; truncated: its
-// start is unknown).
-func submitted(before []byte, truncated bool, input []byte) []pending {
+// submitted follows input typed after what was typed before (truncated:
+// its start is unknown): the line it continues, the lines it submits, and
+// the line it leaves.
+func submitted(typed []byte, truncated bool, input []byte) (before pending, lines []pending, after pending) {
 	e := &editor{cur: pending{unknown: truncated}}
-	e.feed(before, func(pending) {})
-	var lines []pending
+	e.feed(typed, func(pending) {})
+	before = e.cur
 	e.feed(input, func(l pending) { lines = append(lines, l) })
-	return lines
+	return before, lines, e.cur
 }
 
 // interruptOnly reports input that only interrupts, quits or suspends
@@ -312,10 +329,11 @@ func (g *Gate) shellReads(task TypedTask) (program string, ok bool) {
 	return other, other == ""
 }
 
-// systemShell reports whether exe is one of the system's shells (a
-// binary found as bash, sh, … on dsh's PATH or in /bin, /usr/bin,
-// /usr/local/bin, links resolved): a program that merely calls itself
-// bash is not one.
+// systemShell reports whether exe is one of the system's shells: a
+// binary named bash, sh, … in /bin or /usr/bin, owned by root, whose
+// resolved path is exe and is itself named like a shell. A program that
+// merely calls itself bash, or a link a command planted elsewhere, is
+// not one.
 func (g *Gate) systemShell(exe string) bool {
 	g.shellBinsOnce.Do(func() { g.shellBins = findShells() })
 	return exe != "" && g.shellBins[exe]
@@ -323,18 +341,21 @@ func (g *Gate) systemShell(exe string) bool {
 
 func findShells() map[string]bool {
 	found := map[string]bool{}
-	add := func(p string) {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			found[real] = true
-		}
-	}
 	for name := range shells {
-		if p, err := exec.LookPath(name); err == nil {
-			add(p)
-		}
-		for _, dir := range []string{"/bin", "/usr/bin", "/usr/local/bin"} {
-			add(filepath.Join(dir, name))
+		for _, dir := range []string{"/bin", "/usr/bin"} {
+			real, err := filepath.EvalSymlinks(filepath.Join(dir, name))
+			if err != nil || !shells[filepath.Base(real)] {
+				continue
+			}
+			if fi, err := os.Stat(real); err == nil && ownedByRoot(fi) {
+				found[real] = true
+			}
 		}
 	}
 	return found
+}
+
+func ownedByRoot(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Uid == 0 && fi.Mode().Perm()&0o022 == 0
 }

@@ -9,32 +9,32 @@ import (
 
 // TestSubmittedLines: the lines a shell would run, as its line editor
 // makes them from what was typed before and the input; a line edited with
-// keys the gate cannot follow is unknown.
+// keys the gate cannot follow is unknown, and so is one a backslash ends.
 func TestSubmittedLines(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		before, input string
+		truncated     bool
 		want          []pending
+		after         pending
 	}{
-		{"one line", "", "ls -l\r", []pending{{text: "ls -l"}}},
-		{"lines in text", "", "a\rb\nc", []pending{{text: "a"}, {text: "b"}}},
-		{"the line typed before", "echo hi\rrm -rf ", "/\r", []pending{{text: "rm -rf /"}}},
-		{"a refused call typed nothing", "", "rm victim\r", []pending{{text: "rm victim"}}},
-		{"backspace", "", "lss\x7f\x7f\r", []pending{{text: "l"}}},
-		{"C-u clears a known line", "rm x", "\x15ls\r", []pending{{text: "ls"}}},
-		{"C-u keeps an edited line unknown", "", ";rm victim\x01\x15echo hi\r", []pending{{text: ";rm victim" + "echo hi", unknown: true}}},
-		{"C-c drops the line", "rm x", "\x03", nil},
-		{"history is unknown", "", "\x1b[A\r", []pending{{text: "[A", unknown: true}}},
-		{"tab is unknown", "", "gi\tstatus\r", []pending{{text: "gistatus", unknown: true}}},
-		{"a backslash continues", "", "r\\\rm victim\r", []pending{{text: "rm victim"}}},
-		{"continued across calls", "r\\\r", "m victim\r", []pending{{text: "rm victim"}}},
-		{"two backslashes end the line", "", "echo \\\\\r", []pending{{text: "echo \\\\"}}},
-		{"a truncated record's line is unknown", "", "x\r", []pending{{text: "x", unknown: true}}},
+		{"one line", "", "ls -l\r", false, []pending{{text: "ls -l"}}, pending{}},
+		{"lines in text", "", "a\rb\nc", false, []pending{{text: "a"}, {text: "b"}}, pending{text: "c"}},
+		{"the line typed before", "echo hi\rrm -rf ", "/\r", false, []pending{{text: "rm -rf /"}}, pending{}},
+		{"backspace", "", "lss\x7f\x7f\r", false, []pending{{text: "l"}}, pending{}},
+		{"C-u clears a known line", "rm x", "\x15ls\r", false, []pending{{text: "ls"}}, pending{}},
+		{"C-u keeps an edited line unknown", "", ";rm victim\x01\x15echo hi\r", false, []pending{{text: ";rm victim" + "echo hi", unknown: true}}, pending{}},
+		{"C-c drops the line", "rm x", "\x03", false, nil, pending{}},
+		{"history is unknown", "", "\x1b[A\r", false, []pending{{text: "[A", unknown: true}}, pending{}},
+		{"C-o leaves the line unknown", "", "rm x\x0f", false, nil, pending{text: "rm x", unknown: true}},
+		{"a byte readline may take for Meta", "", "\u0099 -rf\r", false, []pending{{text: " -rf", unknown: true}}, pending{}},
+		{"a backslash ends a line it cannot follow", "", "r\\\rm victim\r", false, []pending{{text: "r\\", unknown: true}, {text: "m victim", unknown: true}}, pending{}},
+		{"and the next", "r\\\r", "m victim\r", false, []pending{{text: "m victim", unknown: true}}, pending{}},
+		{"a truncated record's line is unknown", "", "x\r", true, []pending{{text: "x", unknown: true}}, pending{}},
 	} {
-		truncated := tc.name == "a truncated record's line is unknown"
-		got := submitted([]byte(tc.before), truncated, []byte(tc.input))
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		_, got, after := submitted([]byte(tc.before), tc.truncated, []byte(tc.input))
+		if !slices.Equal(got, tc.want) || after != tc.after {
+			t.Errorf("%s: %+v then %+v, want %+v then %+v", tc.name, got, after, tc.want, tc.after)
 		}
 	}
 }
