@@ -118,3 +118,16 @@ func TestProgramOf(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedQuestion: the question's exact text, with the keys and the line
+// the input continues.
+func TestTypedQuestion(t *testing.T) {
+	q := typedQuestion("rm -rf ", "/tmp/x", []string{"Enter"}, "bash -i", "why")
+	want := "Type this into a task?\n\n/tmp/x\n(keys: Enter)\n(after the line typed before: rm -rf )\n\ninto: bash -i\n\nwhy"
+	if q.Message != want || q.Reason != "why" || q.Title != "Type into a task?" {
+		t.Errorf("%q, want %q", q.Message, want)
+	}
+	if q := typedQuestion("", "x", nil, "python3", "r"); q.Message != "Type this into a task?\n\nx\n\ninto: python3\n\nr" {
+		t.Errorf("%q", q.Message)
+	}
+}
