@@ -105,7 +105,8 @@ func (st *screenTask) reply(p []byte) {
 	proc := st.proc
 	st.mu.Unlock()
 	if proc != nil {
-		_, _ = proc.WriteInput(p, time.Now().Add(replyWait))
+		n, _ := proc.WriteInput(p, time.Now().Add(replyWait))
+		st.record(p[:n]) // the program reads it as typed (the policy on input)
 	}
 }
 
@@ -150,13 +151,19 @@ func (st *screenTask) end() {
 // Input implements tasks.Terminal; what was written is recorded (Typed).
 func (st *screenTask) Input(p []byte, deadline time.Time) error {
 	n, err := st.proc.WriteInput(p, deadline)
+	st.record(p[:n])
+	return err
+}
+
+// record keeps what the terminal took as input, its last tasks.MaxTyped
+// bytes.
+func (st *screenTask) record(p []byte) {
 	st.mu.Lock()
-	st.typed = append(st.typed, p[:n]...)
+	defer st.mu.Unlock()
+	st.typed = append(st.typed, p...)
 	if over := len(st.typed) - tasks.MaxTyped; over > 0 {
 		st.typed, st.truncated = append(st.typed[:0], st.typed[over:]...), true
 	}
-	st.mu.Unlock()
-	return err
 }
 
 // Typed implements tasks.Terminal.

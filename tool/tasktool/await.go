@@ -130,7 +130,7 @@ type kept struct {
 
 func (k *kept) add(text string) {
 	if room := keptHead - len(k.head); room > 0 && k.omitted == 0 && k.tail == "" {
-		n := min(room, len(text))
+		n := validStart(text, min(room, len(text))) // whole characters in each
 		k.head, text = k.head+text[:n], text[n:]
 	}
 	k.tail += text
