@@ -275,9 +275,7 @@ func checkInput(t *testing.T, pl ttyPlace) {
 // is SIGINT to the foreground job (sleep), not to the shell, nor to bwrap,
 // which would end the sandbox; the shell goes on.
 func checkCtrlC(t *testing.T, pl ttyPlace) {
-	mark := ttyMark(t)
-	pl.req.Env = map[string]string{ttyMarkEnv: mark}
-	tt := startTTY(t, pl, `PS1='$ ' exec bash --norc --noprofile -i`, defaultSize)
+	tt, mark := startShell(t, pl)
 	tt.typeIn("echo ready\r")
 	tt.awaitLine("ready")
 	checkForegroundIs(t, tt.p, "bash", "/bash")
@@ -332,9 +330,7 @@ func checkClosedByProgram(t *testing.T, pl ttyPlace) {
 // A kill ends the interactive shell, which ignores SIGTERM, and its jobs:
 // one in the background, one in the foreground.
 func checkKill(t *testing.T, pl ttyPlace) {
-	mark := ttyMark(t)
-	pl.req.Env = map[string]string{ttyMarkEnv: mark}
-	tt := startTTY(t, pl, `PS1='$ ' exec bash --norc --noprofile -i`, defaultSize)
+	tt, mark := startShell(t, pl)
 	tt.typeIn("sleep 101 &\r")
 	tt.typeIn("sleep 100\r")
 	awaitForeground(t, mark, "sleep")
@@ -392,6 +388,14 @@ const ttyMarkEnv = "DSH_TTY_MARK"
 // ttyMark is a value unique to the test, put in its commands' environment
 // so that their processes are found wherever they are (a sandbox's pid
 // namespace, a job's own process group).
+// startShell starts an interactive bash under a terminal, its processes
+// marked for awaitForeground.
+func startShell(t *testing.T, pl ttyPlace) (*tty, string) {
+	mark := ttyMark(t)
+	pl.req.Env = map[string]string{ttyMarkEnv: mark}
+	return startTTY(t, pl, `PS1='$ ' exec bash --norc --noprofile -i`, defaultSize), mark
+}
+
 func ttyMark(t *testing.T) string {
 	return strconv.Itoa(os.Getpid()) + "-" + strings.ReplaceAll(t.Name(), "/", "-")
 }

@@ -9,16 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// socketErrs runs socket(family, type, protocol) for each case on a
-// thread that loaded spec's filter (and is then discarded): nil where a
-// socket was made.
-func socketErrs(t *testing.T, spec filterSpec, cases [][3]uint64) []error {
+// onFilteredThread runs fn on a thread that loaded spec's filter (and is
+// then discarded), and waits for it.
+func onFilteredThread(t *testing.T, spec filterSpec, fn func()) {
 	t.Helper()
 	raw, err := spec.program()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]error, len(cases))
 	done := make(chan error)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the filtered thread ends with the goroutine
@@ -30,6 +28,20 @@ func socketErrs(t *testing.T, spec filterSpec, cases [][3]uint64) []error {
 			done <- err
 			return
 		}
+		fn()
+		done <- nil
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// socketErrs runs socket(family, type, protocol) for each case under
+// spec's filter: nil where a socket was made.
+func socketErrs(t *testing.T, spec filterSpec, cases [][3]uint64) []error {
+	t.Helper()
+	out := make([]error, len(cases))
+	onFilteredThread(t, spec, func() {
 		for i, c := range cases {
 			fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(c[0]), uintptr(c[1]), uintptr(c[2]))
 			if errno != 0 {
@@ -38,11 +50,7 @@ func socketErrs(t *testing.T, spec filterSpec, cases [][3]uint64) []error {
 			}
 			unix.Close(int(fd))
 		}
-		done <- nil
-	}()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	})
 	return out
 }
 
@@ -91,33 +99,15 @@ func TestFilterTIOCSTI(t *testing.T) {
 	const high = 1 << 32
 	cmds := []uint64{unix.TIOCSTI, high | unix.TIOCSTI, unix.TIOCGWINSZ}
 	for _, spec := range []filterSpec{{}, {denyIP: true, denyUnix: true}, {tcpOnly: true, denyUnix: true}} {
-		raw, err := spec.program()
-		if err != nil {
-			t.Fatal(err)
-		}
 		errs := make([]error, len(cmds))
-		done := make(chan error)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the filtered thread ends with the goroutine
-			if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-				done <- err
-				return
-			}
-			if err := loadThread(raw); err != nil {
-				done <- err
-				return
-			}
+		onFilteredThread(t, spec, func() {
 			var c byte = 'x'
 			for i, cmd := range cmds {
 				if _, _, errno := unix.RawSyscall(unix.SYS_IOCTL, uintptr(null), uintptr(cmd), uintptr(unsafe.Pointer(&c))); errno != 0 {
 					errs[i] = errno
 				}
 			}
-			done <- nil
-		}()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		})
 		for i, want := range []error{unix.EPERM, unix.EPERM, unix.ENOTTY} {
 			if !errors.Is(errs[i], want) {
 				t.Errorf("%+v: ioctl(%#x): %v, want %v", spec, cmds[i], errs[i], want)
