@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -113,18 +112,4 @@ func (s *Service) Changed(caller *session.Session, id string) (news, done <-chan
 		news = t.hooks.Changed()
 	}
 	return news, t.done, nil
-}
-
-// Await returns once ch is closed, ctx is done or d has passed; it reports
-// whether ch was closed.
-func Await(ctx context.Context, ch <-chan struct{}, d time.Duration) bool {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-ctx.Done():
-	case <-timer.C:
-	}
-	return false
 }
