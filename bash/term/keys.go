@@ -12,6 +12,10 @@ var KeyNames = keyNames()
 // ErrUnknownKey is the error, for errors.Is, of a key name not in KeyNames.
 var ErrUnknownKey = errors.New("unknown key")
 
+// KeyList names the keys in short, as the model reads them (the tool's
+// schema, the unknown-key error).
+const KeyList = "Enter, Tab, Escape, Backspace, Up, Down, Left, Right, Home, End, PageUp, PageDown, C-a…C-z, F1…F12"
+
 // UnknownKeyError is the error for the key name name: its text lists the
 // names in short, the model reads it and retries.
 func UnknownKeyError(name string) error {
@@ -21,8 +25,7 @@ func UnknownKeyError(name string) error {
 type unknownKeyError struct{ name string }
 
 func (e *unknownKeyError) Error() string {
-	return fmt.Sprintf("unknown key %q; keys are: Enter, Tab, Escape, Backspace, Up, Down, Left, Right, "+
-		"Home, End, PageUp, PageDown, C-a…C-z, F1…F12", e.name)
+	return fmt.Sprintf("unknown key %q; keys are: %s", e.name, KeyList)
 }
 
 func (e *unknownKeyError) Is(target error) bool { return target == ErrUnknownKey }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/dsh-go/dsh/bash/term"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 )
@@ -58,7 +59,7 @@ func inputDefinition(svc *tasks.Service, def, max time.Duration) tool.Definition
 			Properties: map[string]*jsonschema.Schema{
 				"task_id":    idProperty(),
 				"text":       {Type: "string"},
-				"keys":       {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "After text: Enter, Tab, Escape, Backspace, Up, Down, Left, Right, Home, End, PageUp, PageDown, C-a…C-z, F1…F12."},
+				"keys":       {Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "After text: " + term.KeyList + "."},
 				"waitFor":    {Type: "string"},
 				"timeout_ms": {Type: "number"},
 			},
