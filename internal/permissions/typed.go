@@ -74,20 +74,21 @@ func typedQuestion(before, text string, keys []string, command, reason string) t
 
 // typed decides a task_input call.
 func (g *Gate) typed(ctx context.Context, call tool.Call, next tool.PreNext) tool.Decision {
+	st := g.state(call.Session)
+	if st.unruled && call.Advice.Ask == "" {
+		return next(ctx, call) // no policy: not even the task is looked at
+	}
 	var a tasktool.InputArgs
 	task, ok := TypedTask{}, false
 	if g.tasks != nil && json.Unmarshal(call.Args, &a) == nil {
 		task, ok = g.tasks(call.Session, strings.TrimSpace(a.TaskID))
 	}
-	st := g.state(call.Session)
 	switch {
 	case !ok && call.Advice.Ask != "":
 		// A hook asked; nothing else can be decided here.
 		return check{g: g, st: st, call: call}.askOther(ctx, next, call.Advice.Ask)
 	case !ok:
 		return next(ctx, call) // the tool says why: bad arguments, unknown, another's, no terminal
-	case st.unruled && call.Advice.Ask == "":
-		return next(ctx, call)
 	case st.managed != "":
 		return tool.Decision{Verdict: tool.Deny, Reason: errManaged(st.managed), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: errManaged(st.managed)}}
 	}
