@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -121,70 +120,6 @@ func rawSession(b *testing.B) (io.Writer, *bufio.Reader) {
 	}
 	_, _ = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	return in, out
-}
-
-// BenchmarkColdStart spawns `dsh mcp`, initializes and has tools/list
-// answered, then closes; alternating with a bare `bash -c true` spawn.
-// cold-ms is the time to the tools/list answer (the close is outside).
-func BenchmarkColdStart(b *testing.B) {
-	var bare, cold time.Duration
-	for b.Loop() {
-		t0 := time.Now()
-		if err := exec.Command("bash", "-c", "true").Run(); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		transport := &mcp.CommandTransport{Command: exec.Command(dshBin, "mcp")}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cold"}, nil).Connect(b.Context(), transport, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res, err := cs.ListTools(b.Context(), nil); err != nil || len(res.Tools) == 0 {
-			b.Fatal(res, err)
-		}
-		t2 := time.Now()
-		_ = cs.Close()
-		bare, cold = bare+t1.Sub(t0), cold+t2.Sub(t1)
-	}
-	b.ReportMetric(float64(bare.Microseconds())/float64(b.N)/1000, "bare-ms/op")
-	b.ReportMetric(float64(cold.Microseconds())/float64(b.N)/1000, "cold-ms/op")
-}
-
-// BenchmarkStartFloor is the floor under the cold start: spawning a Go
-// hello-world built here and `dsh version`, which does nothing of note
-// once in main, against the bare spawn of `bash -c true`, one of each per
-// iteration. What `dsh version` takes over the hello-world is loading
-// dsh's binary and initialising the Go runtime and every package it links
-// (docs/performance.md).
-func BenchmarkStartFloor(b *testing.B) {
-	dir := b.TempDir()
-	src := "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"
-	for name, data := range map[string]string{"go.mod": "module hello\n\ngo 1.26\n", "main.go": src} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	hello := filepath.Join(dir, "hello")
-	build := exec.Command("go", "build", "-o", hello, ".")
-	build.Dir = dir
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	argvs := [][]string{{"bash", "-c", "true"}, {hello}, {dshBin, "version"}}
-	names := []string{"bare", "hello", "dsh-version"}
-	spent := make([]time.Duration, len(argvs))
-	for b.Loop() {
-		for i, argv := range argvs {
-			t0 := time.Now()
-			if err := exec.Command(argv[0], argv[1:]...).Run(); err != nil {
-				b.Fatal(err)
-			}
-			spent[i] += time.Since(t0)
-		}
-	}
-	for i, name := range names {
-		b.ReportMetric(float64(spent[i].Microseconds())/float64(b.N)/1000, name+"-ms/op")
-	}
 }
 
 // BenchmarkConcurrent measures calls/s of bash `true` from 1, 4 and 16
