@@ -4,24 +4,25 @@
 // Like the audit log it only observes: [Metrics.Call] is a [tool.Observer]
 // on the registry, [Metrics.TaskEnd] a settled listener on the task
 // runtime, and the gauges read the server, the tool and the executor when
-// scraped. Its registry is its own (not the process-wide default), with
-// the Go runtime's and the process's standard collectors.
+// scraped, as do the Go runtime's go_* and the process's process_*.
 //
 // Every label has a bounded set of values: a tool name the registry does
 // not list is counted as "other", so a client cannot grow the series by
 // calling made-up tools; no command text, session id or task id is ever a
 // label. The names and labels are documented in docs/operations.md.
+//
+// The text format is written here, not by Prometheus's client library:
+// that library's package initialisation cost every dsh start, though
+// only dsh serve exposes metrics (docs/performance.md). The Go runtime's
+// and the process's metrics keep client_golang's names.
 package metrics
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"slices"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
@@ -63,92 +64,90 @@ const (
 // otherTool is the tool label of a name the registry does not list.
 const otherTool = "other"
 
-// Metrics holds dsh's collectors. It is safe for concurrent use.
+// Metrics holds dsh's metrics. It is safe for concurrent use.
 type Metrics struct {
-	reg       *prometheus.Registry
 	tools     []string
-	calls     *prometheus.CounterVec
-	duration  *prometheus.HistogramVec
-	decisions *prometheus.CounterVec
-	output    *prometheus.CounterVec
-	kills     *prometheus.CounterVec
-	tasks     *prometheus.CounterVec
+	calls     *vec
+	duration  *vec
+	decisions *vec
+	output    *vec
+	kills     *vec
+	tasks     *vec
+	families  []family
 }
 
 // New returns the metrics of a server whose registry lists tools.
 func New(tools []string, src Sources) *Metrics {
 	m := &Metrics{
-		reg:   prometheus.NewRegistry(),
-		tools: slices.Clone(tools),
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dsh_tool_calls_total", Help: "Tool calls that ended, by tool and outcome.",
-		}, []string{"tool", "outcome"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "dsh_tool_call_duration_seconds", Help: "Time from a tool call's arrival to its result, by tool.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
-		}, []string{"tool"}),
-		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dsh_policy_decisions_total", Help: "How tool calls were decided (the audit log's decision).",
-		}, []string{"decision"}),
-		output: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dsh_output_bytes_total", Help: "Bytes commands wrote, by stream (foreground calls and ended tasks).",
-		}, []string{"stream"}),
-		kills: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dsh_command_kills_total", Help: "Commands dsh killed, by reason: timeout, aborted (a cancelled or cut call), task (task_kill, a session's end, shutdown).",
-		}, []string{"reason"}),
-		tasks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dsh_tasks_ended_total", Help: "Background and yielded tasks that ended, by status.",
-		}, []string{"status"}),
+		tools:     slices.Clone(tools),
+		calls:     newCounterVec("dsh_tool_calls_total", "Tool calls that ended, by tool and outcome.", "tool", "outcome"),
+		duration:  newHistogramVec("dsh_tool_call_duration_seconds", "Time from a tool call's arrival to its result, by tool.", durationBuckets, "tool"),
+		decisions: newCounterVec("dsh_policy_decisions_total", "How tool calls were decided (the audit log's decision).", "decision"),
+		output:    newCounterVec("dsh_output_bytes_total", "Bytes commands wrote, by stream (foreground calls and ended tasks).", "stream"),
+		kills:     newCounterVec("dsh_command_kills_total", "Commands dsh killed, by reason: timeout, aborted (a cancelled or cut call), task (task_kill, a session's end, shutdown).", "reason"),
+		tasks:     newCounterVec("dsh_tasks_ended_total", "Background and yielded tasks that ended, by status.", "status"),
 	}
-	m.reg.MustRegister(m.calls, m.duration, m.decisions, m.output, m.kills, m.tasks,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, v := range []*vec{m.calls, m.duration, m.decisions, m.output, m.kills, m.tasks} {
+		m.families = append(m.families, v.family())
+	}
+	m.families = append(m.families, runtimeFamilies()...)
 	m.gauges(src)
 	return m
 }
 
-// gauges registers the metrics read from src when scraped.
+// durationBuckets are dsh_tool_call_duration_seconds's upper bounds.
+var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+
+// gauges adds the metrics read from src when scraped.
 func (m *Metrics) gauges(src Sources) {
-	if f := src.Sessions; f != nil {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "dsh_sessions_open", Help: "MCP sessions open."},
-			func() float64 { return float64(f()) }))
+	add := func(name, help, typ, labels string, f func() float64) {
+		m.families = append(m.families, funcFamily(name, help, typ, labels, f))
 	}
+	if f := src.Sessions; f != nil {
+		add("dsh_sessions_open", "MCP sessions open.", "gauge", "", func() float64 { return float64(f()) })
+	}
+	const running = "Commands running, foreground or background."
 	if f := src.Foreground; f != nil {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "dsh_commands_running", Help: "Commands running, foreground or background.",
-			ConstLabels: prometheus.Labels{"mode": "foreground"}}, func() float64 { return float64(f()) }))
+		add("dsh_commands_running", running, "gauge", `mode="foreground"`, func() float64 { return float64(f()) })
 	}
 	if f := src.Background; f != nil {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "dsh_commands_running", Help: "Commands running, foreground or background.",
-			ConstLabels: prometheus.Labels{"mode": "background"}}, func() float64 { return float64(f()) }))
+		add("dsh_commands_running", running, "gauge", `mode="background"`, func() float64 { return float64(f()) })
 	}
 	if f := src.HookFailures; f != nil {
 		for _, ev := range []string{"PreToolUse", "PostToolUse"} {
-			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "dsh_hook_failures_total", Help: "Hook commands that failed (crashed, timed out, bad output), by event.",
-				ConstLabels: prometheus.Labels{"event": ev}}, func() float64 { return float64(f(ev)) }))
+			add("dsh_hook_failures_total", "Hook commands that failed (crashed, timed out, bad output), by event.", "counter",
+				`event="`+ev+`"`, func() float64 { return float64(f(ev)) })
 		}
 	}
 	if f := src.SpillBytes; f != nil {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "dsh_spill_bytes", Help: "Bytes of spill files on disk."},
-			func() float64 { return float64(f()) }))
+		add("dsh_spill_bytes", "Bytes of spill files on disk.", "gauge", "", func() float64 { return float64(f()) })
 	}
 	if f := src.NetConnections; f != nil {
 		for _, d := range []string{"allow", "deny"} {
-			m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "dsh_network_connections_total", Help: "Connections of sandboxed commands decided by the network map, by decision.",
-				ConstLabels: prometheus.Labels{"decision": d}}, func() float64 { return float64(f(d)) }))
+			add("dsh_network_connections_total", "Connections of sandboxed commands decided by the network map, by decision.", "counter",
+				`decision="`+d+`"`, func() float64 { return float64(f(d)) })
 		}
 	}
 	if f := src.Swept; f != nil {
-		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "dsh_sweep_kills_total", Help: "Processes and cgroups left by a dsh that no longer runs, killed at start."},
-			func() float64 { return float64(f()) }))
+		add("dsh_sweep_kills_total", "Processes and cgroups left by a dsh that no longer runs, killed at start.", "counter", "",
+			func() float64 { return float64(f()) })
 	}
 }
 
+// ContentType is the text format's media type.
+const ContentType = "text/plain; version=0.0.4; charset=utf-8"
+
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", ContentType)
+		_ = m.Write(w)
+	})
 }
 
-// Registry is the metrics' registry, for tests and embedders.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+// Write writes every metric in the Prometheus text format, the
+// families sorted by name and each one's series by their labels.
+func (m *Metrics) Write(w io.Writer) error { return writeFamilies(w, m.families) }
 
 // Call counts an ended call; it is a [tool.Observer].
 func (m *Metrics) Call(_ context.Context, call tool.Call, res tool.Result) {
@@ -157,17 +156,17 @@ func (m *Metrics) Call(_ context.Context, call tool.Call, res tool.Result) {
 		name = otherTool
 	}
 	outcome := Outcome(res)
-	m.calls.WithLabelValues(name, outcome).Inc()
+	m.calls.add(1, name, outcome)
 	if !call.Started.IsZero() {
-		m.duration.WithLabelValues(name).Observe(sinceSeconds(call.Started))
+		m.duration.observe(sinceSeconds(call.Started), name)
 	}
-	m.decisions.WithLabelValues(decision(res.Ruling.Outcome)).Inc()
+	m.decisions.add(1, decision(res.Ruling.Outcome))
 	st, ok := res.Structured.(bashtool.Structured)
 	switch {
 	case res.IsError && firstText(res) == tool.ErrorPrefix+bashtool.Aborted:
-		m.kills.WithLabelValues("aborted").Inc()
+		m.kills.add(1, "aborted")
 	case ok && st.TimedOut:
-		m.kills.WithLabelValues("timeout").Inc()
+		m.kills.add(1, "timeout")
 	}
 	if ok && !st.Yielded && st.TaskID == "" {
 		// A yielded call's output is counted with its task's end.
@@ -177,22 +176,22 @@ func (m *Metrics) Call(_ context.Context, call tool.Call, res tool.Result) {
 
 // TaskEnd counts an ended task; it is a settled listener.
 func (m *Metrics) TaskEnd(snap tasks.Snapshot) {
-	m.tasks.WithLabelValues(taskStatus(snap.Status)).Inc()
+	m.tasks.add(1, taskStatus(snap.Status))
 	switch {
 	case snap.Exit.TimedOut:
-		m.kills.WithLabelValues("timeout").Inc()
+		m.kills.add(1, "timeout")
 	case snap.Status == tasks.Killed:
-		m.kills.WithLabelValues("task").Inc()
+		m.kills.add(1, "task")
 	}
 	m.addOutput(snap.Exit.StdoutBytes, snap.Exit.StderrBytes)
 }
 
 func (m *Metrics) addOutput(stdout, stderr int64) {
 	if stdout > 0 {
-		m.output.WithLabelValues("stdout").Add(float64(stdout))
+		m.output.add(float64(stdout), "stdout")
 	}
 	if stderr > 0 {
-		m.output.WithLabelValues("stderr").Add(float64(stderr))
+		m.output.add(float64(stderr), "stderr")
 	}
 }
 
