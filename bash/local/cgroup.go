@@ -99,51 +99,63 @@ type cgroupBase struct {
 	ns, userns bool
 }
 
-// makeCgroupBase makes this executor's cgroup under parent and checks that
-// a process can be started inside a child of it (clone into a cgroup needs
-// Linux 5.7 and a cgroup we may write), and whether in a cgroup namespace
-// of its own.
-func makeCgroupBase(parent string) (cgroupBase, error) {
+// makeCgroupBase makes this executor's cgroup under parent. With assume
+// (root, containment auto), that a process can be cloned into a child of
+// it and into a cgroup namespace of its own is taken as given: the first
+// command's spawn is the probe, and a failed one runs probeCgroupBase
+// (containment.confirm), so no start of dsh spawns a probe process. Else
+// probeCgroupBase checks now.
+func makeCgroupBase(parent string, assume bool) (cgroupBase, error) {
 	rnd := make([]byte, 4)
 	_, _ = rand.Read(rnd)
 	cb := cgroupBase{dir: filepath.Join(parent, cgroupPrefix+procfs.Owner().String()+"-"+hex.EncodeToString(rnd))}
 	if err := os.Mkdir(cb.dir, 0o755); err != nil {
 		return cgroupBase{}, fmt.Errorf("cannot make a cgroup in %s: %w", parent, err)
 	}
-	probe := filepath.Join(cb.dir, "probe")
-	fail := func(err error) (cgroupBase, error) {
-		_ = os.Remove(probe)
+	if assume {
+		_, err := os.Stat(filepath.Join(cb.dir, "cgroup.kill"))
+		cb.hasKill, cb.ns = err == nil, true
+		return cb, nil
+	}
+	if err := probeCgroupBase(&cb); err != nil {
 		_ = os.Remove(cb.dir)
 		return cgroupBase{}, err
 	}
+	return cb, nil
+}
+
+// probeCgroupBase checks that a process can be started inside a child of
+// cb.dir (clone into a cgroup needs Linux 5.7 and a cgroup we may write),
+// and whether in a cgroup namespace of its own, and sets cb's facts.
+func probeCgroupBase(cb *cgroupBase) error {
+	probe := filepath.Join(cb.dir, "probe")
 	if err := os.Mkdir(probe, 0o755); err != nil {
-		return fail(fmt.Errorf("cannot make a cgroup in %s: %w", cb.dir, err))
+		return fmt.Errorf("cannot make a cgroup in %s: %w", cb.dir, err)
 	}
+	defer os.Remove(probe)
 	_, err := os.Stat(filepath.Join(probe, "cgroup.kill"))
 	cb.hasKill = err == nil
 	fd, err := unix.Open(probe, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer unix.Close(fd)
 	sh := "/bin/sh"
 	if _, err := os.Stat(sh); err != nil {
 		if sh, err = exec.LookPath("bash"); err != nil {
-			return fail(fmt.Errorf("no shell to probe the cgroup with: %w", err))
+			return fmt.Errorf("no shell to probe the cgroup with: %w", err)
 		}
 	}
 	if err := probeSpawn(sh, fd, false, false); err != nil {
-		return fail(fmt.Errorf("cannot start a process in a cgroup of %s: %w", cb.dir, err))
+		return fmt.Errorf("cannot start a process in a cgroup of %s: %w", cb.dir, err)
 	}
 	cb.ns = probeSpawn(sh, fd, true, false) == nil
+	cb.userns = false
 	if !cb.ns && os.Geteuid() != 0 {
 		cb.ns = probeSpawn(sh, fd, true, true) == nil
 		cb.userns = cb.ns
 	}
-	if err := os.Remove(probe); err != nil {
-		return fail(err)
-	}
-	return cb, nil
+	return nil
 }
 
 // probeSpawn runs `sh -c 'exit 0'` in the cgroup fd, in a cgroup

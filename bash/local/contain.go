@@ -38,10 +38,16 @@ const RunIDEnv = "DSH_RUN_ID"
 // macOS the group, platform_darwin.go); or the group alone, as the config
 // asks.
 type containment struct {
-	mode    string // config.ContainCgroup, ContainMarker or ContainGroup
-	reason  string // why the marker or the group is used
-	base    string // cgroup mode: this executor's cgroup, parent of one per command
-	hasKill bool   // cgroup.kill exists (Linux 5.14)
+	base string // cgroup mode: this executor's cgroup, parent of one per command
+	// assumed: cgroup mode and a cgroup namespace were taken as given,
+	// without a probe (makeCgroupBase); confirm probes after a spawn
+	// failed, and may change the fields stateMu guards.
+	assumed   atomic.Bool
+	confirmMu sync.Mutex
+	stateMu   sync.RWMutex
+	mode      string // config.ContainCgroup, ContainMarker or ContainGroup
+	reason    string // why the marker or the group is used
+	hasKill   bool   // cgroup.kill exists (Linux 5.14)
 	// cgroupNS: unsandboxed commands start in a cgroup namespace of their
 	// own. escapable: a command may move itself out of its cgroup (no
 	// nsdelegate, or no namespace), so the kill sequence also looks for
@@ -77,8 +83,9 @@ func newContainment(want string) (*containment, error) {
 	}
 	parent, err := ownCgroup()
 	var cb cgroupBase
+	assume := want != config.ContainCgroup && os.Geteuid() == 0
 	if err == nil {
-		cb, err = makeCgroupBase(parent)
+		cb, err = makeCgroupBase(parent, assume)
 	}
 	if err != nil {
 		if want == config.ContainCgroup {
@@ -89,10 +96,55 @@ func newContainment(want string) (*containment, error) {
 	}
 	c.mode = config.ContainCgroup
 	c.base, c.hasKill, c.cgroupNS, c.userNS = cb.dir, cb.hasKill, cb.ns, cb.userns
-	// With nsdelegate the kernel refuses a move out of the namespace;
-	// without rights to move, there is none to make.
-	c.escapable = !(c.cgroupNS && nsDelegate()) && canLeave(c.base)
+	c.escapable = escapable(c.cgroupNS, c.base)
+	c.assumed.Store(assume)
 	return c, nil
+}
+
+// escapable reports whether a command may move itself out of a cgroup
+// below base: with nsdelegate the kernel refuses a move out of the
+// namespace; without rights to move, there is none to make.
+func escapable(cgroupNS bool, base string) bool {
+	return !(cgroupNS && nsDelegate()) && canLeave(base)
+}
+
+// confirm probes the executor's cgroup after a spawn failed while cgroup
+// mode was only assumed, once: a probe that fails turns the containment
+// to the marker (as newContainment would have), else it sets what the
+// probe found. It reports whether the failed spawn should be tried again
+// (the probe ran, now or meanwhile).
+func (c *containment) confirm() bool {
+	if !c.assumed.Load() {
+		return false
+	}
+	c.confirmMu.Lock()
+	defer c.confirmMu.Unlock()
+	if !c.assumed.Load() {
+		return true
+	}
+	cb := cgroupBase{dir: c.base}
+	err := probeCgroupBase(&cb)
+	c.stateMu.Lock()
+	if err != nil {
+		c.mode, c.reason = autoFallback, err.Error()
+	} else {
+		c.hasKill, c.cgroupNS, c.userNS = cb.hasKill, cb.ns, cb.userns
+		c.escapable = escapable(c.cgroupNS, c.base)
+	}
+	c.stateMu.Unlock()
+	c.assumed.Store(false)
+	return true
+}
+
+// confirmed records that a command was cloned into its cgroup and a
+// cgroup namespace of its own: what was assumed holds.
+func (c *containment) confirmed() { c.assumed.Store(false) }
+
+// cgroupMode reports whether commands get a cgroup each.
+func (c *containment) cgroupMode() bool {
+	c.stateMu.RLock()
+	defer c.stateMu.RUnlock()
+	return c.mode == config.ContainCgroup
 }
 
 // strays lists the processes in the executor's cgroup itself and in any
@@ -124,6 +176,8 @@ func (c *containment) released(dir string) {
 
 // describe says what containment is in use, for dsh doctor.
 func (c *containment) describe() string {
+	c.stateMu.RLock()
+	defer c.stateMu.RUnlock()
 	switch c.mode {
 	case config.ContainCgroup:
 		d := "cgroup v2, one cgroup per command"
@@ -157,6 +211,8 @@ func (c *containment) close() {
 
 // command makes the containment of one command, before it is spawned.
 func (c *containment) command() (*commandContainer, error) {
+	c.stateMu.RLock()
+	defer c.stateMu.RUnlock()
 	n := strconv.FormatUint(c.seq.Add(1), 10)
 	cc := &commandContainer{
 		runID:  c.prefix + n,

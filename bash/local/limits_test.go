@@ -108,14 +108,14 @@ func TestPerCommandCgroupLimits(t *testing.T) {
 		t.Skipf("SKIP-REASON: no cgroup containment here: %v", err)
 	}
 	t.Cleanup(func() { _ = e.Close() })
-	if !e.limits.cgPids {
+	if !e.limits.Load().cgPids {
 		t.Skipf("SKIP-REASON: no pids controller for the executor's cgroup: %s", e.Limits())
 	}
 	got := runCmd(t, e, "cat "+e.contain.base+"/*/pids.max", 0).Stdout.Text
 	if got != "321\n" {
 		t.Errorf("the command's pids.max = %q, want 321", got)
 	}
-	if e.limits.cgMemory {
+	if e.limits.Load().cgMemory {
 		if got := runCmd(t, e, "cat "+e.contain.base+"/*/memory.max", 0).Stdout.Text; got != "268435456\n" {
 			t.Errorf("the command's memory.max = %q, want 268435456", got)
 		}

@@ -146,6 +146,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -191,9 +192,11 @@ type Executor struct {
 	// contain, limits and swept are set by the start-up (the sweep and the
 	// cgroup probe), which may finish after New returned: read them after
 	// ready, with started.
-	contain  *containment
-	limits   *limits
-	swept    int // what the start-up sweep killed
+	contain   *containment
+	limits    atomic.Pointer[limits]
+	limitsCfg config.Limits
+	swept     int           // what the start-up sweep killed
+	sweptDone chan struct{} // closed once the sweep is done
 	ready    chan struct{}
 	startErr error  // of a start-up after New returned (none is known)
 	begin    func() // begins a start-up not begun yet (once)
@@ -323,6 +326,7 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 		e.begin = func() {}
 		close(e.ready)
 		if err := e.startUp(cfg, o); err != nil {
+			<-e.sweptDone
 			return nil, err
 		}
 		return e, nil
@@ -352,14 +356,19 @@ const StartUpDelay = 50 * time.Millisecond
 // startUp sweeps what dsh processes that died left, sets the containment
 // and the sandbox up, and sweeps the spill base.
 func (e *Executor) startUp(cfg config.Local, o options) error {
-	// What an earlier dsh that died left running goes first.
-	e.swept = sweepLeftovers(e.log)
+	// What an earlier dsh that died left running is swept beside the
+	// first commands, never before them (a few ms: every process's
+	// environment is read): it kills only what no live dsh owns.
+	go func() {
+		e.swept = sweepLeftovers(e.log)
+		close(e.sweptDone)
+	}()
 	contain, err := newContainment(cfg.Containment)
 	if err != nil {
 		return err
 	}
-	e.contain = contain
-	e.limits = newLimits(cfg.Limits, contain.mode, contain.base)
+	e.contain, e.limitsCfg = contain, cfg.Limits
+	e.limits.Store(newLimits(cfg.Limits, contain.mode, contain.base))
 	if !o.keepSpill {
 		sweepSpillDirs(e.log, cfg.SpillDir)
 	}
@@ -387,11 +396,14 @@ func (e *Executor) started() {
 }
 
 // Started waits until the executor's start-up (the sweep of what dead dsh
-// processes left, the containment probe) is done, which may go on after
-// New returned; every command waits for it anyway. A program that writes
-// to a terminal first (a prompt) waits here, so that what the start-up
-// logs comes before it.
-func (e *Executor) Started() { e.started() }
+// processes left, the containment and the sandbox) is done, which may go
+// on after New returned. A command waits for all of it but the sweep. A
+// program that writes to a terminal first (a prompt) waits here, so that
+// what the start-up logs comes before it.
+func (e *Executor) Started() {
+	e.started()
+	<-e.sweptDone
+}
 
 // keptSpillDirName is the directory of the private spill directory where
 // a kept executor's sandboxed commands spill.
@@ -442,6 +454,7 @@ func fromConfig(cfg config.Local, log *slog.Logger) *Executor {
 		runs:           make(map[*run]struct{}),
 		scopes:         make(map[bash.Owner]*scopeEntry),
 		ready:          make(chan struct{}),
+		sweptDone:      make(chan struct{}),
 	}
 }
 
@@ -461,7 +474,7 @@ func sweepLeftovers(log *slog.Logger) int {
 
 // Swept is how many processes and cgroups that a dsh which no longer runs
 // left behind this executor killed when it started (the metrics).
-func (e *Executor) Swept() int { e.started(); return e.swept }
+func (e *Executor) Swept() int { e.Started(); return e.swept }
 
 // SpillBytes is the size of the files under this executor's private
 // spill directory now (the metrics): the spill files of every command,
@@ -568,7 +581,7 @@ func (e *Executor) Close() error {
 	if e.beginAt != nil {
 		e.beginAt.Stop()
 	}
-	if e.started(); e.contain == nil {
+	if e.Started(); e.contain == nil {
 		return e.startErr // the start-up failed: it made nothing
 	}
 	e.mu.Lock()
@@ -595,20 +608,37 @@ func (e *Executor) Close() error {
 
 // Containment says how the executor finds a command's processes: a cgroup
 // per command, or the marker (and why).
+// It probes the executor's cgroup first where cgroup mode was assumed
+// (see makeCgroupBase), so that it says what was found.
 func (e *Executor) Containment() string {
 	if e.started(); e.contain == nil {
 		return "none: " + e.startErr.Error()
 	}
+	e.confirmContainment()
 	return e.contain.describe()
+}
+
+// confirmContainment runs the cgroup probe where cgroup mode was only
+// assumed (containment.confirm), and sets the limits anew where it turned
+// the containment to the marker. It reports whether it probed.
+func (e *Executor) confirmContainment() bool {
+	if !e.contain.confirm() {
+		return false
+	}
+	if !e.contain.cgroupMode() {
+		e.limits.Store(newLimits(e.limitsCfg, autoFallback, ""))
+	}
+	return true
 }
 
 // Limits says which limits keep commands from exhausting what dsh needs
 // (docs/spec.md §2.6), for dsh doctor.
 func (e *Executor) Limits() string {
-	if e.started(); e.limits == nil {
+	if e.started(); e.contain == nil {
 		return "none: " + e.startErr.Error()
 	}
-	return e.limits.describe()
+	e.confirmContainment()
+	return e.limits.Load().describe()
 }
 
 // keep holds a container whose processes a foreground command left running
@@ -717,10 +747,22 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 	return r, nil
 }
 
-// launch runs a command in phases: open the pipes, make its container,
-// spawn the shell (in the sandbox, in scope, unless it runs unsandboxed),
-// then start the run's goroutines.
+// launch runs a command (launchOnce). Where cgroup containment was
+// assumed rather than probed, a failed spawn is the probe's cue: the
+// probe runs, and the command is launched once more, as the containment
+// now is (nothing of it ran: the spawn failed).
 func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *scopeEntry, spill spillDir) (*run, error) {
+	r, err := e.launchOnce(spec, shell, foreground, scope, spill)
+	if err != nil && e.confirmContainment() {
+		r, err = e.launchOnce(spec, shell, foreground, scope, spill)
+	}
+	return r, err
+}
+
+// launchOnce runs a command in phases: open the pipes, make its
+// container, spawn the shell (in the sandbox, in scope, unless it runs
+// unsandboxed), then start the run's goroutines.
+func (e *Executor) launchOnce(spec bash.Spec, shell string, foreground bool, scope *scopeEntry, spill spillDir) (*run, error) {
 	var p *pipes
 	var err error
 	if spec.TTY != nil {
@@ -733,7 +775,7 @@ func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *
 	}
 	cc, err := e.contain.command()
 	if err == nil && cc.cg != "" {
-		if err = e.limits.apply(cc.cg); err != nil {
+		if err = e.limits.Load().apply(cc.cg); err != nil {
 			cc.release()
 		}
 	}
@@ -758,6 +800,9 @@ func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *
 		closeAll(p.parent)
 		cc.release()
 		return nil, fmt.Errorf("%s: spawn: %w", Name, err)
+	}
+	if ls.cgroupNS && !ls.userNS {
+		e.contain.confirmed() // cloned into its cgroup and a namespace: as assumed
 	}
 	cc.leaderStarted(l.cmd.Process.Pid)
 	cc.spare = l.spare
@@ -788,7 +833,7 @@ func (e *Executor) launchSpec(spec bash.Spec, shell string, cc *commandContainer
 		script:   p.script,
 		tty:      p.tty != nil,
 		cgroupFD: cc.cgFD,
-		prefix:   e.limits.shellPrefix(shell),
+		prefix:   e.limits.Load().shellPrefix(shell),
 	}
 }
 

@@ -17,13 +17,20 @@ import (
 const askPrompt = "run this command? [y/N] "
 
 // terminalAsker is dsh run's asker: it asks on the terminal when stdin and
-// stderr are one; otherwise nil (nobody can be asked: askFallback).
-func terminalAsker(errOut io.Writer) tool.Asker {
+// stderr are one; otherwise nil (nobody can be asked: askFallback). It
+// calls started before it asks: the start-ups' log lines (a sweep's)
+// go to the terminal before the question, though the command does not
+// wait for them.
+func terminalAsker(errOut io.Writer, started func()) tool.Asker {
 	f, ok := errOut.(*os.File)
 	if !ok || !isTerminal(os.Stdin) || !isTerminal(f) {
 		return nil
 	}
-	return promptAsker(os.Stdin, f)
+	ask := promptAsker(os.Stdin, f)
+	return tool.AskerFunc(func(ctx context.Context, q tool.Question) (tool.Answer, error) {
+		started()
+		return ask.Ask(ctx, q)
+	})
 }
 
 // promptAsker prints the question on w and reads the answer from r: y or

@@ -38,7 +38,7 @@ func TestPromptAskerCancelled(t *testing.T) {
 }
 
 func TestNoTerminalNoAsker(t *testing.T) {
-	if a := terminalAsker(io.Discard); a != nil {
+	if a := terminalAsker(io.Discard, func() {}); a != nil {
 		t.Error("an asker without a terminal")
 	}
 }

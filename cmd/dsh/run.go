@@ -102,9 +102,6 @@ func runCommand(f runFlags, command string, s streams) error {
 		return stackError(err)
 	}
 	defer closeStack(st, log)
-	// The start-ups' log lines go to the terminal before the policy may
-	// ask there; the command would wait for them anyway.
-	st.Started()
 	sess := session.New(runSessionID, workdir, session.WithLogger(log))
 	defer sess.End()
 
@@ -115,7 +112,7 @@ func runCommand(f runFlags, command string, s streams) error {
 	if f.background {
 		args["run_in_background"] = true
 	}
-	r := &runner{tools: st.Tools, sess: sess, out: s.out, asker: terminalAsker(s.err)}
+	r := &runner{tools: st.Tools, sess: sess, out: s.out, asker: terminalAsker(s.err, st.Started)}
 	defer r.finish()
 	res := r.call(ctx, bashtool.Name, args)
 	r.print(res)
