@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Tools with subcommands take global options before the subcommand:
 // `git -C . push` pushes, yet a rule `git push *` names `git push`. Deny
@@ -36,33 +39,35 @@ func set(words string) map[string]bool {
 
 // globalSpecs are the tools whose global options are read (docs/spec.md
 // §9.3). go has one, -C DIR (also -C=DIR, --C), first on the line.
-var globalSpecs = map[string]*globalSpec{
-	"git": {
-		flags: set(`-p --paginate -P --no-pager --no-replace-objects --no-lazy-fetch --no-optional-locks
-			--no-advice --bare --literal-pathspecs --no-literal-pathspecs --glob-pathspecs --noglob-pathspecs
-			--icase-pathspecs --html-path --man-path --info-path --exec-path -v --version -h --help`),
-		values: set(`-C -c --git-dir --work-tree --namespace --super-prefix --config-env --attr-source
-			--shallow-file --list-cmds`)},
-	"docker": {flags: set(`-D --debug --tls --tlsverify`),
-		values: set(`--config -c --context -H --host -l --log-level --tlscacert --tlscert --tlskey`)},
-	"podman": {flags: set(`-D --debug --remote -r --syslog --trace --noout`),
-		values: set(`--config -c --connection -H --host --url --identity --log-level --root --runroot
-			--storage-driver --storage-opt --cgroup-manager --events-backend --runtime --tmpdir`)},
-	"kubectl": {flags: set(`--insecure-skip-tls-verify --match-server-version --warnings-as-errors
-			--disable-compression`),
-		values: set(`--kubeconfig --context -n --namespace --cluster --user -s --server --token --as
-			--as-group --as-uid --cache-dir --certificate-authority --client-certificate --client-key
-			--password --username --profile --profile-output --request-timeout --tls-server-name -v --v
-			--vmodule --log-flush-frequency`)},
-	"npm": {flags: set(`-g --global -D -S -E -O -B -y -q -s -d --yes --no --silent --quiet --verbose
-			--json --dry-run --force -f --offline --prefer-offline --prefer-online --ignore-scripts`),
-		values: set(`--prefix -C --registry --cache --userconfig --globalconfig --loglevel --tag --otp
-			-w --workspace --script-shell --node-options --scope`)},
-	"go": {values: set(`-C --C`)},
-	"cargo": {plusArg: true,
-		flags:  set(`-v -vv --verbose -q --quiet --locked --offline --frozen --list -V --version -h --help`),
-		values: set(`--color -C --config -Z --explain`)},
-}
+var globalSpecs = sync.OnceValue(func() map[string]*globalSpec {
+	return map[string]*globalSpec{
+		"git": {
+			flags: set(`-p --paginate -P --no-pager --no-replace-objects --no-lazy-fetch --no-optional-locks
+				--no-advice --bare --literal-pathspecs --no-literal-pathspecs --glob-pathspecs --noglob-pathspecs
+				--icase-pathspecs --html-path --man-path --info-path --exec-path -v --version -h --help`),
+			values: set(`-C -c --git-dir --work-tree --namespace --super-prefix --config-env --attr-source
+				--shallow-file --list-cmds`)},
+		"docker": {flags: set(`-D --debug --tls --tlsverify`),
+			values: set(`--config -c --context -H --host -l --log-level --tlscacert --tlscert --tlskey`)},
+		"podman": {flags: set(`-D --debug --remote -r --syslog --trace --noout`),
+			values: set(`--config -c --connection -H --host --url --identity --log-level --root --runroot
+				--storage-driver --storage-opt --cgroup-manager --events-backend --runtime --tmpdir`)},
+		"kubectl": {flags: set(`--insecure-skip-tls-verify --match-server-version --warnings-as-errors
+				--disable-compression`),
+			values: set(`--kubeconfig --context -n --namespace --cluster --user -s --server --token --as
+				--as-group --as-uid --cache-dir --certificate-authority --client-certificate --client-key
+				--password --username --profile --profile-output --request-timeout --tls-server-name -v --v
+				--vmodule --log-flush-frequency`)},
+		"npm": {flags: set(`-g --global -D -S -E -O -B -y -q -s -d --yes --no --silent --quiet --verbose
+				--json --dry-run --force -f --offline --prefer-offline --prefer-online --ignore-scripts`),
+			values: set(`--prefix -C --registry --cache --userconfig --globalconfig --loglevel --tag --otp
+				-w --workspace --script-shell --node-options --scope`)},
+		"go": {values: set(`-C --C`)},
+		"cargo": {plusArg: true,
+			flags:  set(`-v -vv --verbose -q --quiet --locked --offline --frozen --list -V --version -h --help`),
+			values: set(`--color -C --config -Z --explain`)},
+	}
+})
 
 // maxAlts bounds the readings of one command's global options.
 const maxAlts = 16
@@ -84,7 +89,7 @@ func globalAlts(args []arg) []alt {
 			return append([]alt{{args: words}}, globalAlts(words)...)
 		}
 	}
-	sp := globalSpecs[name]
+	sp := globalSpecs()[name]
 	if sp == nil || len(args) < 2 {
 		return nil
 	}

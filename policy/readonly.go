@@ -3,31 +3,34 @@ package policy
 import (
 	"slices"
 	"strings"
+	"sync"
 )
 
 // readOnlyCheck says whether a read-only command's static arguments keep
 // it read-only; nil means it always is (docs/spec.md §9.4).
 type readOnlyCheck func(args []string) bool
 
-var readOnlyCommands = map[string]readOnlyCheck{
-	"cd": nil, "pushd": nil, "popd": nil, ":": nil, "sleep": nil, "ls": nil, "cat": nil,
-	"head": nil, "tail": nil, "wc": nil, "pwd": nil, "echo": nil, "true": nil, "false": nil,
-	"which": nil, "type": nil, "stat": nil, "du": nil, "df": nil, "diff": nil, "cmp": nil,
-	"grep": nil, "egrep": nil, "fgrep": nil, "cut": nil, "tr": nil, "basename": nil,
-	"dirname": nil, "realpath": nil, "readlink": nil, "uname": nil, "id": nil, "whoami": nil,
-	"test":     without(exact("-v"), exact("-R")),
-	"[":        without(exact("-v"), exact("-R")),
-	"printf":   without(prefix("-v")),
-	"file":     without(cluster('C'), long("--compile")),
-	"rg":       without(prefix("--pre"), prefix("--hostname-bin"), cluster('z'), prefix("--search-zip")),
-	"find":     without(prefix("-exec"), prefix("-ok"), exact("-delete"), prefix("-fprint"), exact("-fls")),
-	"sort":     without(prefix("-o"), cluster('o'), long("--output"), long("--compress-program")),
-	"uniq":     uniqReadOnly,
-	"date":     without(cluster('s'), long("--set")),
-	"env":      func([]string) bool { return true }, // reached only with no command and no -S
-	"printenv": func([]string) bool { return true },
-	"git":      gitReadOnly,
-}
+var readOnlyCommands = sync.OnceValue(func() map[string]readOnlyCheck {
+	return map[string]readOnlyCheck{
+		"cd": nil, "pushd": nil, "popd": nil, ":": nil, "sleep": nil, "ls": nil, "cat": nil,
+		"head": nil, "tail": nil, "wc": nil, "pwd": nil, "echo": nil, "true": nil, "false": nil,
+		"which": nil, "type": nil, "stat": nil, "du": nil, "df": nil, "diff": nil, "cmp": nil,
+		"grep": nil, "egrep": nil, "fgrep": nil, "cut": nil, "tr": nil, "basename": nil,
+		"dirname": nil, "realpath": nil, "readlink": nil, "uname": nil, "id": nil, "whoami": nil,
+		"test":     without(exact("-v"), exact("-R")),
+		"[":        without(exact("-v"), exact("-R")),
+		"printf":   without(prefix("-v")),
+		"file":     without(cluster('C'), long("--compile")),
+		"rg":       without(prefix("--pre"), prefix("--hostname-bin"), cluster('z'), prefix("--search-zip")),
+		"find":     without(prefix("-exec"), prefix("-ok"), exact("-delete"), prefix("-fprint"), exact("-fls")),
+		"sort":     without(prefix("-o"), cluster('o'), long("--output"), long("--compress-program")),
+		"uniq":     uniqReadOnly,
+		"date":     without(cluster('s'), long("--set")),
+		"env":      func([]string) bool { return true }, // reached only with no command and no -S
+		"printenv": func([]string) bool { return true },
+		"git":      gitReadOnly,
+	}
+})
 
 // readOnly reports whether a command counts as allowed as a built-in
 // read-only one: the list is on, the name is written without a `/`, no
@@ -37,7 +40,7 @@ func (c *checker) readOnly(args []arg, writes bool) bool {
 	if !c.p.cfg.ReadOnly || writes || args[0].dyn {
 		return false
 	}
-	check, ok := readOnlyCommands[args[0].text]
+	check, ok := readOnlyCommands()[args[0].text]
 	if !ok {
 		return false
 	}

@@ -3,6 +3,7 @@ package policy
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dsh-go/dsh/internal/lazyre"
 )
@@ -18,7 +19,7 @@ import (
 var archNames = []string{"linux32", "linux64", "i386", "x86_64", "uname26"}
 
 // registerRunners adds the runners to the handlers (from wrappers.go's
-// init, which makes the maps).
+// loadHandlers, which makes the maps).
 func registerRunners() {
 	builtins["jobs"] = jobsStep
 	builtins["compgen"] = compgenStep
@@ -26,7 +27,7 @@ func registerRunners() {
 	for _, n := range archNames {
 		programs[n] = setarchStep(false)
 	}
-	for name, r := range runnerSpecs {
+	for name, r := range runnerSpecs() {
 		programs[name] = wrapper(&r.spec, r.transparent)
 	}
 	programs["runuser"] = runuserStep
@@ -67,43 +68,45 @@ type runnerSpec struct {
 
 // runnerSpecs are the runners that need nothing but their options read.
 // Transparent: they change how the command runs, not who runs it or where.
-var runnerSpecs = map[string]runnerSpec{
-	"prlimit": {optSpec{optArgs: "cdefilmnqrstuvxy", args: "po", flags: "hV", long: map[string]int{
-		"pid": reqArg, "output": reqArg, "noheadings": noArg, "raw": noArg, "verbose": noArg, "help": noArg,
-		"version": noArg, "core": optArg, "data": optArg, "nice": optArg, "fsize": optArg, "sigpending": optArg,
-		"memlock": optArg, "rss": optArg, "nofile": optArg, "msgqueue": optArg, "rtprio": optArg,
-		"stack": optArg, "cpu": optArg, "nproc": optArg, "as": optArg, "locks": optArg, "rttime": optArg}}, true},
-	"unbuffer":  {optSpec{flags: "p"}, true},
-	"eatmydata": {optSpec{long: map[string]int{"help": noArg, "version": noArg}}, true},
-	"catchsegv": {optSpec{}, true},
-	"nocache":   {optSpec{args: "nD"}, true},
-	"xvfb-run": {optSpec{flags: "ahl", args: "nsefpw", long: map[string]int{
-		"auto-servernum": noArg, "help": noArg, "listen-tcp": noArg, "server-num": reqArg, "server-args": reqArg,
-		"error-file": reqArg, "auth-file": reqArg, "xauth-protocol": reqArg, "wait": reqArg, "auto-display": noArg}}, true},
-	"dbus-run-session": {optSpec{long: map[string]int{"config-file": reqArg, "dbus-daemon": reqArg, "help": noArg, "version": noArg}}, true},
-	"ssh-agent":        {optSpec{flags: "cdDks", args: "aEOPt"}, true},
-	"trickle":          {optSpec{flags: "hVvs", args: "duwtln"}, true},
-	"torsocks":         {optSpec{flags: "qdhi", args: "uapP", long: map[string]int{"user": reqArg, "pass": reqArg, "address": reqArg, "port": reqArg, "quiet": noArg, "debug": noArg, "help": noArg, "isolate": noArg, "version": noArg}}, true},
-	"proxychains":      {optSpec{flags: "q", args: "f"}, true},
-	"proxychains4":     {optSpec{flags: "q", args: "f"}, true},
-	"softlimit":        {optSpec{args: "madslfcoptr"}, true},
-	"cgexec":           {optSpec{flags: "h", args: "g", long: map[string]int{"sticky": noArg}}, true},
-	"numactl": {optSpec{flags: "alHsS", args: "mNpCPi", long: map[string]int{
-		"all": noArg, "interleave": reqArg, "preferred": reqArg, "preferred-many": reqArg, "membind": reqArg,
-		"cpunodebind": reqArg, "physcpubind": reqArg, "localalloc": noArg, "balancing": noArg,
-		"hardware": noArg, "show": noArg, "weighted-interleave": reqArg}}, true},
-	// Not transparent: they run the command as someone else, or with
-	// other credentials.
-	"setpriv": {optSpec{flags: "dhV", long: map[string]int{
-		"dump": noArg, "nnp": noArg, "no-new-privs": noArg, "inh-caps": reqArg, "ambient-caps": reqArg,
-		"bounding-set": reqArg, "ruid": reqArg, "euid": reqArg, "rgid": reqArg, "egid": reqArg, "reuid": reqArg,
-		"regid": reqArg, "clear-groups": noArg, "keep-groups": noArg, "init-groups": noArg, "groups": reqArg,
-		"securebits": reqArg, "pdeathsig": reqArg, "selinux-label": reqArg, "apparmor-profile": reqArg,
-		"landlock-access": reqArg, "landlock-rule": reqArg, "reset-env": noArg, "help": noArg, "version": noArg}}, false},
-	"sshpass":   {optSpec{flags: "ehvV", args: "fdpP"}, false},
-	"setuidgid": {optSpec{operands: 1}, false},
-	"bwrap":     {optSpec{}, false}, // any option: opaque (bwrap's options take up to three words)
-}
+var runnerSpecs = sync.OnceValue(func() map[string]runnerSpec {
+	return map[string]runnerSpec{
+		"prlimit": {optSpec{optArgs: "cdefilmnqrstuvxy", args: "po", flags: "hV", long: map[string]int{
+			"pid": reqArg, "output": reqArg, "noheadings": noArg, "raw": noArg, "verbose": noArg, "help": noArg,
+			"version": noArg, "core": optArg, "data": optArg, "nice": optArg, "fsize": optArg, "sigpending": optArg,
+			"memlock": optArg, "rss": optArg, "nofile": optArg, "msgqueue": optArg, "rtprio": optArg,
+			"stack": optArg, "cpu": optArg, "nproc": optArg, "as": optArg, "locks": optArg, "rttime": optArg}}, true},
+		"unbuffer":  {optSpec{flags: "p"}, true},
+		"eatmydata": {optSpec{long: map[string]int{"help": noArg, "version": noArg}}, true},
+		"catchsegv": {optSpec{}, true},
+		"nocache":   {optSpec{args: "nD"}, true},
+		"xvfb-run": {optSpec{flags: "ahl", args: "nsefpw", long: map[string]int{
+			"auto-servernum": noArg, "help": noArg, "listen-tcp": noArg, "server-num": reqArg, "server-args": reqArg,
+			"error-file": reqArg, "auth-file": reqArg, "xauth-protocol": reqArg, "wait": reqArg, "auto-display": noArg}}, true},
+		"dbus-run-session": {optSpec{long: map[string]int{"config-file": reqArg, "dbus-daemon": reqArg, "help": noArg, "version": noArg}}, true},
+		"ssh-agent":        {optSpec{flags: "cdDks", args: "aEOPt"}, true},
+		"trickle":          {optSpec{flags: "hVvs", args: "duwtln"}, true},
+		"torsocks":         {optSpec{flags: "qdhi", args: "uapP", long: map[string]int{"user": reqArg, "pass": reqArg, "address": reqArg, "port": reqArg, "quiet": noArg, "debug": noArg, "help": noArg, "isolate": noArg, "version": noArg}}, true},
+		"proxychains":      {optSpec{flags: "q", args: "f"}, true},
+		"proxychains4":     {optSpec{flags: "q", args: "f"}, true},
+		"softlimit":        {optSpec{args: "madslfcoptr"}, true},
+		"cgexec":           {optSpec{flags: "h", args: "g", long: map[string]int{"sticky": noArg}}, true},
+		"numactl": {optSpec{flags: "alHsS", args: "mNpCPi", long: map[string]int{
+			"all": noArg, "interleave": reqArg, "preferred": reqArg, "preferred-many": reqArg, "membind": reqArg,
+			"cpunodebind": reqArg, "physcpubind": reqArg, "localalloc": noArg, "balancing": noArg,
+			"hardware": noArg, "show": noArg, "weighted-interleave": reqArg}}, true},
+		// Not transparent: they run the command as someone else, or with
+		// other credentials.
+		"setpriv": {optSpec{flags: "dhV", long: map[string]int{
+			"dump": noArg, "nnp": noArg, "no-new-privs": noArg, "inh-caps": reqArg, "ambient-caps": reqArg,
+			"bounding-set": reqArg, "ruid": reqArg, "euid": reqArg, "rgid": reqArg, "egid": reqArg, "reuid": reqArg,
+			"regid": reqArg, "clear-groups": noArg, "keep-groups": noArg, "init-groups": noArg, "groups": reqArg,
+			"securebits": reqArg, "pdeathsig": reqArg, "selinux-label": reqArg, "apparmor-profile": reqArg,
+			"landlock-access": reqArg, "landlock-rule": reqArg, "reset-env": noArg, "help": noArg, "version": noArg}}, false},
+		"sshpass":   {optSpec{flags: "ehvV", args: "fdpP"}, false},
+		"setuidgid": {optSpec{operands: 1}, false},
+		"bwrap":     {optSpec{}, false}, // any option: opaque (bwrap's options take up to three words)
+	}
+})
 
 var (
 	jobsOpts    = optSpec{flags: "lnprsx"}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/dsh-go/dsh/internal/lazyre"
 	"mvdan.cc/sh/v3/syntax"
@@ -10,10 +11,12 @@ import (
 // builtins are recognised only by their bare name: `./command x` runs a
 // file, not the builtin. programs are recognised by basename, so that
 // `/usr/bin/sudo rm` is seen through; a wrapper written with a `/` is never
-// transparent, though, since the file may be anything.
+// transparent, though, since the file may be anything. They are made on
+// first use (loadHandlers), not at every start of dsh.
 var builtins, programs map[string]handler
 
-func init() {
+// loadHandlers makes builtins and programs.
+var loadHandlers = sync.OnceFunc(func() {
 	builtins = map[string]handler{
 		"eval": evalStep, "command": commandStep, "builtin": builtinStep, "exec": execStep,
 		"trap": trapStep, "alias": aliasStep, "unalias": stateStep("unalias"), "hash": hashStep,
@@ -44,11 +47,12 @@ func init() {
 		programs[s] = otherShellStep
 	}
 	registerRunners()
-}
+})
 
 // handlerFor returns what reads a command named name, or nil for an
 // ordinary command.
 func handlerFor(name string) handler {
+	loadHandlers()
 	if !strings.Contains(name, "/") {
 		if h := builtins[name]; h != nil {
 			return h

@@ -59,11 +59,11 @@ package local
 import (
 	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/dsh-go/dsh/config"
+	"github.com/dsh-go/dsh/internal/lazyre"
 )
 
 // fixedEnv is layer 2: no colours, no pagers, no prompts.
@@ -102,15 +102,16 @@ var (
 	}
 )
 
+// Compiled on first use, not at every start of dsh.
 var (
 	// pemPrivateKey matches the BEGIN line of any PEM private key: PRIVATE
 	// KEY, RSA/EC/DSA/OPENSSH/ENCRYPTED PRIVATE KEY, PGP PRIVATE KEY BLOCK.
-	pemPrivateKey = regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)
+	pemPrivateKey = lazyre.New(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)
 	// urlPassword matches scheme://user:password@ with a non-empty password
 	// (RFC 3986 userinfo: no '/', '?', '#' or '@' unescaped).
-	urlPassword = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`)
+	urlPassword = lazyre.New(`[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*:[^/?#@\s]+@`)
 	// tokenPrefix matches a well-known token at the start of a value.
-	tokenPrefix = regexp.MustCompile(`^(?:` +
+	tokenPrefix = lazyre.New(`^(?:` +
 		`(?:ghp_|gho_|ghs_|github_pat_|glpat-|xox[A-Za-z]-|xoxe\.|xapp-|sk-|[sr]k_(?:live|test)_|AIza|npm_|hf_|pypi-)[A-Za-z0-9_-]{8}` +
 		`|(?i:bearer|basic) +[A-Za-z0-9._~+/=-]{8}` +
 		`|(?:AKIA|ASIA)[A-Z0-9]{16}(?:$|[^A-Za-z0-9])` +
@@ -153,9 +154,9 @@ func credentialEnding(words []string) bool {
 // secretValue reports whether a value looks like a secret (§2.4, second
 // bullet).
 func secretValue(value string) bool {
-	return tokenPrefix.MatchString(strings.TrimSpace(value)) ||
-		pemPrivateKey.MatchString(value) ||
-		urlPassword.MatchString(value)
+	return tokenPrefix().MatchString(strings.TrimSpace(value)) ||
+		pemPrivateKey().MatchString(value) ||
+		urlPassword().MatchString(value)
 }
 
 // matchAny reports whether name is one of patterns or matches one of them as

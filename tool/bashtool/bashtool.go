@@ -286,7 +286,7 @@ func (t *Tool) Definition() tool.Definition {
 		Name:         Name,
 		Description:  description(t.cfg, t.sandbox) + t.notSandboxed(),
 		Parameters:   t.parameters(),
-		OutputSchema: outputSchema,
+		OutputSchema: outputSchema(),
 		Annotations:  tool.Annotations{Destructive: true, OpenWorld: true},
 		Execute:      t.execute,
 		Presenters:   tool.Presenters{Call: presentCall, Result: presentResult},
@@ -625,8 +625,8 @@ func (t *Tool) yielded(o bash.Output, st stream) bash.Output {
 // outputSchema describes Structured (MCP outputSchema). The pointer fields
 // are left out when empty, never sent as null, so each gets one plain type:
 // a nullable type array is less portable (some clients accept only a
-// single type).
-var outputSchema = func() *jsonschema.Schema {
+// single type). Made on first use, not at every start of dsh.
+var outputSchema = sync.OnceValue(func() *jsonschema.Schema {
 	s, err := jsonschema.For[Structured](nil)
 	if err != nil {
 		panic(err)
@@ -635,7 +635,7 @@ var outputSchema = func() *jsonschema.Schema {
 		s.Properties[name].Types, s.Properties[name].Type = nil, typ
 	}
 	return s
-}()
+})
 
 // Structured is the bash tool's structured result.
 type Structured struct {

@@ -66,7 +66,7 @@ func inputDefinition(svc *tasks.Service, def, max time.Duration) tool.Definition
 			PropertyOrder: []string{"task_id", "text", "keys", "waitFor", "timeout_ms"},
 			Required:      []string{"task_id"},
 		},
-		OutputSchema: snapshotSchema,
+		OutputSchema: snapshotSchema(),
 		// What is typed may do anything a command can.
 		Annotations: tool.Annotations{Destructive: true, OpenWorld: true},
 		Execute:     in.execute,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/dsh-go/dsh/internal/num"
@@ -46,7 +47,7 @@ func outputDefinition(svc *tasks.Service, def, max time.Duration) tool.Definitio
 			Required:      []string{"task_id"},
 		},
 		Annotations:  tool.Annotations{ReadOnly: true},
-		OutputSchema: snapshotSchema,
+		OutputSchema: snapshotSchema(),
 		Execute:      o.execute,
 		Presenters:   screenPresenters(presenters("read", readTitlePrefix, true)),
 	}
@@ -147,11 +148,12 @@ func waitTimeout(raw json.Number, def, max time.Duration) (time.Duration, error)
 }
 
 // snapshotSchema describes task_output's structured result, the task
-// snapshot (MCP outputSchema).
-var snapshotSchema = func() *jsonschema.Schema {
+// snapshot (MCP outputSchema). Made on first use, not at every start of
+// dsh.
+var snapshotSchema = sync.OnceValue(func() *jsonschema.Schema {
 	s, err := jsonschema.For[tasks.Snapshot](nil)
 	if err != nil {
 		panic(err)
 	}
 	return s
-}()
+})
