@@ -197,10 +197,10 @@ type Executor struct {
 	limitsCfg config.Limits
 	swept     int           // what the start-up sweep killed
 	sweptDone chan struct{} // closed once the sweep is done
-	ready    chan struct{}
-	startErr error  // of a start-up after New returned (none is known)
-	begin    func() // begins a start-up not begun yet (once)
-	beginAt  *time.Timer
+	ready     chan struct{}
+	startErr  error  // of a start-up after New returned (none is known)
+	begin     func() // begins a start-up not begun yet (once)
+	beginAt   *time.Timer
 	// sandbox confines commands; nil when its mode is off. commonSpill
 	// holds the spill files of sandboxed commands that have no owner.
 	sandbox     *sandbox.Sandbox
