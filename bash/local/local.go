@@ -195,12 +195,18 @@ type Executor struct {
 	contain   *containment
 	limits    atomic.Pointer[limits]
 	limitsCfg config.Limits
-	swept     int           // what the start-up sweep killed
-	sweptDone chan struct{} // closed once the sweep is done
-	ready     chan struct{}
-	startErr  error  // of a start-up after New returned (none is known)
-	begin     func() // begins a start-up not begun yet (once)
-	beginAt   *time.Timer
+	// What an earlier dsh that died left running is swept once
+	// StartUpDelay has passed (or Started, Swept, Close needs it), beside
+	// the commands, never before one (a ms or more: every process's
+	// environment is read; it kills only what no live dsh owns).
+	swept      int           // what the sweep killed
+	sweptDone  chan struct{} // closed once the sweep is done
+	beginSweep func()        // begins the sweep (once)
+	sweepAt    *time.Timer
+	ready      chan struct{}
+	startErr   error  // of a start-up after New returned (none is known)
+	begin      func() // begins a start-up not begun yet (once)
+	beginAt    *time.Timer
 	// sandbox confines commands; nil when its mode is off. commonSpill
 	// holds the spill files of sandboxed commands that have no owner.
 	sandbox     *sandbox.Sandbox
@@ -296,7 +302,9 @@ func WithLogger(l *slog.Logger) Option {
 // no longer runs. With containment auto and no sandbox, where none of
 // that can fail, it does so after it returned: once [StartUpDelay] has
 // passed, or at once when something needs it (a command, Containment,
-// Limits, Swept, Started, Close), which then waits for it.
+// Limits, Swept, Started, Close), which then waits for it. The kill of
+// what dead dsh processes left always waits so, and no command waits for
+// it (Swept, Started and Close do).
 func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	if err := cfg.Validate(); err != nil {
 		// The key relative to the section, after the executor's name
@@ -320,13 +328,22 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 	}
 	e := fromConfig(cfg, log)
 	e.keepSpill = o.keepSpill
+	e.beginSweep = sync.OnceFunc(func() {
+		go func() {
+			e.swept = sweepLeftovers(e.log)
+			close(e.sweptDone)
+		}()
+	})
+	e.sweepAt = time.AfterFunc(o.startDelay, e.beginSweep)
 	if cfg.Sandbox.On() || (cfg.Containment != "" && cfg.Containment != config.ContainAuto) {
 		// Either may fail: New says so. (Ready at once: nothing else
 		// has e yet, and a failing startUp may Close it.)
 		e.begin = func() {}
 		close(e.ready)
 		if err := e.startUp(cfg, o); err != nil {
-			<-e.sweptDone
+			if !e.sweepAt.Stop() {
+				<-e.sweptDone // it began: Close waited for it, or New does
+			}
 			return nil, err
 		}
 		return e, nil
@@ -356,13 +373,6 @@ const StartUpDelay = 50 * time.Millisecond
 // startUp sweeps what dsh processes that died left, sets the containment
 // and the sandbox up, and sweeps the spill base.
 func (e *Executor) startUp(cfg config.Local, o options) error {
-	// What an earlier dsh that died left running is swept beside the
-	// first commands, never before them (a few ms: every process's
-	// environment is read): it kills only what no live dsh owns.
-	go func() {
-		e.swept = sweepLeftovers(e.log)
-		close(e.sweptDone)
-	}()
 	contain, err := newContainment(cfg.Containment)
 	if err != nil {
 		return err
@@ -402,6 +412,7 @@ func (e *Executor) started() {
 // what the start-up logs comes before it.
 func (e *Executor) Started() {
 	e.started()
+	e.beginSweep()
 	<-e.sweptDone
 }
 
@@ -601,9 +612,24 @@ func (e *Executor) Close() error {
 	e.closeScopes()
 	e.contain.close()
 	if e.keepSpill {
+		e.dropUnkept()
 		return nil
 	}
 	return e.spill.Remove()
+}
+
+// dropUnkept removes, of a kept private spill directory, what holds no
+// spill file: the sandbox's own files, and the directories left empty.
+// A dsh run whose command spilled nothing leaves nothing behind, so the
+// base does not fill with a directory per run for its age sweep to walk.
+func (e *Executor) dropUnkept() {
+	d, ok := e.spill.(*capture.SpillDir)
+	if !ok || d.Path() == "" {
+		return
+	}
+	_ = os.RemoveAll(filepath.Join(d.Path(), sandboxDirName))
+	_ = os.Remove(filepath.Join(d.Path(), keptSpillDirName))
+	_ = os.Remove(d.Path())
 }
 
 // Containment says how the executor finds a command's processes: a cgroup

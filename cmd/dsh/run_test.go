@@ -279,7 +279,8 @@ func TestRunLeavesNoProcess(t *testing.T) {
 // TestRunSpillFilesStay: the full-output path dsh run prints names a file
 // that is still there after dsh exits, under dsh-run-<uid> in the spill
 // base; a later dsh run removes the spill directories there older than
-// 24 hours and keeps the others. Sandboxed or not.
+// 24 hours and keeps the others, and leaves none of its own when it
+// spilled nothing. Sandboxed or not.
 func TestRunSpillFilesStay(t *testing.T) {
 	t.Parallel()
 	for _, sandboxed := range []bool{false, true} {
@@ -329,6 +330,10 @@ func TestRunSpillFilesStay(t *testing.T) {
 			}
 			if _, err := os.Stat(recent); err != nil {
 				t.Errorf("the spill directory of 1 h ago was removed: %v", err)
+			}
+			// The second run spilled nothing: it left nothing behind.
+			if entries, _ := os.ReadDir(base); len(entries) != 1 {
+				t.Errorf("after a run that spilled nothing, %s holds %v; want only %s", base, entries, filepath.Base(recent))
 			}
 		})
 	}

@@ -24,7 +24,10 @@ import (
 
 // bwrapBackend is bubblewrap found and probed on this machine.
 type bwrapBackend struct {
-	path, version string
+	path string
+	// version is `bwrap --version`'s, asked when first needed (dsh
+	// doctor, an error): a spawn no command needs.
+	version       func() string
 	nsenter       string   // for netHolder; "" when not found
 	setsid        string   // for a terminal (Command.TTY); "" when not found
 	starter       *os.File // the sealed memfd the sandbox executes
@@ -39,26 +42,32 @@ func newBwrap(s *Sandbox) (*bwrapBackend, error) {
 	if err != nil {
 		return nil, errors.New("bubblewrap not found (apt install bubblewrap)")
 	}
-	b := &bwrapBackend{path: path, disableUserns: true}
+	b := &bwrapBackend{path: path, disableUserns: true, version: sync.OnceValue(func() string {
+		out, _ := exec.Command(path, "--version").Output()
+		return strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap ")
+	})}
 	b.nsenter, _ = exec.LookPath("nsenter")
 	b.setsid = hostSetsid()
-	if out, err := exec.Command(path, "--version").Output(); err == nil {
-		b.version = strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap ")
-	}
 	if b.seccomp, err = (filterSpec{}).bytes(); err != nil {
 		return nil, err
 	}
 	if b.starter, err = memfdStarter(); err != nil {
 		return nil, err
 	}
+	key := probeKey(path, s.shell, b.probeArgs(s))
+	if probePassed(key) {
+		return b, nil // with every flag: see probecache.go
+	}
 	if err := b.probe(s); err != nil {
 		// bwrap before 0.8 has no --disable-userns: try without it.
 		b.disableUserns = false
 		if b.probe(s) != nil {
 			b.close()
-			return nil, fmt.Errorf("bubblewrap %s cannot run a sandbox here: %w", b.version, err)
+			return nil, fmt.Errorf("bubblewrap %s cannot run a sandbox here: %w", b.version(), err)
 		}
+		return b, nil
 	}
+	rememberProbe(key)
 	return b, nil
 }
 
@@ -96,6 +105,24 @@ func memfdStarter() (*os.File, error) {
 	return f, nil
 }
 
+// probeCommand is the probe's command: `exit 7` in the configured shell.
+func (s *Sandbox) probeCommand(stderr *os.File) Command {
+	return Command{Shell: s.shell, Args: []string{"bash", "-c", "exit 7"}, Dir: "/", Env: s.env,
+		Stderr: stderr, CgroupFD: -1, workspace: s.dir, probe: true}
+}
+
+// probeArgs are bwrap's arguments for the probe, this process's own
+// directory named by a placeholder: what the probe tried, for its key
+// (probecache.go). A config whose mounts changed is probed again.
+func (b *bwrapBackend) probeArgs(s *Sandbox) string {
+	c := s.probeCommand(nil)
+	argv := strings.Join(b.args(s, c, c.workspace, !s.network), "\x00")
+	if s.private != "" {
+		argv = strings.ReplaceAll(argv, s.private, "\x00PRIVATE")
+	}
+	return strings.ReplaceAll(argv, s.dir, "\x00DIR")
+}
+
 // probe runs `exit 7` sandboxed as a command would run, and checks that
 // the starter reported it.
 func (b *bwrapBackend) probe(s *Sandbox) error {
@@ -106,8 +133,7 @@ func (b *bwrapBackend) probe(s *Sandbox) error {
 	}
 	done := make(chan struct{})
 	go func() { _, _ = stderr.ReadFrom(errR); close(done) }()
-	st, err := b.start(s, Command{Shell: s.shell, Args: []string{"bash", "-c", "exit 7"}, Dir: "/", Env: s.env,
-		Stderr: errW, CgroupFD: -1, workspace: s.dir, probe: true})
+	st, err := b.start(s, s.probeCommand(errW))
 	errW.Close()
 	if err != nil {
 		errR.Close()

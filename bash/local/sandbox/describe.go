@@ -22,7 +22,7 @@ import (
 func (s *Sandbox) Describe() []string {
 	var lines []string
 	if s.bwrap != nil {
-		lines = append(lines, "backend: bwrap "+s.bwrap.version+" ("+s.bwrap.path+")")
+		lines = append(lines, "backend: bwrap "+s.bwrap.version()+" ("+s.bwrap.path+")")
 	} else {
 		lines = append(lines, "backend: landlock, ABI "+strconv.Itoa(s.landlock.abi)+s.landlock.helperNote())
 	}

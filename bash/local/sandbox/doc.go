@@ -122,5 +122,8 @@
 //     up) and joined with nsenter; where that fails too, each command has
 //     a namespace of its own and doctor says so.
 //   - Probes whose answer cannot change while dsh runs (may this process
-//     make network namespaces) are made once per process.
+//     make network namespaces) are made once per process. The bwrap probe,
+//     once passed, is remembered across processes under a key of what it
+//     rests on (probecache.go), so a start of dsh does not pay ~5 ms for
+//     the same answer again.
 package sandbox
