@@ -198,11 +198,12 @@ type Executor struct {
 	// What an earlier dsh that died left running is swept once
 	// StartUpDelay has passed (or Started, Swept, Close needs it), beside
 	// the commands, never before one (a ms or more: every process's
-	// environment is read; it kills only what no live dsh owns).
+	// environment is read; it kills only what no live dsh owns). Then
+	// too the sandbox makes a session's network ahead (Prepare).
 	swept      int           // what the sweep killed
 	sweptDone  chan struct{} // closed once the sweep is done
 	beginSweep func()        // begins the sweep (once)
-	sweepAt    *time.Timer
+	idleAt     *time.Timer   // runs idle
 	ready      chan struct{}
 	startErr   error  // of a start-up after New returned (none is known)
 	begin      func() // begins a start-up not begun yet (once)
@@ -334,18 +335,15 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 			close(e.sweptDone)
 		}()
 	})
-	e.sweepAt = time.AfterFunc(o.startDelay, e.beginSweep)
 	if cfg.Sandbox.On() || (cfg.Containment != "" && cfg.Containment != config.ContainAuto) {
 		// Either may fail: New says so. (Ready at once: nothing else
 		// has e yet, and a failing startUp may Close it.)
 		e.begin = func() {}
 		close(e.ready)
 		if err := e.startUp(cfg, o); err != nil {
-			if !e.sweepAt.Stop() {
-				<-e.sweptDone // it began: Close waited for it, or New does
-			}
-			return nil, err
+			return nil, err // the sweep has not begun, or Close awaited it
 		}
+		e.idleAt = time.AfterFunc(o.startDelay, e.idle)
 		return e, nil
 	}
 	// Nothing left can fail: the sweep and the probe wait until the
@@ -359,7 +357,17 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 		}()
 	})
 	e.beginAt = time.AfterFunc(o.startDelay, e.begin)
+	e.idleAt = time.AfterFunc(o.startDelay, e.idle)
 	return e, nil
+}
+
+// idle is what waits until StartUpDelay after New: the sweep, and the
+// first session's network made ahead.
+func (e *Executor) idle() {
+	e.beginSweep()
+	if e.started(); e.sandbox != nil {
+		e.sandbox.Prepare()
+	}
 }
 
 // StartUpDelay is how long after New an executor whose start-up cannot
@@ -406,14 +414,17 @@ func (e *Executor) started() {
 }
 
 // Started waits until the executor's start-up (the sweep of what dead dsh
-// processes left, the containment and the sandbox) is done, which may go
-// on after New returned. A command waits for all of it but the sweep. A
+// processes left, the containment and the sandbox, a session's network
+// made ahead) is done, which may go on after New returned. A command
+// waits for all of it but the sweep and the network made ahead. A
 // program that writes to a terminal first (a prompt) waits here, so that
 // what the start-up logs comes before it.
 func (e *Executor) Started() {
-	e.started()
-	e.beginSweep()
+	e.idle()
 	<-e.sweptDone
+	if e.sandbox != nil {
+		e.sandbox.Prepared()
+	}
 }
 
 // keptSpillDirName is the directory of the private spill directory where
@@ -592,7 +603,12 @@ func (e *Executor) Close() error {
 	if e.beginAt != nil {
 		e.beginAt.Stop()
 	}
-	if e.Started(); e.contain == nil {
+	if e.idleAt != nil {
+		e.idleAt.Stop()
+	}
+	e.started()
+	e.beginSweep() // a sweep is never cut short
+	if <-e.sweptDone; e.contain == nil {
 		return e.startErr // the start-up failed: it made nothing
 	}
 	e.mu.Lock()

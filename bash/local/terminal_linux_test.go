@@ -361,7 +361,8 @@ func checkNoDescriptorLeft(t *testing.T, pl ttyPlace) {
 			t.Errorf("WriteInput after the end: %v", err)
 		}
 	}
-	run() // what the executor keeps (a session's scope, a cgroup) is made
+	run()          // what the executor keeps (a session's scope, a cgroup) is made
+	pl.e.Started() // and what it makes ahead (a session's network)
 	before := openFDs(t)
 	for range 3 {
 		run()

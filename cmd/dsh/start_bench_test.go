@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,16 +94,48 @@ func spawnEach(b *testing.B, names []string, argvs [][]string) {
 // release build, which do nothing of note once in main, against the bare
 // spawn of `bash -c true`. What `dsh version` takes over the hello-world
 // is loading dsh's binary and initialising the Go runtime and every
-// package it links (docs/performance.md).
+// package it links (docs/performance.md). hello-deps is the hello-world
+// importing every package outside the standard library that dsh links:
+// their package initialisation alone, none of dsh's code.
 func BenchmarkStartFloor(b *testing.B) {
 	hello := goBuild(b, b.TempDir(), "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n", nil)
-	names := []string{"bare", "hello", "dsh-version", "dsh-release-version"}
-	argvs := [][]string{{"bash", "-c", "true"}, {hello}, {dshBin, "version"}, {buildRelease(b), "version"}}
+	names := []string{"bare", "hello", "hello-deps", "dsh-version", "dsh-release-version"}
+	argvs := [][]string{{"bash", "-c", "true"}, {hello}, {helloDeps(b)}, {dshBin, "version"}, {buildRelease(b), "version"}}
 	if dir := os.Getenv("DSH_BENCH_BEFORE"); dir != "" {
 		names = append(names, "before-version", "before-release-version")
 		argvs = append(argvs, []string{filepath.Join(dir, "dsh"), "version"}, []string{filepath.Join(dir, "dsh-release"), "version"})
 	}
 	spawnEach(b, names, argvs)
+}
+
+// helloDeps builds, inside this module (so that its go.mod resolves
+// them), a hello-world that imports every package dsh links from outside
+// the standard library and the module.
+func helloDeps(b *testing.B) string {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	if err != nil {
+		b.Fatalf("go list: %v", err)
+	}
+	src := "package main\n\nimport (\n\t\"fmt\"\n"
+	for _, p := range strings.Fields(string(out)) {
+		if !strings.HasPrefix(p, "github.com/dsh-go/dsh") && !strings.Contains(p, "/internal") && !strings.HasPrefix(p, "vendor/") {
+			src += "\t_ \"" + p + "\"\n"
+		}
+	}
+	src += ")\n\nfunc main() { fmt.Println(\"hello\") }\n"
+	dir, err := os.MkdirTemp(".", "hello-deps-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(b.TempDir(), "hello-deps")
+	if out, err := exec.Command("go", "build", "-o", bin, "./"+dir).CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // BenchmarkRunTrue is `dsh run -- true` against a bare `bash -c true`
@@ -156,31 +189,43 @@ func BenchmarkColdStart(b *testing.B) {
 const steadyCalls = 7
 
 // BenchmarkFirstCall starts `dsh mcp` with its default config, has
-// initialize answered, then times the first `bash true` call sent right
-// after the handshake and the steadyCalls after it (their median is the
-// steady state), from a client that writes and reads the lines itself.
-// first/steady is the ratio of the means over the iterations.
+// initialize answered, then times the first `bash true` call and the
+// steadyCalls after it (their median is the steady state), from a client
+// that writes and reads the lines itself. The first call is sent at once
+// after the handshake (at-once), or after a pause as short as a model's
+// first turn could be (after-100ms), in which dsh makes ahead what the
+// first command needs. first/steady is the ratio of the means over the
+// iterations.
 func BenchmarkFirstCall(b *testing.B) {
-	cands := dshCandidates()
-	first := make([]time.Duration, len(cands))
-	steady := make([]time.Duration, len(cands))
-	for b.Loop() {
-		for i, c := range cands {
-			f, s := firstAndSteady(b, c.path)
-			first[i] += f
-			steady[i] += s
+	for _, pause := range []time.Duration{0, 100 * time.Millisecond} {
+		name := "at-once"
+		if pause > 0 {
+			name = "after-" + pause.String()
 		}
-	}
-	for i, c := range cands {
-		b.ReportMetric(float64(first[i].Microseconds())/float64(b.N)/1000, c.name+"-first-ms/op")
-		b.ReportMetric(float64(steady[i].Microseconds())/float64(b.N)/1000, c.name+"-steady-ms/op")
-		b.ReportMetric(float64(first[i])/float64(steady[i]), c.name+"-first/steady")
+		b.Run(name, func(b *testing.B) {
+			cands := dshCandidates()
+			first := make([]time.Duration, len(cands))
+			steady := make([]time.Duration, len(cands))
+			for b.Loop() {
+				for i, c := range cands {
+					f, s := firstAndSteady(b, c.path, pause)
+					first[i] += f
+					steady[i] += s
+				}
+			}
+			for i, c := range cands {
+				b.ReportMetric(float64(first[i].Microseconds())/float64(b.N)/1000, c.name+"-first-ms/op")
+				b.ReportMetric(float64(steady[i].Microseconds())/float64(b.N)/1000, c.name+"-steady-ms/op")
+				b.ReportMetric(float64(first[i])/float64(steady[i]), c.name+"-first/steady")
+			}
+		})
 	}
 }
 
-// firstAndSteady starts bin's `dsh mcp` in a fresh working directory and
-// returns the first call's time and the median of the steadyCalls after.
-func firstAndSteady(b *testing.B, bin string) (time.Duration, time.Duration) {
+// firstAndSteady starts bin's `dsh mcp` in a fresh working directory,
+// waits pause after the handshake, and returns the first call's time and
+// the median of the steadyCalls after.
+func firstAndSteady(b *testing.B, bin string, pause time.Duration) (time.Duration, time.Duration) {
 	cmd := exec.Command(bin, "mcp")
 	cmd.Dir = b.TempDir()
 	in, err := cmd.StdinPipe()
@@ -201,6 +246,7 @@ func firstAndSteady(b *testing.B, bin string) (time.Duration, time.Duration) {
 		b.Fatal(err)
 	}
 	_, _ = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	time.Sleep(pause)
 	req := []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true","description":"do nothing"}}}` + "\n")
 	call := func() time.Duration {
 		t0 := time.Now()

@@ -65,6 +65,8 @@ type Sandbox struct {
 	notes []string
 
 	seq atomic.Uint64 // numbers scopes and per-command directories
+
+	spare spareNet // a session network made ahead (spare.go)
 }
 
 // New makes the sandbox cfg describes (its defaults applied; the mode is
@@ -189,6 +191,7 @@ func (s *Sandbox) pickBackend(cfg config.Sandbox) error {
 // Close releases what the sandbox holds (the starter). The scopes are
 // their owners' to close.
 func (s *Sandbox) Close() {
+	s.spare.close()
 	if s.bwrap != nil {
 		s.bwrap.close()
 	}
@@ -232,7 +235,10 @@ func (s *Sandbox) NewScope(owner, workspace string) (*Scope, error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	if sc.net, err = s.newSessionNet(); err != nil {
+	if sc.net = s.spare.take(s); sc.net == nil {
+		sc.net, err = s.makeNet()
+	}
+	if err != nil {
 		_ = os.RemoveAll(sc.dir)
 		return nil, err
 	}
