@@ -509,3 +509,55 @@ func linkPathExcept(t *testing.T, dir, name string) {
 		}
 	}
 }
+
+// TestSandboxSpareNetworkIsOneSessions: the session network made ahead
+// (Started waits for it) goes to one session only: sessions whose first
+// commands come after it, one by one and at once, each run in a network
+// namespace of their own, none the host's, and each session's later
+// commands in its own again.
+func TestSandboxSpareNetworkIsOneSessions(t *testing.T) {
+	s := newSbx(t, "bwrap", config.SandboxWorkspaceWrite, nil)
+	if !strings.Contains(strings.Join(s.e.Sandbox().Describe(), "\n"), "one network namespace per session") {
+		t.Skip("SKIP-REASON: no network namespace per session here")
+	}
+	host, err := os.Readlink("/proc/self/ns/net")
+	must(t, err)
+	netns := func(owner *session.Session) string {
+		r := s.runSpec(bash.Request{Command: "readlink /proc/self/ns/net", Owner: owner})
+		if exitCode(r) != "0" {
+			t.Fatalf("%+v", r)
+		}
+		return strings.TrimSpace(r.Stdout.Text)
+	}
+	seen := map[string]string{}
+	check := func(name, ns string) {
+		if ns == host || seen[ns] != "" {
+			t.Errorf("session %s runs in %s, which is the host's (%s) or session %s's", name, ns, host, seen[ns])
+		}
+		seen[ns] = name
+	}
+	for i := range 3 {
+		s.e.Started() // a spare is there
+		owner := session.New(fmt.Sprintf("after-%d", i), s.ws)
+		t.Cleanup(owner.End)
+		ns := netns(owner)
+		check(owner.ID(), ns)
+		if again := netns(owner); again != ns {
+			t.Errorf("session %s's second command runs in %s, its first in %s", owner.ID(), again, ns)
+		}
+	}
+	s.e.Started()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			owner := session.New(fmt.Sprintf("at-once-%d", i), s.ws)
+			defer owner.End()
+			ns := netns(owner)
+			mu.Lock()
+			check(owner.ID(), ns)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+}
