@@ -900,16 +900,17 @@ func (e *Executor) placeInSandbox(ls *launchSpec, spec bash.Spec, scope *scopeEn
 // newRun is the run of a command whose shell was just spawned.
 func (e *Executor) newRun(spec bash.Spec, foreground bool, started time.Time, l *launched, cc *commandContainer, p *pipes, spill spillDir) *run {
 	r := &run{
-		grace:  e.grace,
-		cmd:    l.cmd,
-		status: l.status,
-		reaped: l.reaped,
-		grp:    cc,
-		keep:   foreground && e.keepDetached,
-		onKept: e.keep,
-		log:    e.log,
-		outR:   p.outR,
-		errR:   p.errR,
+		grace:    e.grace,
+		cmd:      l.cmd,
+		status:   l.status,
+		reaped:   l.reaped,
+		grp:      cc,
+		keep:     foreground && e.keepDetached,
+		onKept:   e.keep,
+		log:      e.log,
+		outR:     p.outR,
+		errR:     p.errR,
+		readDone: make(chan struct{}),
 	}
 	stdout, stderr := e.collectors(spec, foreground, spill)
 	r.Run = execcore.NewRun(spec.Command, started, stdout, stderr, r)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,7 +53,8 @@ type run struct {
 	term       *terminal  // the input side of outR, a terminal's master; nil without
 	feeds      []*os.File // parent ends of the input pipes
 	feedWG     sync.WaitGroup
-	readWG     sync.WaitGroup
+	readers    atomic.Int32  // the output readers still reading
+	readDone   chan struct{} // closed when none is
 
 	mu    sync.Mutex
 	state *syscall.WaitStatus // nil until reaped (then Exited closes)
@@ -90,11 +92,19 @@ func (r *run) start(cc *commandContainer, feeds []feed) {
 		r.feedWG.Add(1)
 		go r.feed(f.w, f.data)
 	}
-	r.readWG.Add(2)
-	go func() { defer r.readWG.Done(); collect(r.outR, r.Stdout) }()
-	go func() { defer r.readWG.Done(); collect(r.errR, r.Stderr) }()
+	r.readers.Store(2)
+	go func() { collect(r.outR, r.Stdout); r.readerDone() }()
+	go func() { collect(r.errR, r.Stderr); r.readerDone() }()
 	go r.wait(cc)
 	go r.supervise()
+}
+
+// readerDone counts a reader out; the last closes readDone (one wake-up
+// for the supervisor, where a goroutine awaiting a WaitGroup was two).
+func (r *run) readerDone() {
+	if r.readers.Add(-1) == 0 {
+		close(r.readDone)
+	}
 }
 
 // wait is the waiter: it reaps the shell, records its wait status (in a
@@ -253,11 +263,9 @@ func (r *run) drain(k *killer, exitedAt time.Time) {
 	}
 	_ = r.outR.SetReadDeadline(deadline)
 	_ = r.errR.SetReadDeadline(deadline)
-	readers := make(chan struct{})
-	go func() { r.readWG.Wait(); close(readers) }()
 	for {
 		select {
-		case <-readers:
+		case <-r.readDone:
 			return
 		case <-k.req:
 			if r.grp.live() {

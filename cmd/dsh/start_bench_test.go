@@ -154,9 +154,15 @@ func BenchmarkRunTrue(b *testing.B) {
 
 // BenchmarkColdStart spawns `dsh mcp`, initializes and has tools/list
 // answered, then closes; alternating with a bare `bash -c true` spawn.
-// dsh-ms is the time to the tools/list answer (the close is outside).
+// dsh-ms is the time to the tools/list answer (the close is outside);
+// dsh-nosandbox the same with local.sandbox.mode: off.
 func BenchmarkColdStart(b *testing.B) {
 	cands := dshCandidates()
+	off := filepath.Join(b.TempDir(), "off.yaml")
+	if err := os.WriteFile(off, []byte("local: {sandbox: {mode: off}}\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cands = append(cands, candidate{"dsh-nosandbox", dshBin + " --config " + off})
 	spent := make([]time.Duration, len(cands))
 	var bare time.Duration
 	for b.Loop() {
@@ -167,7 +173,8 @@ func BenchmarkColdStart(b *testing.B) {
 		bare += time.Since(t0)
 		for i, c := range cands {
 			t1 := time.Now()
-			transport := &mcp.CommandTransport{Command: exec.Command(c.path, "mcp")}
+			argv := strings.Fields(c.path)
+			transport := &mcp.CommandTransport{Command: exec.Command(argv[0], append([]string{"mcp"}, argv[1:]...)...)}
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "cold"}, nil).Connect(b.Context(), transport, nil)
 			if err != nil {
 				b.Fatal(err)
