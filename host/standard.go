@@ -148,8 +148,8 @@ func (s *Stack) newExecutor(cfg config.File, o options) error {
 	p := ask.WithDefaults()
 	lopts := []local.Option{local.WithLogger(o.log), local.WithHidden(o.hide...), local.WithConfigFile(o.config),
 		local.WithNetwork(local.NetOptions{AskTimeout: p.AskTimeout, AskFallback: p.AskFallback, Audit: s.netRecord})}
-	if o.keepSpills {
-		lopts = append(lopts, local.WithKeptSpill())
+	if o.keepSpills { // dsh run: one command, then exit
+		lopts = append(lopts, local.WithKeptSpill(), local.WithoutSpareNetwork())
 	}
 	e, err := local.New(cfg.Local, lopts...)
 	if err != nil {
@@ -215,7 +215,7 @@ func (s *Stack) newHooks(cfg config.File, o options) error {
 	}
 	exec := s.Local
 	if exec == nil {
-		e, err := local.New(cfg.Local, local.WithLogger(o.log))
+		e, err := local.New(cfg.Local, local.WithLogger(o.log), local.WithoutSpareNetwork())
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ package local
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -43,6 +44,8 @@ type containment struct {
 	// without a probe (makeCgroupBase); confirm probes after a spawn
 	// failed, and may change the fields stateMu guards.
 	assumed   atomic.Bool
+	cloned    atomic.Bool   // a command was cloned into its cgroup
+	gen       atomic.Uint64 // the probes confirm ran
 	confirmMu sync.Mutex
 	stateMu   sync.RWMutex
 	mode      string // config.ContainCgroup, ContainMarker or ContainGroup
@@ -108,37 +111,65 @@ func escapable(cgroupNS bool, base string) bool {
 	return !(cgroupNS && nsDelegate()) && canLeave(base)
 }
 
-// confirm probes the executor's cgroup after a spawn failed while cgroup
-// mode was only assumed, once: a probe that fails turns the containment
-// to the marker (as newContainment would have), else it sets what the
-// probe found. It reports whether the failed spawn should be tried again
-// (the probe ran, now or meanwhile).
-func (c *containment) confirm() bool {
+// confirm probes the executor's cgroup after a spawn into a cgroup
+// failed while cgroup containment was only assumed, once. A probe that
+// fails turns the containment to the marker (as newContainment would
+// have), unless a command was cloned into its cgroup before: then cloning
+// works, and the failure says nothing of it (nor does one of the
+// system's limits: out of descriptors, processes or memory, which leaves
+// all as it was). A probe that passes sets what it found. marker, when
+// the containment turns to the marker, runs before any command can see
+// it (the limits that go with it). confirm reports whether a spawn that
+// failed under generation seen should be tried again: the probe ran, now
+// or since.
+func (c *containment) confirm(seen uint64, marker func()) bool {
+	c.confirmMu.Lock()
+	defer c.confirmMu.Unlock()
+	if c.gen.Load() != seen {
+		return true // probed since that spawn began
+	}
 	if !c.assumed.Load() {
 		return false
 	}
-	c.confirmMu.Lock()
-	defer c.confirmMu.Unlock()
-	if !c.assumed.Load() {
-		return true
-	}
 	cb := cgroupBase{dir: c.base}
 	err := probeCgroupBase(&cb)
+	if err != nil && (c.cloned.Load() || systemLimit(err)) {
+		return false
+	}
 	c.stateMu.Lock()
 	if err != nil {
 		c.mode, c.reason = autoFallback, err.Error()
+		marker()
 	} else {
 		c.hasKill, c.cgroupNS, c.userNS = cb.hasKill, cb.ns, cb.userns
 		c.escapable = escapable(c.cgroupNS, c.base)
 	}
-	c.stateMu.Unlock()
 	c.assumed.Store(false)
+	c.gen.Add(1)
+	c.stateMu.Unlock()
 	return true
 }
 
-// confirmed records that a command was cloned into its cgroup and a
-// cgroup namespace of its own: what was assumed holds.
-func (c *containment) confirmed() { c.assumed.Store(false) }
+// systemLimit reports whether err is one of the system's limits, which
+// passes: no descriptors, processes or memory left.
+func systemLimit(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOMEM)
+}
+
+// generation counts the probes run after start: a spawn notes it before
+// it begins.
+func (c *containment) generation() uint64 { return c.gen.Load() }
+
+// spawned records what a spawn into a cgroup showed: cloning into one
+// works, and with ns, that a cgroup namespace does too. Once both are
+// seen, nothing is assumed any more.
+func (c *containment) spawned(ns bool) {
+	c.cloned.Store(true)
+	if ns {
+		c.assumed.Store(false)
+	}
+}
 
 // cgroupMode reports whether commands get a cgroup each.
 func (c *containment) cgroupMode() bool {

@@ -217,6 +217,7 @@ type Executor struct {
 	// (WithKeptSpill); keptSpill holds the sandboxed commands' files then.
 	keepSpill bool
 	keptSpill *capture.SpillDir
+	noSpare   bool // WithoutSpareNetwork
 
 	mu     sync.Mutex
 	closed bool
@@ -240,6 +241,7 @@ type options struct {
 	config     string
 	keepSpill  bool
 	startDelay time.Duration // StartUpDelay unless a test sets it
+	noSpare    bool
 	net        NetOptions
 }
 
@@ -282,6 +284,14 @@ func WithHidden(paths ...string) Option {
 // [sandbox.Options] for when the directory stays visible).
 func WithConfigFile(path string) Option {
 	return func(o *options) { o.config = path }
+}
+
+// WithoutSpareNetwork makes no session network ahead (see
+// [sandbox.Sandbox.Prepare]), for an executor that runs one command and
+// exits (dsh run), or commands of no session (the hooks'): nobody would
+// take it.
+func WithoutSpareNetwork() Option {
+	return func(o *options) { o.noSpare = true }
 }
 
 // withStartDelay sets how long New waits to begin a start-up that cannot
@@ -328,7 +338,7 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 		return nil, fmt.Errorf("%s: spillDir: %w", Name, err)
 	}
 	e := fromConfig(cfg, log)
-	e.keepSpill = o.keepSpill
+	e.keepSpill, e.noSpare = o.keepSpill, o.noSpare
 	e.beginSweep = sync.OnceFunc(func() {
 		go func() {
 			e.swept = sweepLeftovers(e.log)
@@ -365,7 +375,7 @@ func New(cfg config.Local, opts ...Option) (*Executor, error) {
 // first session's network made ahead.
 func (e *Executor) idle() {
 	e.beginSweep()
-	if e.started(); e.sandbox != nil {
+	if e.started(); e.sandbox != nil && !e.noSpare {
 		e.sandbox.Prepare()
 	}
 }
@@ -656,21 +666,18 @@ func (e *Executor) Containment() string {
 	if e.started(); e.contain == nil {
 		return "none: " + e.startErr.Error()
 	}
-	e.confirmContainment()
+	e.confirmContainment(e.contain.generation())
 	return e.contain.describe()
 }
 
 // confirmContainment runs the cgroup probe where cgroup mode was only
-// assumed (containment.confirm), and sets the limits anew where it turned
-// the containment to the marker. It reports whether it probed.
-func (e *Executor) confirmContainment() bool {
-	if !e.contain.confirm() {
-		return false
-	}
-	if !e.contain.cgroupMode() {
+// assumed (containment.confirm) and a spawn under generation seen failed,
+// and sets the limits anew where it turned the containment to the marker.
+// It reports whether the spawn should be tried again.
+func (e *Executor) confirmContainment(seen uint64) bool {
+	return e.contain.confirm(seen, func() {
 		e.limits.Store(newLimits(e.limitsCfg, autoFallback, ""))
-	}
-	return true
+	})
 }
 
 // Limits says which limits keep commands from exhausting what dsh needs
@@ -679,7 +686,7 @@ func (e *Executor) Limits() string {
 	if e.started(); e.contain == nil {
 		return "none: " + e.startErr.Error()
 	}
-	e.confirmContainment()
+	e.confirmContainment(e.contain.generation())
 	return e.limits.Load().describe()
 }
 
@@ -794,12 +801,20 @@ func (e *Executor) spawn(spec bash.Spec, foreground bool) (*run, error) {
 // probe runs, and the command is launched once more, as the containment
 // now is (nothing of it ran: the spawn failed).
 func (e *Executor) launch(spec bash.Spec, shell string, foreground bool, scope *scopeEntry, spill spillDir) (*run, error) {
+	gen := e.contain.generation()
 	r, err := e.launchOnce(spec, shell, foreground, scope, spill)
-	if err != nil && e.confirmContainment() {
+	if errors.As(err, new(cgroupSpawnError)) && e.confirmContainment(gen) {
 		r, err = e.launchOnce(spec, shell, foreground, scope, spill)
 	}
 	return r, err
 }
+
+// cgroupSpawnError is the failure of a spawn into a command's cgroup: the
+// cue for the probe. It reads as the error it wraps.
+type cgroupSpawnError struct{ err error }
+
+func (e cgroupSpawnError) Error() string { return e.err.Error() }
+func (e cgroupSpawnError) Unwrap() error { return e.err }
 
 // launchOnce runs a command in phases: open the pipes, make its
 // container, spawn the shell (in the sandbox, in scope, unless it runs
@@ -816,8 +831,9 @@ func (e *Executor) launchOnce(spec bash.Spec, shell string, foreground bool, sco
 		return nil, err
 	}
 	cc, err := e.contain.command()
+	lim := e.limits.Load() // after command: the limits of its containment
 	if err == nil && cc.cg != "" {
-		if err = e.limits.Load().apply(cc.cg); err != nil {
+		if err = lim.apply(cc.cg); err != nil {
 			cc.release()
 		}
 	}
@@ -825,7 +841,7 @@ func (e *Executor) launchOnce(spec bash.Spec, shell string, foreground bool, sco
 		p.closeAll()
 		return nil, err
 	}
-	ls := e.launchSpec(spec, shell, cc, p)
+	ls := e.launchSpec(spec, shell, cc, p, lim)
 	if err := e.placeInSandbox(&ls, spec, scope, spill); err != nil {
 		p.closeAll()
 		cc.release()
@@ -841,10 +857,13 @@ func (e *Executor) launchOnce(spec bash.Spec, shell string, foreground bool, sco
 	if err != nil {
 		closeAll(p.parent)
 		cc.release()
+		if cc.cg != "" {
+			err = cgroupSpawnError{err}
+		}
 		return nil, fmt.Errorf("%s: spawn: %w", Name, err)
 	}
-	if ls.cgroupNS && !ls.userNS {
-		e.contain.confirmed() // cloned into its cgroup and a namespace: as assumed
+	if cc.cg != "" {
+		e.contain.spawned(ls.cgroupNS && !ls.userNS) // as assumed
 	}
 	cc.leaderStarted(l.cmd.Process.Pid)
 	cc.spare = l.spare
@@ -858,7 +877,7 @@ func (e *Executor) launchOnce(spec bash.Spec, shell string, foreground bool, sco
 
 // launchSpec is what the launcher needs to spawn spec's shell in cc with
 // the child's ends of p.
-func (e *Executor) launchSpec(spec bash.Spec, shell string, cc *commandContainer, p *pipes) launchSpec {
+func (e *Executor) launchSpec(spec bash.Spec, shell string, cc *commandContainer, p *pipes, lim *limits) launchSpec {
 	env := e.env
 	if p.tty != nil {
 		env = e.ttyEnv
@@ -875,7 +894,7 @@ func (e *Executor) launchSpec(spec bash.Spec, shell string, cc *commandContainer
 		script:   p.script,
 		tty:      p.tty != nil,
 		cgroupFD: cc.cgFD,
-		prefix:   e.limits.Load().shellPrefix(shell),
+		prefix:   lim.shellPrefix(shell),
 	}
 }
 

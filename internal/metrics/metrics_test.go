@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -180,6 +181,13 @@ func TestExpositionParses(t *testing.T) {
 	}
 	if rss := fams["process_resident_memory_bytes"].GetMetric()[0].GetGauge().GetValue(); rss < 1<<20 {
 		t.Errorf("process_resident_memory_bytes = %v", rss)
+	}
+	// Unlimited reads as RLIM_INFINITY, 2^64-1, as client_golang gave it.
+	var as syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_AS, &as) == nil {
+		if got := fams["process_virtual_memory_max_bytes"].GetMetric()[0].GetGauge().GetValue(); got != float64(as.Cur) || got < 0 {
+			t.Errorf("process_virtual_memory_max_bytes = %v, the limit is %d", got, as.Cur)
+		}
 	}
 	if start := fams["process_start_time_seconds"].GetMetric()[0].GetGauge().GetValue(); math.Abs(start-float64(time.Now().Unix())) > 3600 {
 		t.Errorf("process_start_time_seconds = %v, now %v", start, time.Now().Unix())

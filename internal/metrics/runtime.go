@@ -129,21 +129,12 @@ func writeProcess(w *bufio.Writer) bool {
 		{"process_resident_memory_bytes", "Resident memory size in bytes.", "gauge", num(24) * page},
 		{"process_start_time_seconds", "Start time of the process since unix epoch in seconds.", "gauge", bootTime() + num(22)/ticks},
 		{"process_virtual_memory_bytes", "Virtual memory size in bytes.", "gauge", num(23)},
-		{"process_virtual_memory_max_bytes", "Maximum amount of virtual memory available in bytes.", "gauge", rlimitValue(as.Cur)},
+		{"process_virtual_memory_max_bytes", "Maximum amount of virtual memory available in bytes.", "gauge", float64(as.Cur)},
 	} {
 		header(w, m.name, m.help, m.typ)
 		sample(w, m.name, "", m.v)
 	}
 	return true
-}
-
-// rlimitValue is a limit as a number, RLIM_INFINITY as -1 (as
-// client_golang gives it).
-func rlimitValue(v uint64) float64 {
-	if v == ^uint64(0) {
-		return -1
-	}
-	return float64(v)
 }
 
 // bootTime is the boot time in seconds since the epoch (/proc/stat's

@@ -116,6 +116,9 @@ type Started struct {
 	Spare  int
 	status *os.File // the starter's report, bwrap only
 	reaped func()
+	// unreported runs when the starter reported nothing: bwrap may no
+	// longer work here, so its remembered probe is forgotten.
+	unreported func()
 }
 
 // Status is the shell's wait status, as the starter reported it; false
@@ -125,7 +128,11 @@ func (st *Started) Status() (syscall.WaitStatus, bool) {
 	if st.status == nil {
 		return 0, false
 	}
-	return readStatus(st.status)
+	ws, ok := readStatus(st.status)
+	if !ok && st.unreported != nil {
+		st.unreported()
+	}
+	return ws, ok
 }
 
 // Reaped releases what the start held until the shell was reaped: the

@@ -243,7 +243,7 @@ func (b *bwrapBackend) start(s *Sandbox, c Command) (*Started, error) {
 		statusR.Close()
 		return nil, err
 	}
-	return &Started{Cmd: cmd, Spare: cmd.Process.Pid, status: statusR}, nil
+	return &Started{Cmd: cmd, Spare: cmd.Process.Pid, status: statusR, unreported: forgetProbe}, nil
 }
 
 // errNoSetsid fails a command under a terminal where bwrap has no way to

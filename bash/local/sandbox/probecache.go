@@ -6,8 +6,10 @@ package sandbox
 // dsh: each `dsh run`, each agent session's `dsh mcp`. Its answer is
 // remembered once it passed, with the strongest flags, until anything it
 // rests on changes: the boot, the bwrap binary, dsh's own binary, the
-// shell, the user, the kernel's user namespace settings, the mounts the
-// config makes (bwrap's arguments for the probe). The file names only that
+// shell, the user, dsh's own confinement (namespaces, capabilities,
+// seccomp, AppArmor label), the kernel's user namespace settings, the
+// mounts the config makes (bwrap's arguments for the probe). A command
+// whose starter reported nothing forgets it. The file names only that
 // key; it carries no flags, so the worst a planted or stale one can do
 // is skip the probe: commands then fail with bwrap's own error instead
 // of auto falling back to Landlock. A probe that failed is never
@@ -23,6 +25,36 @@ import (
 	"strings"
 	"syscall"
 )
+
+// selfConfinement are what of dsh's own process decides what bwrap may
+// do: its user and mount namespaces, its capabilities, no_new_privs, its
+// seccomp mode and its AppArmor label (a service started with
+// RestrictNamespaces, a flatpak, a container).
+func selfConfinement(b *strings.Builder) {
+	for _, ns := range []string{"user", "mnt"} {
+		link, _ := os.Readlink("/proc/self/ns/" + ns)
+		fmt.Fprintf(b, "ns %s\n", link)
+	}
+	status, _ := os.ReadFile("/proc/self/status")
+	for line := range strings.Lines(string(status)) {
+		for _, k := range []string{"NoNewPrivs:", "Seccomp:", "CapEff:", "CapBnd:"} {
+			if strings.HasPrefix(line, k) {
+				b.WriteString(line)
+			}
+		}
+	}
+	label, _ := os.ReadFile("/proc/self/attr/current")
+	fmt.Fprintf(b, "label %s\n", bytes.TrimSpace(label))
+}
+
+// forgetProbe removes the remembered probe: a sandboxed command whose
+// starter reported nothing may mean bwrap no longer works here (or only
+// that the sandbox was killed), and the next start probes again.
+func forgetProbe() {
+	if file, ok := probeCacheFile(); ok {
+		_ = os.Remove(file)
+	}
+}
 
 // userNSSettings are the settings that decide whether bwrap may make the
 // user namespace it needs (Debian's, the kernel's, AppArmor's).
@@ -43,6 +75,7 @@ func probeKey(path, shell, args string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "boot %s uid %d gid %d\n", bytes.TrimSpace(boot), os.Geteuid(), os.Getegid())
 	fmt.Fprintf(&b, "args %q\n", args)
+	selfConfinement(&b)
 	for _, p := range []string{path, "/proc/self/exe", shell} {
 		fi, err := os.Stat(p)
 		if err != nil {

@@ -13,8 +13,9 @@ import (
 
 // TestProbeRemembered: the bwrap probe runs at the first start, and not
 // at the next while nothing it rests on changed; the version is asked
-// only when something shows it. A cache directory others may write, a
-// bwrap binary changed since, or other mounts make the probe run again. The bwrap
+// only when something shows it. A command bwrap could not start, a cache
+// directory others may write, a bwrap binary changed since, or other
+// mounts make the probe run again. The bwrap
 // seen is a script in PATH that logs each call, then runs the real one.
 func TestProbeRemembered(t *testing.T) {
 	real, err := exec.LookPath("bwrap")
@@ -65,20 +66,38 @@ func TestProbeRemembered(t *testing.T) {
 	if d := s.Describe()[0]; !strings.HasPrefix(d, "backend: bwrap 0.") || count("--version") != 1 {
 		t.Errorf("describe: %q, %d version calls", d, count("--version"))
 	}
+	// A command whose starter reported nothing (here bwrap could not
+	// enter its workdir) forgets the probe.
+	st, err := s.Start(Command{Shell: "/bin/bash", Args: []string{"bash", "-c", "true"}, Dir: "/nonexistent-workdir", Env: os.Environ(), CgroupFD: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = st.Cmd.Wait()
+	if _, ok := st.Status(); ok {
+		t.Fatal("the starter reported a status from a workdir that does not exist")
+	}
+	st.Reaped()
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Fatalf("after a start bwrap failed, the probe is still remembered: %v", err)
+	}
+	start()
+	if n := count(probe); n != 2 {
+		t.Fatalf("after it was forgotten: %d probes, want 2", n)
+	}
 	// A cache another user could have written is not believed.
 	if err := os.Chmod(filepath.Dir(file), 0o777); err != nil {
 		t.Fatal(err)
 	}
 	start()
-	if n := count(probe); n != 2 {
-		t.Fatalf("with a shared cache directory: %d probes, want 2", n)
+	if n := count(probe); n != 3 {
+		t.Fatalf("with a shared cache directory: %d probes, want 3", n)
 	}
 	if err := os.Chmod(filepath.Dir(file), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	start()
-	if n := count(probe); n != 2 {
-		t.Fatalf("after the directory is private again: %d probes, want 2", n)
+	if n := count(probe); n != 3 {
+		t.Fatalf("after the directory is private again: %d probes, want 3", n)
 	}
 	// Another bwrap binary (here: the same file, modified) is probed.
 	later := time.Now().Add(time.Minute)
@@ -86,13 +105,13 @@ func TestProbeRemembered(t *testing.T) {
 		t.Fatal(err)
 	}
 	start()
-	if n := count(probe); n != 3 {
-		t.Fatalf("after bwrap changed: %d probes, want 3", n)
+	if n := count(probe); n != 4 {
+		t.Fatalf("after bwrap changed: %d probes, want 4", n)
 	}
 	// Another config, other mounts: probed too.
 	mode = config.SandboxReadOnly
 	start()
-	if n := count(probe); n != 4 {
-		t.Fatalf("with another mode: %d probes, want 4", n)
+	if n := count(probe); n != 5 {
+		t.Fatalf("with another mode: %d probes, want 5", n)
 	}
 }
