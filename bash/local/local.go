@@ -122,7 +122,17 @@
 //     by the next start-up sweep. A service meant to outlive dsh is started
 //     outside it (systemd-run, tmux).
 //   - The start-up sweep sends SIGKILL at once: the owner of those processes
-//     is gone and nobody waits for their clean exit.
+//     is gone and nobody waits for their clean exit. It begins
+//     StartUpDelay after New (or when Started, Swept or Close needs it),
+//     and no command waits for it: it kills only what no live dsh owns
+//     (issue 31).
+//   - As root with containment auto, cloning into a cgroup and a cgroup
+//     namespace is assumed, not probed at start: a failed spawn into a
+//     cgroup runs the probe and the command is spawned once more
+//     (containment.confirm, docs/spec.md §8).
+//   - A kept private spill directory (WithKeptSpill) is removed at Close
+//     when it holds no spill file: dsh run leaves nothing when it spilled
+//     nothing.
 //   - containment: cgroup makes New fail where no cgroup can be made;
 //     auto falls back to the marker and says why. On macOS cgroup and
 //     marker make New fail; auto is group.
