@@ -66,3 +66,9 @@ func (s *Sandbox) Mode() string { return "" }
 
 // Backend is empty: there is no sandbox here.
 func (s *Sandbox) Backend() string { return "" }
+
+// Prepare does nothing: no sandbox is made here.
+func (s *Sandbox) Prepare() {}
+
+// Prepared does nothing: no sandbox is made here.
+func (s *Sandbox) Prepared() {}
