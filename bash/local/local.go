@@ -627,7 +627,7 @@ func (e *Executor) Close() error {
 		e.idleAt.Stop()
 	}
 	e.started()
-	e.beginSweep() // a sweep is never cut short
+	e.beginSweep() // a close sweeps too, and waits for the sweep
 	if <-e.sweptDone; e.contain == nil {
 		return e.startErr // the start-up failed: it made nothing
 	}
