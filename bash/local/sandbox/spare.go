@@ -21,12 +21,18 @@ type spareNet struct {
 	net    *sessionNet
 	timer  *time.Timer
 	making chan struct{} // closed when the one being made is there; nil when none is
+	wanted bool          // Prepare was called: the executor makes spares
 	closed bool
 }
 
 // Prepare makes a session network ahead, for the next scope, where
 // sessions have one; it returns at once.
-func (s *Sandbox) Prepare() { s.spare.fill(s) }
+func (s *Sandbox) Prepare() {
+	s.spare.mu.Lock()
+	s.spare.wanted = true
+	s.spare.mu.Unlock()
+	s.spare.fill(s)
+}
 
 // Prepared waits until a session network being made ahead is there.
 func (s *Sandbox) Prepared() {
@@ -66,7 +72,8 @@ func (sp *spareNet) fill(s *Sandbox) {
 }
 
 // take returns the spare, once one being made is there; nil without
-// one. The next is made refillDelay later.
+// one. Where spares are made (Prepare was called), the next is made
+// refillDelay later.
 func (sp *spareNet) take(s *Sandbox) *sessionNet {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
@@ -78,7 +85,7 @@ func (sp *spareNet) take(s *Sandbox) *sessionNet {
 	}
 	n := sp.net
 	sp.net = nil
-	if !sp.closed && sp.timer == nil {
+	if sp.wanted && !sp.closed && sp.timer == nil {
 		sp.timer = time.AfterFunc(refillDelay, func() {
 			sp.mu.Lock()
 			sp.timer = nil
@@ -89,8 +96,7 @@ func (sp *spareNet) take(s *Sandbox) *sessionNet {
 	return n
 }
 
-// refillDelay is how long after a scope took the spare the next is made:
-// a process that runs one command and exits (dsh run) makes none.
+// refillDelay is how long after a scope took the spare the next is made.
 const refillDelay = 50 * time.Millisecond
 
 // close ends the spare, and one being made.
