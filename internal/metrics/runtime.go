@@ -29,16 +29,24 @@ func runtimeFamilies() []family {
 	}
 }
 
-// memStats are the go_memstats_* metrics: name, help, type, value.
-func memStats(ms *runtime.MemStats) []struct {
+// stat is one sample of a family of its own.
+type stat struct {
 	name, help, typ string
 	v               float64
-} {
-	type m = struct {
-		name, help, typ string
-		v               float64
+}
+
+// writeStats writes each stat as a family, HELP and TYPE included, its
+// name after prefix.
+func writeStats(w *bufio.Writer, prefix string, stats []stat) {
+	for _, m := range stats {
+		w.WriteString("# HELP " + prefix + m.name + " " + escapeHelp(m.help) + "\n# TYPE " + prefix + m.name + " " + m.typ + "\n")
+		sample(w, prefix+m.name, "", m.v)
 	}
-	return []m{
+}
+
+// memStats are the go_memstats_* metrics.
+func memStats(ms *runtime.MemStats) []stat {
+	return []stat{
 		{"alloc_bytes", "Number of bytes allocated in heap and currently in use.", "gauge", float64(ms.Alloc)},
 		{"alloc_bytes_total", "Total number of bytes allocated in heap until now, even if released already.", "counter", float64(ms.TotalAlloc)},
 		{"buck_hash_sys_bytes", "Number of bytes used by the profiling bucket hash table.", "gauge", float64(ms.BuckHashSys)},
@@ -69,15 +77,8 @@ func memStats(ms *runtime.MemStats) []struct {
 func writeMemStats(w *bufio.Writer) bool {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	for _, m := range memStats(&ms) {
-		header(w, "go_memstats_"+m.name, m.help, m.typ)
-		sample(w, "go_memstats_"+m.name, "", m.v)
-	}
+	writeStats(w, "go_memstats_", memStats(&ms))
 	return true
-}
-
-func header(w *bufio.Writer, name, help, typ string) {
-	w.WriteString("# HELP " + name + " " + escapeHelp(help) + "\n# TYPE " + name + " " + typ + "\n")
 }
 
 // writeGCPauses writes the pause summary: the quantiles of the recent
@@ -101,13 +102,13 @@ func writeGCPauses(w *bufio.Writer) bool {
 // writeProcess writes the process_* families from /proc (none where
 // /proc is not).
 func writeProcess(w *bufio.Writer) bool {
-	stat, err := os.ReadFile("/proc/self/stat")
+	data, err := os.ReadFile("/proc/self/stat")
 	if err != nil {
 		return false
 	}
 	// The fields after the command name, which may hold spaces: field 3
 	// (state) is f[0].
-	s := string(stat)
+	s := string(data)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	if len(f) < 22 {
 		return false
@@ -119,10 +120,7 @@ func writeProcess(w *bufio.Writer) bool {
 	var nofile, as syscall.Rlimit
 	_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile)
 	_ = syscall.Getrlimit(syscall.RLIMIT_AS, &as)
-	for _, m := range []struct {
-		name, help, typ string
-		v               float64
-	}{
+	writeStats(w, "", []stat{
 		{"process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", "counter", (num(14) + num(15)) / ticks},
 		{"process_max_fds", "Maximum number of open file descriptors.", "gauge", float64(nofile.Cur)},
 		{"process_open_fds", "Number of open file descriptors.", "gauge", float64(len(fds))},
@@ -130,10 +128,7 @@ func writeProcess(w *bufio.Writer) bool {
 		{"process_start_time_seconds", "Start time of the process since unix epoch in seconds.", "gauge", bootTime() + num(22)/ticks},
 		{"process_virtual_memory_bytes", "Virtual memory size in bytes.", "gauge", num(23)},
 		{"process_virtual_memory_max_bytes", "Maximum amount of virtual memory available in bytes.", "gauge", float64(as.Cur)},
-	} {
-		header(w, m.name, m.help, m.typ)
-		sample(w, m.name, "", m.v)
-	}
+	})
 	return true
 }
 
