@@ -76,7 +76,7 @@ func BenchmarkToolsList(b *testing.B) {
 // client's encoding and decoding.
 func BenchmarkStdioRoundTripRaw(b *testing.B) {
 	in, out := rawSession(b)
-	req := []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true","description":"do nothing"}}}` + "\n")
+	req := trueCall
 	var bare, call time.Duration
 	for b.Loop() {
 		t0 := time.Now()
@@ -100,7 +100,16 @@ func BenchmarkStdioRoundTripRaw(b *testing.B) {
 // rawSession starts `dsh mcp` and initializes a session by hand, for a
 // client that reads and writes JSON-RPC lines itself.
 func rawSession(b *testing.B) (io.Writer, *bufio.Reader) {
-	cmd := exec.Command(dshBin, "mcp")
+	in, out, stop := startRaw(b, dshBin, "")
+	b.Cleanup(stop)
+	return in, out
+}
+
+// startRaw starts bin's `dsh mcp` in dir ("" for this process's) and
+// initializes a session by hand; stop closes its input and waits for it.
+func startRaw(b *testing.B, bin, dir string) (in io.WriteCloser, out *bufio.Reader, stop func()) {
+	cmd := exec.Command(bin, "mcp")
+	cmd.Dir = dir
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -112,15 +121,19 @@ func rawSession(b *testing.B) (io.Writer, *bufio.Reader) {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = in.Close(); _ = cmd.Wait() })
-	out := bufio.NewReaderSize(stdout, 1<<16)
+	stop = func() { _ = in.Close(); _ = cmd.Wait() }
+	out = bufio.NewReaderSize(stdout, 1<<16)
 	_, _ = io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
 	if _, err := out.ReadBytes('\n'); err != nil {
+		stop()
 		b.Fatal(err)
 	}
 	_, _ = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	return in, out
+	return in, out, stop
 }
+
+// trueCall is a tools/call line that runs bash `true`.
+var trueCall = []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true","description":"do nothing"}}}` + "\n")
 
 // BenchmarkConcurrent measures calls/s of bash `true` from 1, 4 and 16
 // concurrent callers over one stdio session, from 16 callers each with an

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,28 +231,10 @@ func BenchmarkFirstCall(b *testing.B) {
 // waits pause after the handshake, and returns the first call's time and
 // the median of the steadyCalls after.
 func firstAndSteady(b *testing.B, bin string, pause time.Duration) (time.Duration, time.Duration) {
-	cmd := exec.Command(bin, "mcp")
-	cmd.Dir = b.TempDir()
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = in.Close(); _ = cmd.Wait() }()
-	out := bufio.NewReaderSize(stdout, 1<<16)
-	_, _ = io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
-	if _, err := out.ReadBytes('\n'); err != nil {
-		b.Fatal(err)
-	}
-	_, _ = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	in, out, stop := startRaw(b, bin, b.TempDir())
+	defer stop()
 	time.Sleep(pause)
-	req := []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"bash","arguments":{"command":"true","description":"do nothing"}}}` + "\n")
+	req := trueCall
 	call := func() time.Duration {
 		t0 := time.Now()
 		if _, err := in.Write(req); err != nil {
