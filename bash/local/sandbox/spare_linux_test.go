@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"testing"
@@ -54,12 +55,13 @@ func TestSpareOnlyWhereWanted(t *testing.T) {
 	if spare() != nil {
 		t.Fatal("the spare taken is still the spare")
 	}
-	deadline := time.Now().Add(proctest.Wait)
-	for spare() == nil && time.Now().Before(deadline) {
-		time.Sleep(refillDelay)
-		s.Prepared()
-	}
-	if n := spare(); n == nil || n == first {
-		t.Fatalf("no new spare after one was taken: %v", n)
+	proctest.Eventually(t, proctest.Wait, func() error {
+		if s.Prepared(); spare() == nil {
+			return errors.New("no new spare after one was taken")
+		}
+		return nil
+	})
+	if spare() == first {
+		t.Fatal("the spare taken came back")
 	}
 }
