@@ -65,6 +65,10 @@ type File struct {
 	// (docs/spec.md §14): "known" (default) or "off". "all" is refused:
 	// no scanner's full rule set fits the budget.
 	Redact string `yaml:"redact,omitempty"`
+	// Otel exports traces, logs and metrics over OTLP/HTTP (docs/spec.md
+	// §15.4); off unless it or the OTEL_EXPORTER_OTLP_* variables name a
+	// receiver.
+	Otel Otel `yaml:"otel,omitempty"`
 }
 
 // Audit is the audit log's section.
@@ -304,7 +308,7 @@ func (f File) validate(lines map[string]int) error {
 		name string
 		err  error
 	}
-	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"bash", f.Bash.Validate()}, {"tasks", f.Tasks.Validate()}, {"serve", f.Serve.Validate()}, {"hooks", f.Hooks.Validate()}}
+	sections := []section{{"local", f.Local.Validate()}, {"ssh", f.SSH.Validate()}, {"bash", f.Bash.Validate()}, {"tasks", f.Tasks.Validate()}, {"serve", f.Serve.Validate()}, {"hooks", f.Hooks.Validate()}, {"otel", f.Otel.Validate()}}
 	if f.Permissions != nil {
 		sections = append(sections, section{"permissions", f.Permissions.Validate()})
 	}

@@ -198,6 +198,14 @@ func (f *File) decoder() decoder {
 			field{"path", str(&f.Audit.Path)},
 		)},
 		field{"redact", str(&f.Redact)},
+		field{"otel", mapping(
+			field{"endpoint", str(&f.Otel.Endpoint)},
+			field{"headers", scalarMap(&f.Otel.Headers, checkHeader)},
+			field{"traces", optBool(&f.Otel.Traces)},
+			field{"logs", optBool(&f.Otel.Logs)},
+			field{"metrics", optBool(&f.Otel.Metrics)},
+			field{"logCommands", boolean(&f.Otel.LogCommands)},
+		)},
 	)
 }
 
@@ -600,7 +608,10 @@ func toolKey(i int) string { return itemKey("tools", i) }
 func itemKey(key string, i int) string { return fmt.Sprintf("%s[%d]", key, i) }
 
 // envSet decodes env.set: a map of non-null scalars.
-func envSet(dst *map[string]string) decoder {
+func envSet(dst *map[string]string) decoder { return scalarMap(dst, checkSet) }
+
+// scalarMap decodes a map of non-null scalars, each entry checked.
+func scalarMap(dst *map[string]string, check func(key, name, value string, line int) *Error) decoder {
 	return func(p *parser, n *yaml.Node, path string) error {
 		if n.Kind != yaml.MappingNode {
 			return errType(path, "a map of strings", n.Line)
@@ -612,7 +623,7 @@ func envSet(dst *map[string]string) decoder {
 				return errType(path, "a map of strings", lineOf(v, k))
 			}
 			out[k.Value] = v.Value
-			if e := checkSet(path, k.Value, v.Value, k.Line); e != nil {
+			if e := check(path, k.Value, v.Value, k.Line); e != nil {
 				return e
 			}
 			return nil

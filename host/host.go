@@ -37,7 +37,12 @@ type options struct {
 	config      string
 	permissions permissions.Options
 	keepSpills  bool
+	version     func() string
 }
+
+// WithVersion gives dsh's version, for the OpenTelemetry resource's
+// service.version; it is asked only when telemetry is on.
+func WithVersion(v func() string) Option { return func(o *options) { o.version = v } }
 
 // WithKeptSpills keeps the spill files a session was told of after the
 // session and the stack end (dsh run prints their paths and exits): the

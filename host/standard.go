@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-go/dsh/internal/audit"
 	"github.com/dsh-go/dsh/internal/hooks"
 	"github.com/dsh-go/dsh/internal/permissions"
+	"github.com/dsh-go/dsh/internal/telemetry"
 	"github.com/dsh-go/dsh/prompt"
 	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/session"
@@ -47,7 +48,11 @@ type Stack struct {
 	Hooks *hooks.Hooks
 	// Audit is the audit log; nil without one configured.
 	Audit *audit.Log
-	audit atomic.Pointer[audit.Log] // Audit, for the gateway's goroutines
+	// Telemetry exports spans, the audit records and the metrics over
+	// OTLP; nil when the otel section and the OTEL_* variables name no
+	// receiver (docs/spec.md §15.4).
+	Telemetry *telemetry.Telemetry
+	audit     atomic.Pointer[audit.Log] // Audit, for the gateway's goroutines
 
 	hooksExec *local.Executor // the hooks' own executor, with executor ssh
 	running   atomic.Int64    // foreground commands running (the metrics)
@@ -79,6 +84,7 @@ func (s *Stack) netRecord(owner string, r gateway.Record) {
 	if a := s.audit.Load(); a != nil {
 		a.Net(owner, r)
 	}
+	s.Telemetry.Net(owner, r)
 }
 
 // ForegroundRunning counts the bash tool's foreground commands running
@@ -109,11 +115,14 @@ func Standard(cfg config.File, opts ...Option) (*Stack, error) {
 		}
 	}
 	cfg = cfg.WithDefaults()
+	tel := telemetry.New(cfg.Otel, telemetry.Options{Logger: o.log, Redactor: red, Version: o.version})
 	s := &Stack{
-		Tools:  tool.NewRegistry(tool.WithLogger(o.log)),
-		Prompt: prompt.NewRegistry(),
+		Tools:     tool.NewRegistry(tool.WithLogger(o.log), tool.WithTracer(tel.Tracer())),
+		Prompt:    prompt.NewRegistry(),
+		Telemetry: tel,
 	}
 	if err := s.newExecutor(cfg, o); err != nil {
+		_ = tel.Shutdown()
 		return nil, err
 	}
 	// From here on the sandbox is as it applies: mode auto is
@@ -174,6 +183,12 @@ func (s *Stack) wire(cfg config.File, red *redact.Redactor, o options) error {
 		s.Tools.UsePost(s.Hooks.Post())
 	}
 	s.useAudit(cfg, red, o)
+	if s.Telemetry != nil {
+		s.Tools.Observe(s.Telemetry.Call)
+		if s.Tasks != nil {
+			s.Tasks.OnSettled(s.Telemetry.TaskEnd)
+		}
+	}
 	return nil
 }
 
@@ -351,7 +366,8 @@ func (s *Stack) Close() error {
 		// Last: the tasks ended above have written their lines.
 		err = errors.Join(err, s.Audit.Close())
 	}
-	return err
+	// Likewise: the spans and records of the tasks are flushed.
+	return errors.Join(err, s.Telemetry.Shutdown())
 }
 
 // Started waits until the start-up of each local executor of the stack

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/dsh-go/dsh/internal/safe"
 )
 
@@ -30,6 +32,7 @@ type Registry struct {
 	post      []entry[PostExecute]
 	observers []entry[Observer]
 	nextID    uint64
+	tracer    trace.Tracer // WithTracer; nil: no spans
 }
 
 // entry is a registered middleware or observer, with the id its removal
@@ -156,10 +159,12 @@ func (r *Registry) List() []Schema {
 // returns (unless the call was suspended).
 func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	arrived(&call)
+	ctx, end := r.startSpan(ctx, call)
 	res := r.execute(ctx, call)
 	if res.Question == nil {
 		r.observe(ctx, call, res)
 	}
+	end(res.Question != nil)
 	return res
 }
 

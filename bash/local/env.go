@@ -23,10 +23,10 @@ package local
 //     CREDENTIAL, CREDENTIALS, CREDS or JWT, or ends in APIKEY, SECRET,
 //     TOKEN, PASSWORD, SECRETKEY, PRIVATEKEY or ACCESSKEY, or contains
 //     WEBHOOK; or when the name has several words and the last is PWD,
-//     AUTH, DSN, PASS, PAT, PW, COOKIE or COOKIES, or the last two are AUTH
-//     HEADER, AUTH CONFIG or CONNECTION STRING (MYSQL_PWD,
+//     AUTH, DSN, PASS, PAT, PW, COOKIE, COOKIES or HEADERS, or the last two
+//     are AUTH HEADER, AUTH CONFIG or CONNECTION STRING (MYSQL_PWD,
 //     NPM_CONFIG__AUTH, SENTRY_DSN, SMTP_PASS, GITHUB_PAT, DB_PW,
-//     SESSION_COOKIE, X_AUTH_HEADER, DOCKER_AUTH_CONFIG,
+//     SESSION_COOKIE, OTEL_EXPORTER_OTLP_HEADERS, X_AUTH_HEADER, DOCKER_AUTH_CONFIG,
 //     AZURE_STORAGE_CONNECTION_STRING). camelCase is not split: apiKey is
 //     the one word APIKEY, which matches; MONKEY, KEYBOARD_LAYOUT, PWD,
 //     OLDPWD, PASSAGE, PATH, PATCH_LEVEL, PASS_THROUGH and SSH_AUTH_SOCK (a
@@ -88,11 +88,13 @@ var (
 	// credentialLastWords are credentials as the last word of a name of
 	// several words: MYSQL_PWD (but PWD itself is the working directory),
 	// NPM_CONFIG__AUTH (but SSH_AUTH_SOCK, a socket path, is kept),
-	// SENTRY_DSN, SMTP_PASS, GITHUB_PAT, DB_PW, SESSION_COOKIE. Only last:
+	// SENTRY_DSN, SMTP_PASS, GITHUB_PAT, DB_PW, SESSION_COOKIE,
+	// OTEL_EXPORTER_OTLP_HEADERS (a collector's API key). Only last:
 	// PASS_THROUGH and PAT_ID are not secrets.
 	credentialLastWords = map[string]bool{
 		"PWD": true, "AUTH": true, "DSN": true,
 		"PASS": true, "PAT": true, "PW": true, "COOKIE": true, "COOKIES": true,
+		"HEADERS": true,
 	}
 	// credentialLastPairs are credentials as the last two words of a
 	// name: PROXY_AUTH_HEADER, DOCKER_AUTH_CONFIG (registry logins),

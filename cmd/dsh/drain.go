@@ -18,8 +18,12 @@ const drainPoll = 50 * time.Millisecond
 const abortSlack = 5 * time.Second
 
 // metrics makes the server's metrics and makes them see every call and
-// every task end.
+// every task end, once: the Prometheus endpoint and the OTLP export read
+// the same.
 func (fe *frontEnd) metrics() *metrics.Metrics {
+	if fe.m != nil {
+		return fe.m
+	}
 	st := fe.stack
 	var names []string
 	for _, t := range st.Tools.List() {
@@ -40,6 +44,7 @@ func (fe *frontEnd) metrics() *metrics.Metrics {
 	if st.Tasks != nil {
 		st.Tasks.OnSettled(m.TaskEnd)
 	}
+	fe.m = m
 	return m
 }
 

@@ -97,7 +97,7 @@ func runCommand(f runFlags, command string, s streams) error {
 	// tasks are being awaited must not leave them to the kernel.
 	ctx, received, stop := signalContext(context.Background())
 	defer stop()
-	st, err := host.Standard(cfg, append(opts, host.WithConfigFile(f.config), host.WithLogger(log))...)
+	st, err := host.Standard(cfg, append(opts, host.WithConfigFile(f.config), host.WithLogger(log), host.WithVersion(buildVersion))...)
 	if err != nil {
 		return stackError(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/dsh-go/dsh/config"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/guard"
+	"github.com/dsh-go/dsh/internal/metrics"
 	"github.com/dsh-go/dsh/mcpserver"
 )
 
@@ -337,6 +338,7 @@ type frontEnd struct {
 	stop     func()
 	stack    *host.Stack
 	srv      *mcpserver.Server
+	m        *metrics.Metrics // fe.metrics()'s, made once
 }
 
 // With drain set, the first SIGTERM closes it instead of cancelling the
@@ -349,7 +351,7 @@ func startFrontEnd(configPath, workdir string, level slog.Level, s streams, drai
 	fe := &frontEnd{cfg: cfg, log: newLevelLogger(s.err, level)}
 	fe.ctx, fe.received, fe.stop = drainSignals(context.Background(), drain)
 	// The sandbox hides the config file's directory (docs/spec.md §11).
-	opts = append(opts, host.WithConfigFile(configPath), host.WithLogger(fe.log))
+	opts = append(opts, host.WithConfigFile(configPath), host.WithLogger(fe.log), host.WithVersion(buildVersion))
 	if fe.stack, err = host.Standard(cfg, opts...); err != nil {
 		fe.stop()
 		return nil, stackError(err)
@@ -357,6 +359,9 @@ func startFrontEnd(configPath, workdir string, level slog.Level, s streams, drai
 	fe.cfg.Local.Sandbox = appliedSandbox(fe.cfg, fe.stack)
 	warnSelf(fe.cfg, fe.log)
 	fe.srv = mcpserver.New(serverOptions(fe.stack, wd, cfg, fe.log))
+	if t := fe.stack.Telemetry; t.MetricsOn() {
+		t.ExportMetrics(fe.metrics().OTLP)
+	}
 	return fe, nil
 }
 

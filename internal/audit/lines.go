@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/bash/local/sandbox/gateway"
+	"github.com/dsh-go/dsh/redact"
 	"github.com/dsh-go/dsh/tasks"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
@@ -70,20 +71,26 @@ func (l *Log) TaskEnd(snap tasks.Snapshot) {
 
 // CallLine renders the line of call, which ended at end with res.
 func (l *Log) CallLine(call tool.Call, res tool.Result, end time.Time) CallLine {
+	return RenderCall(l.red, call, res, end)
+}
+
+// RenderCall renders the line of call, which ended at end with res, its
+// texts redacted by red (nil: none).
+func RenderCall(red *redact.Redactor, call tool.Call, res tool.Result, end time.Time) CallLine {
 	line := CallLine{
 		Event:      EventCall,
 		Time:       call.Started.UTC().Format(TimeFormat),
 		Client:     call.Client,
 		Tool:       call.Name,
 		Decision:   string(res.Ruling.Outcome),
-		DecidedBy:  l.red.Text(res.Ruling.By), // a hook's command line, which may hold a token
+		DecidedBy:  red.Text(res.Ruling.By), // a hook's command line, which may hold a token
 		DurationMs: end.Sub(call.Started).Milliseconds(),
 	}
 	if call.Session != nil {
 		line.Session = call.Session.ID()
 	}
 	if call.Name == bashtool.Name {
-		l.bashFields(&line, call, res)
+		bashFields(red, &line, call, res)
 	} else {
 		line.TaskID = taskIDArg(call.Args)
 	}
@@ -100,22 +107,22 @@ func (l *Log) CallLine(call tool.Call, res tool.Result, end time.Time) CallLine 
 		}
 	}
 	if res.IsError {
-		line.Error = l.red.Text(strings.TrimPrefix(firstText(res), tool.ErrorPrefix))
+		line.Error = red.Text(strings.TrimPrefix(firstText(res), tool.ErrorPrefix))
 	}
 	return line
 }
 
 // bashFields fills what a bash call ran: the final arguments, and the
 // ones sent when a step rewrote the command.
-func (l *Log) bashFields(line *CallLine, call tool.Call, res tool.Result) {
+func bashFields(red *redact.Redactor, line *CallLine, call tool.Call, res tool.Result) {
 	sent, _ := bashtool.DecodeArgs(call.Args) // validated, or an invalid call: its fields as far as they go
 	ran := sent
 	if res.Args != nil {
 		ran, _ = bashtool.DecodeArgs(res.Args)
 	}
-	line.Command = l.red.Text(ran.Command)
+	line.Command = red.Text(ran.Command)
 	if ran.Command != sent.Command {
-		line.OriginalCommand = l.red.Text(sent.Command)
+		line.OriginalCommand = red.Text(sent.Command)
 	}
 	line.Workdir = ran.ResolveWorkdir(call.Session)
 	line.Background = ran.Background()
@@ -180,10 +187,13 @@ type NetLine struct {
 }
 
 // Net writes the line of a connection of owner's commands.
-func (l *Log) Net(owner string, r gateway.Record) {
-	l.write(NetLine{
+func (l *Log) Net(owner string, r gateway.Record) { l.write(RenderNet(l.red, owner, r)) }
+
+// RenderNet renders the line of a sandboxed command's connection.
+func RenderNet(red *redact.Redactor, owner string, r gateway.Record) NetLine {
+	return NetLine{
 		Event: EventNet, Time: time.Now().UTC().Format(TimeFormat), Session: owner, Caller: r.Caller,
-		Host: r.Host, Port: r.Port, Address: r.Address, Decision: r.Decision, Rule: l.red.Text(r.Rule),
+		Host: r.Host, Port: r.Port, Address: r.Address, Decision: r.Decision, Rule: red.Text(r.Rule),
 		BytesUp: r.BytesUp, BytesDown: r.BytesDown, DurationMs: r.Duration.Milliseconds(),
-	})
+	}
 }

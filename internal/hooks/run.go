@@ -11,9 +11,12 @@ import (
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/internal/num"
 	"github.com/dsh-go/dsh/session"
+	"github.com/dsh-go/dsh/tool"
 )
 
 // Limits of a hook's output (docs/spec.md §10).
@@ -36,8 +39,40 @@ type outcome struct {
 	stderr string
 }
 
-// run runs hd with payload on its stdin, in workdir, for session s.
+// run runs hd with payload on its stdin, in workdir, for session s, in
+// a span of its own under the call's (docs/spec.md §15.4).
 func (h *Hooks) run(ctx context.Context, hd Handler, payload []byte, workdir string, s *session.Session) outcome {
+	ctx, span := tool.StartSpan(ctx, SpanHook, attribute.String(AttrHookEvent, hd.Event), attribute.String(AttrHookSource, hd.Source))
+	o := h.runHook(ctx, hd, payload, workdir, s)
+	span.SetAttributes(attribute.String(AttrHookOutcome, o.name()))
+	span.End()
+	return o
+}
+
+// The span of a hook command and its attributes: the event, where the
+// hook came from ("dsh config" or a settings file), and how it ended
+// (ok, block, failed). The command line is not on it: it may hold a
+// token.
+const (
+	SpanHook        = "dsh.hook"
+	AttrHookEvent   = "dsh.hook.event"
+	AttrHookSource  = "dsh.hook.source"
+	AttrHookOutcome = "dsh.hook.outcome"
+)
+
+// name is o as AttrHookOutcome's value.
+func (o outcome) name() string {
+	switch {
+	case o.failed != "":
+		return "failed"
+	case o.block:
+		return "block"
+	}
+	return "ok"
+}
+
+// runHook runs hd.
+func (h *Hooks) runHook(ctx context.Context, hd Handler, payload []byte, workdir string, s *session.Session) outcome {
 	ms := float64(num.CeilMillis(hd.Timeout)) // a Go caller's 500µs is 1 ms, not none
 	env := map[string]string{"CLAUDE_PROJECT_DIR": h.project(s), "DSH_SESSION_ID": sessionID(s)}
 	req := bash.Request{Command: hd.Command, Workdir: workdir, Stdin: payload, Env: env, TimeoutMs: &ms,

@@ -22,6 +22,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dsh-go/dsh/tasks"
@@ -74,6 +75,15 @@ type Metrics struct {
 	kills     *vec
 	tasks     *vec
 	families  []family
+	vecs      []*vec
+	funcs     []funcMetric // the gauges and counters read when collected
+}
+
+// funcMetric is a metric read from a source when collected.
+type funcMetric struct {
+	name, help, typ string
+	key, value      string // its one label; "" when none
+	f               func() float64
 }
 
 // New returns the metrics of a server whose registry lists tools.
@@ -87,7 +97,8 @@ func New(tools []string, src Sources) *Metrics {
 		kills:     newCounterVec("dsh_command_kills_total", "Commands dsh killed, by reason: timeout, aborted (a cancelled or cut call), task (task_kill, a session's end, shutdown).", "reason"),
 		tasks:     newCounterVec("dsh_tasks_ended_total", "Background and yielded tasks that ended, by status.", "status"),
 	}
-	for _, v := range []*vec{m.calls, m.duration, m.decisions, m.output, m.kills, m.tasks} {
+	m.vecs = []*vec{m.calls, m.duration, m.decisions, m.output, m.kills, m.tasks}
+	for _, v := range m.vecs {
 		m.families = append(m.families, v.family())
 	}
 	m.families = append(m.families, runtimeFamilies()...)
@@ -102,6 +113,11 @@ var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10
 func (m *Metrics) gauges(src Sources) {
 	add := func(name, help, typ, labels string, f func() float64) {
 		m.families = append(m.families, funcFamily(name, help, typ, labels, f))
+		fm := funcMetric{name: name, help: help, typ: typ, f: f}
+		if k, v, ok := strings.Cut(labels, "="); ok {
+			fm.key, fm.value = k, strings.Trim(v, `"`) // one label of dsh's own, never escaped
+		}
+		m.funcs = append(m.funcs, fm)
 	}
 	if f := src.Sessions; f != nil {
 		add("dsh_sessions_open", "MCP sessions open.", "gauge", "", func() float64 { return float64(f()) })

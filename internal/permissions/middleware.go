@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/dsh-go/dsh/policy"
 	"github.com/dsh-go/dsh/tool"
 	"github.com/dsh-go/dsh/tool/bashtool"
@@ -80,7 +82,7 @@ type check struct {
 // decide applies the policy, asking when it says ask, a hook asked, or
 // the call leaves the sandbox.
 func (c check) decide(ctx context.Context, next tool.PreNext) tool.Decision {
-	res := c.st.check(c.args.Command)
+	res := c.policy(ctx)
 	switch {
 	case res.Decision == policy.Deny:
 		return tool.Decision{Verdict: tool.Deny, Reason: res.DenyText(), Ruling: tool.Ruling{Outcome: tool.OutcomeDeny, By: decidedBy(res)}}
@@ -101,6 +103,16 @@ func ruled(d tool.Decision, outcome tool.Outcome, by string) tool.Decision {
 		d.Ruling = d.Ruling.Or(tool.Ruling{Outcome: outcome, By: by})
 	}
 	return d
+}
+
+// policy is the policy's decision on the command, in a span of its own
+// under the call's.
+func (c check) policy(ctx context.Context) policy.Result {
+	_, span := tool.StartSpan(ctx, SpanPolicy)
+	res := c.st.check(c.args.Command)
+	span.SetAttributes(attribute.String(AttrDecision, string(res.Decision)), attribute.String(AttrDecidedBy, decidedBy(res)))
+	span.End()
+	return res
 }
 
 // needsAsk reports whether a call the policy does not deny is asked about.
@@ -125,9 +137,9 @@ func (c check) ask(ctx context.Context, next tool.PreNext) tool.Decision {
 	select {
 	case c.st.asking <- struct{}{}:
 	case <-ctx.Done():
-		return c.aborted(c.askedBy(c.st.check(c.args.Command)))
+		return c.aborted(c.askedBy(c.policy(ctx)))
 	}
-	res := c.st.check(c.args.Command)
+	res := c.policy(ctx)
 	if res.Decision == policy.Deny || !c.needsAsk(res) {
 		<-c.st.asking
 		return c.decide(ctx, next)
@@ -212,10 +224,13 @@ func (c check) askUser(ctx context.Context, q tool.Question) (tool.Answer, error
 	}
 	actx, cancel := context.WithTimeout(ctx, c.g.cfg.AskTimeout)
 	defer cancel()
+	actx, span := tool.StartSpan(actx, SpanAsk)
+	defer span.End()
 	answer, err := c.call.Asker.Ask(actx, q)
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
-		return tool.Answer{Choice: tool.Dismissed}, nil // askTimeoutMs passed
+		answer, err = tool.Answer{Choice: tool.Dismissed}, nil // askTimeoutMs passed
 	}
+	span.SetAttributes(attribute.String(AttrAnswer, answerName(answer, err)))
 	return answer, err
 }
 
