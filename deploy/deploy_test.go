@@ -7,7 +7,11 @@
 // typed extension configs included, then checked against the API's
 // validation rules and for deprecated fields (envoy_test.go); and the
 // Dockerfile is read instruction by instruction for what docs/spec.md §15
-// asks of it, its ENTRYPOINT run as PID 1 of a pid namespace (reap_test.go).
+// asks of it, its ENTRYPOINT run as PID 1 of a pid namespace (reap_test.go)
+// and its HEALTHCHECK against its CMD (healthcheck_linux_test.go). As
+// root, the Deployment's container runs as a kubelet would run it
+// (kubelet_linux_test.go), and the systemd unit is verified and its
+// ExecStart run (systemd_linux_test.go).
 package deploy
 
 import (
