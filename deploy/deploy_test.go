@@ -7,7 +7,11 @@
 // typed extension configs included, then checked against the API's
 // validation rules and for deprecated fields (envoy_test.go); and the
 // Dockerfile is read instruction by instruction for what docs/spec.md §15
-// asks of it, its ENTRYPOINT run as PID 1 of a pid namespace (reap_test.go).
+// asks of it, its ENTRYPOINT run as PID 1 of a pid namespace (reap_test.go)
+// and its HEALTHCHECK against its CMD (healthcheck_linux_test.go). As
+// root, the Deployment's container runs as a kubelet would run it
+// (kubelet_linux_test.go), and the systemd unit is verified and its
+// ExecStart run (systemd_linux_test.go).
 package deploy
 
 import (
@@ -133,6 +137,11 @@ func TestManifests(t *testing.T) {
 	if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
 		t.Errorf("pod security context %+v: want a non-root user", sc)
 	}
+	// Built and pushed by the user (docs/operations.md), never pulled as
+	// a public "dsh:latest".
+	if c.Image != "REGISTRY/dsh:VERSION" || c.ImagePullPolicy != corev1.PullIfNotPresent {
+		t.Errorf("image %q, pull policy %q: want the placeholder REGISTRY/dsh:VERSION and IfNotPresent", c.Image, c.ImagePullPolicy)
+	}
 	if !slices.Contains(c.Args, "serve") {
 		t.Errorf("args %q do not run dsh serve", c.Args)
 	}
@@ -224,11 +233,18 @@ func TestDockerfile(t *testing.T) {
 	if goVersion == nil || !strings.HasPrefix(froms[0].args, "golang:"+string(goVersion[1])+"-") {
 		t.Errorf("build stage %q does not use the Go of go.mod (%s)", froms[0].args, goVersion)
 	}
-	if !regexp.MustCompile(`^debian:[a-z]+-slim$`).MatchString(froms[1].args) {
+	if !regexp.MustCompile(`^debian:[a-z]+-slim@`).MatchString(froms[1].args) {
 		t.Errorf("image stage %q is not debian slim", froms[1].args)
 	}
+	// Pinned by tag and digest: a rebuild gets the same base images.
+	pinned := regexp.MustCompile(`^[a-z0-9./-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}( AS [a-z]+)?$`)
+	for _, f := range froms {
+		if !pinned.MatchString(f.args) {
+			t.Errorf("line %d: FROM %s is not pinned by tag and digest (IMAGE:TAG@sha256:DIGEST)", f.line, f.args)
+		}
+	}
 	final := ins[slices.IndexFunc(ins, func(in instruction) bool { return in.line == froms[1].line }):]
-	var apt, user, entry string
+	var apt, user, entry, health string
 	built := false
 	for _, in := range ins {
 		if in.cmd == "RUN" && strings.Contains(in.args, "go build") && strings.Contains(in.args, "./cmd/dsh") {
@@ -243,6 +259,8 @@ func TestDockerfile(t *testing.T) {
 			user = in.args
 		case in.cmd == "ENTRYPOINT":
 			entry = in.args
+		case in.cmd == "HEALTHCHECK":
+			health = in.args
 		}
 	}
 	if !built {
@@ -259,6 +277,47 @@ func TestDockerfile(t *testing.T) {
 	var argv []string
 	if err := json.Unmarshal([]byte(entry), &argv); err != nil || len(argv) == 0 || !strings.HasSuffix(argv[len(argv)-1], "/dsh") {
 		t.Errorf("ENTRYPOINT %q: want the exec form running dsh (under an init: TestEntrypointReapsOrphans)", entry)
+	}
+	if probe := healthcheck(t, ins); !strings.Contains(strings.Join(probe, " "), "/healthz") {
+		t.Errorf("HEALTHCHECK %q: want a probe of /healthz (run by TestHealthcheck)", health)
+	}
+}
+
+// healthcheck is the argv of the final stage's HEALTHCHECK, in the exec
+// form (CMD [...]), after its options.
+func healthcheck(t *testing.T, ins []instruction) []string {
+	t.Helper()
+	var health string
+	for _, in := range ins {
+		if in.cmd == "HEALTHCHECK" {
+			health = in.args
+		}
+	}
+	_, js, ok := strings.Cut(health, "CMD ")
+	var argv []string
+	if err := json.Unmarshal([]byte(js), &argv); !ok || err != nil || len(argv) == 0 {
+		t.Fatalf("HEALTHCHECK %q: want one, in the exec form (CMD [...]): %v", health, err)
+	}
+	return argv
+}
+
+// TestDockerignore: the build context leaves out the repository's
+// history, the npm clients .ci/run installs and release builds.
+func TestDockerignore(t *testing.T) {
+	data, err := os.ReadFile("../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	for _, want := range []string{".git", ".ci/node", "dist"} {
+		if !slices.Contains(lines, want) {
+			t.Errorf(".dockerignore lacks %s: %q", want, lines)
+		}
 	}
 }
 
@@ -283,5 +342,47 @@ func decodeManifest(t *testing.T, path string, into kinds, want ...string) {
 	}
 	if !slices.Equal(seen, want) {
 		t.Fatalf("%s: documents %q, want %q", path, seen, want)
+	}
+}
+
+// TestOperationsDocs: docs/operations.md's container examples work end to
+// end: docker run publishes on loopback only and takes a token the user
+// set and keeps (not one made inline and never shown), the client side
+// sends it, and the Kubernetes steps build, push, name the image, create
+// the Secret and apply, in that order.
+func TestOperationsDocs(t *testing.T) {
+	data, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	var runs []string
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "docker run") {
+			runs = append(runs, l)
+		}
+	}
+	if len(runs) == 0 {
+		t.Fatal("no docker run example")
+	}
+	for _, r := range runs {
+		if !regexp.MustCompile(`-p 127\.0\.0\.1:\d+:\d+`).MatchString(r) || regexp.MustCompile(`-p \d+:\d+`).MatchString(r) {
+			t.Errorf("%q: want the port published on 127.0.0.1 only", r)
+		}
+		if strings.Contains(r, "$(") || !regexp.MustCompile(`-e DSH_TOKEN( |$)`).MatchString(r) {
+			t.Errorf("%q: want the token from the user's environment (-e DSH_TOKEN), not made inline", r)
+		}
+	}
+	if !strings.Contains(doc, `-H "Authorization: Bearer $DSH_TOKEN"`) {
+		t.Error("no client example sends the token")
+	}
+	last := -1
+	for _, step := range []string{"docker build", "docker push", "sed -i \"s|REGISTRY/dsh:VERSION|", "kubectl create secret", "kubectl apply"} {
+		i := strings.Index(doc[last+1:], step)
+		if i < 0 {
+			t.Errorf("the Kubernetes steps lack %q after the one before", step)
+			continue
+		}
+		last += 1 + i
 	}
 }
