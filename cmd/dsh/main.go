@@ -11,7 +11,7 @@
 //	dsh doctor [--config FILE]                                 the executor (shell and containment, or the SSH host), rule sources
 //	dsh policy check [--config FILE] [--workdir DIR] [--json] -- COMMAND
 //	                                                           what the command policy decides, part by part
-//	dsh completion bash|zsh|fish|powershell                    a shell completion script
+//	dsh completion bash|zsh|fish                               a shell completion script
 //
 // Every command's --help gives examples, its exit statuses, the config
 // keys it reads and its --workdir fallbacks (help.go, golden-tested in
@@ -374,11 +374,48 @@ func newRoot(s streams) *cobra.Command {
 		root.AddCommand(mk(s))
 	}
 	// Made now rather than when the command runs, so that describe and
-	// the help tests see them: help, and completion bash|zsh|fish|powershell.
+	// the help tests see them: help, and completion bash|zsh|fish.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	limitCompletion(root)
 	describe(root)
 	return root
+}
+
+// completionShells are the shells dsh completion writes a script for, in
+// the order its error names them. Cobra's powershell is left out while dsh
+// does not build on Windows.
+var completionShells = []string{"bash", "zsh", "fish"}
+
+// limitCompletion keeps cobra's completion subcommands for
+// completionShells only, and makes any other argument a usage error
+// (cobra would print the help and exit 0).
+func limitCompletion(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		for _, sub := range c.Commands() {
+			if !slices.Contains(completionShells, sub.Name()) {
+				c.RemoveCommand(sub)
+			}
+		}
+		c.Use, c.DisableFlagsInUseLine = "completion "+strings.Join(completionShells, "|"), true
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return usageError("%s", unsupportedShell(args[0]))
+		}
+	}
+}
+
+// unsupportedShell is the error for dsh completion SHELL of another shell
+// (exact, docs/spec.md §8): `completion: unsupported shell "tcsh"
+// (supported: bash, zsh, fish)`.
+func unsupportedShell(shell string) string {
+	return "completion: unsupported shell " + strconv.Quote(shell) + " (supported: " + strings.Join(completionShells, ", ") + ")"
 }
 
 // newLogger is dsh's logger: text on stderr at INFO and above, also the
