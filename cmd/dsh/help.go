@@ -81,7 +81,8 @@ bash.*, tasks.* (with --background), permissions, hooks, redact.
 	"mcp": {
 		long: `Serves MCP over stdin and stdout: one session, until stdin reaches EOF or dsh gets
 SIGINT or SIGTERM. Every request read before EOF is answered before dsh exits, so a whole
-session can be piped in from a file. Logs go to stderr (--log-level).
+session can be piped in from a file. Logs go to stderr (--log-level). Started on a
+terminal, it says in one line on stderr how to try it, then serves as usual.
 
 A session's working directory is --workdir, else the client's first file:// root (when it
 is a directory on this machine), else the config's local.cwd, else the current

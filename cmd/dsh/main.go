@@ -197,7 +197,9 @@
 // gets SIGINT/SIGTERM; either way the session ends (its tasks are killed and
 // awaited), the app closes, and dsh exits 0. At EOF every request read is
 // answered first, so `dsh mcp < session.jsonl` gets every answer
-// (mcpserver's line transport holds the end of input back).
+// (mcpserver's line transport holds the end of input back). Started with
+// stdin on a terminal, it first says on stderr, in one line, that it speaks
+// MCP to a client and how to try it (mcpTerminalHint), then serves as usual.
 //
 // dsh serve listens on --addr and serves MCP at /mcp. Every request must
 // carry the bearer token, read from --token-file (surrounding whitespace
