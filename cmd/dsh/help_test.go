@@ -84,7 +84,7 @@ func TestHelpNamesConfigAndWorkdir(t *testing.T) {
 		if !strings.Contains(long, "docs/config.md") {
 			t.Errorf("dsh %s: the help does not point to docs/config.md", path)
 		}
-		if path != "tools" && path != "doctor" && !strings.Contains(long, "is --workdir, else") {
+		if path != "tools" && path != "doctor" && path != "clean" && !strings.Contains(long, "is --workdir, else") {
 			t.Errorf("dsh %s: the help does not give --workdir's fallbacks", path)
 		}
 	}

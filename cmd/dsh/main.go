@@ -11,6 +11,7 @@
 //	dsh doctor [--config FILE]                                 the executor (shell and containment, or the SSH host), rule sources
 //	dsh policy check [--config FILE] [--workdir DIR] [--json] -- COMMAND
 //	                                                           what the command policy decides, part by part
+//	dsh clean [--config FILE]                                  remove dsh run's kept spill files
 //	dsh completion bash|zsh|fish                               a shell completion script
 //
 // Every command's --help gives examples, its exit statuses, the config
@@ -126,7 +127,9 @@
 // start-up sweep removes the directories of every executor that exited.
 // Neither the session's end nor the executor's close removes them there
 // (host.WithKeptSpills); each dsh run removes the spill directories in it
-// last modified more than 24 hours ago. A sandboxed run spills into a
+// last modified more than 24 hours ago; dsh clean removes them at once
+// (but a running dsh run's), saying how many files and bytes it removed.
+// A sandboxed run spills into a
 // "kept" directory of its private one, which outlives the session's
 // sandbox scope. With executor ssh the files are the remote host's and go
 // when dsh exits, as before.
