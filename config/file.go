@@ -21,9 +21,6 @@ const (
 var (
 	executors = []string{ExecutorLocal, ExecutorSSH}
 	toolNames = []string{ToolBash, ToolTasks}
-	// redactModes are the values the redact key knows: redact's modes and
-	// redactAll, which is refused with its reason rather than as unknown.
-	redactModes = []string{redact.Known, redactAll, redact.Off}
 )
 
 // redactAll is the mode of a maintained scanner's full rule set: none
@@ -352,16 +349,17 @@ func (f File) checkExecutor(lines map[string]int) error {
 	return nil
 }
 
-// checkRedact checks the redact key: one of the modes, and not "all",
-// which no scanner can back within the budget.
+// checkRedact checks the redact key: one of the modes package redact
+// accepts, which the error lists (and only those); "all", which no scanner
+// can back within the budget, is refused with its reason.
 func checkRedact(mode string, line int) error {
 	switch {
 	case mode == "":
 		return nil
-	case !slices.Contains(redactModes, mode):
-		return errOneOf("redact", mode, line, redactModes)
 	case mode == redactAll:
 		return keyProblem("redact", line, `"all" is not available: no maintained scanner's rule set redacts a 64 KB tail within 2 ms; use known`)
+	case !slices.Contains(redact.Modes(), mode):
+		return errOneOf("redact", mode, line, redact.Modes())
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -481,7 +482,7 @@ func TestParseFileErrors(t *testing.T) {
 			"tasks.waitTimeoutMs (30000) exceeds tasks.maxWaitTimeoutMs (1000) (line 2)"},
 		{"redact all", "tools: [bash]\nredact: all\n",
 			`redact: "all" is not available: no maintained scanner's rule set redacts a 64 KB tail within 2 ms; use known (line 2)`},
-		{"redact unknown", "redact: some\n", `redact: "some" is not one of "known", "all" or "off" (line 1)`},
+		{"redact unknown", "redact: some\n", `redact: "some" is not one of "known" or "off" (line 1)`},
 		{"redact not a string", "redact: true\n", "redact must be a string (line 1)"},
 		{"audit unknown key", "audit:\n  file: x\n", "audit.file: unknown key (line 2)"},
 		{"audit path not a string", "audit:\n  path: [x]\n", "audit.path must be a string (line 2)"},
@@ -835,5 +836,28 @@ func TestParseLocalLimits(t *testing.T) {
 	}
 	if c := (Local{}).WithDefaults(); c.Limits.Pids != DefaultPids || c.Limits.MemoryBytes != 0 {
 		t.Errorf("defaults: %+v, want pids %d and no memory limit", c.Limits, DefaultPids)
+	}
+}
+
+// TestRedactErrorListsAcceptedValues: the error for an unknown redact mode
+// lists exactly the values a file may set: each one it names loads, and
+// "all", refused with its own reason, is not among them.
+func TestRedactErrorListsAcceptedValues(t *testing.T) {
+	_, err := Parse([]byte("redact: some\n"))
+	if err == nil {
+		t.Fatal("redact: some loaded")
+	}
+	_, list, ok := strings.Cut(err.Error(), "is not one of ")
+	if !ok {
+		t.Fatalf("error %q names no values", err)
+	}
+	named := regexp.MustCompile(`"([^"]*)"`).FindAllStringSubmatch(list, -1)
+	if len(named) == 0 {
+		t.Fatalf("error %q names no values", err)
+	}
+	for _, m := range named {
+		if _, err := Parse([]byte("redact: " + m[1] + "\n")); err != nil {
+			t.Errorf("the error names %q, which is refused: %v", m[1], err)
+		}
 	}
 }

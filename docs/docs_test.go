@@ -4,8 +4,9 @@
 // "docs/spec.md §N" a comment cites is a section of docs/spec.md; and the
 // docs match the code: docs/config.md documents exactly the keys of
 // config.File, every package has a doc comment and every importable one
-// an Example, docs/design.md names every package, and no package imports
-// what the docs say it does not.
+// an Example, docs/design.md names every package, no package imports
+// what the docs say it does not, and the README's list of what .ci/run
+// installs names every apt package it installs.
 package docs
 
 import (

@@ -64,6 +64,10 @@ const (
 // modes are the modes New accepts, the default first.
 var modes = []string{Known, Off}
 
+// Modes returns the modes New accepts, the default first: the values of
+// the redact config key.
+func Modes() []string { return slices.Clone(modes) }
+
 // Placeholder is the text that replaces a secret found by rule id (exact).
 func Placeholder(id string) string { return "[REDACTED:" + id + "]" }
 

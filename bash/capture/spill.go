@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -425,6 +426,71 @@ func SweepOlder(base string, cutoff time.Time) ([]string, error) {
 		info, err := e.Info()
 		return err == nil && info.ModTime().Before(cutoff)
 	})
+}
+
+// Removed is what [RemoveFinished] removed: regular files and their bytes.
+type Removed struct {
+	Files int
+	Bytes int64
+}
+
+// RemoveFinished removes the spill directories in base whose process no
+// longer runs, whatever their age: dsh clean's removal of the spill files
+// dsh run kept (docs/spec.md §6.1). As [SweepOlder], it takes only real
+// directories (no symlink) of this user's named as spill directories, and
+// keeps one whose process still runs or is of another pid namespace. It
+// follows no symlink inside them either (a link is removed, not what it
+// points to), and counts the regular files it removed and their bytes;
+// a base that does not exist has none.
+func RemoveFinished(base string) (Removed, error) {
+	var r Removed
+	entries, err := os.ReadDir(base)
+	if errors.Is(err, os.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return r, err
+	}
+	var errs []error
+	for _, e := range entries {
+		path := filepath.Join(base, e.Name())
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), spillPrefix) || !ours(path) || running(e.Name()) {
+			continue
+		}
+		errs = append(errs, removeTree(path, &r))
+	}
+	return r, errors.Join(errs...)
+}
+
+// removeTree removes the directory path and everything in it, without
+// following symlinks, adding the regular files it removed to r.
+func removeTree(path string, r *Removed) error {
+	var dirs []string
+	var errs []error
+	walkErr := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case d.IsDir():
+			dirs = append(dirs, p)
+		default:
+			info, infoErr := d.Info()
+			if err := os.Remove(p); err != nil {
+				errs = append(errs, err)
+			} else if infoErr == nil && info.Mode().IsRegular() {
+				r.Files++
+				r.Bytes += info.Size()
+			}
+		}
+		return nil
+	})
+	errs = append(errs, walkErr)
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // removeDirs removes the entries of base that remove picks, and returns

@@ -13,8 +13,10 @@ import (
 	"github.com/dsh-go/dsh/tool"
 )
 
-// The prompt dsh run asks with (exact, docs/spec.md §9.6).
-const askPrompt = "run this command? [y/N] "
+// The prompt dsh run asks with after the question (exact, docs/spec.md
+// §9.6). The question's message already asks it ("Run this command?",
+// "Allow network access to …?"), so the prompt only says how to answer.
+const askPrompt = "[y/N] "
 
 // terminalAsker is dsh run's asker: it asks on the terminal when stdin and
 // stderr are one; otherwise nil (nobody can be asked: askFallback). It

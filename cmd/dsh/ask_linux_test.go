@@ -80,9 +80,8 @@ func plantDeadCgroup(t *testing.T) {
 }
 
 // TestRunAsksOnTheTerminal: dsh run with a terminal on stdin and stderr
-// prints the question and `run this command? [y/N] `; y or yes (any case)
-// runs the command, anything else or the end of input declines
-// (docs/spec.md §9.6). Not parallel with the package's other tests: the
+// prints the question once, then `[y/N] `; y or yes (any case) runs the
+// command, anything else or the end of input declines (docs/spec.md §9.6). Not parallel with the package's other tests: the
 // dead cgroups it plants make any dsh starting meanwhile log a sweep.
 func TestRunAsksOnTheTerminal(t *testing.T) {
 	cfg := writeFile(t, "dsh.yaml", "permissions: {default: ask, claudeSettings: false}\n")
@@ -124,13 +123,17 @@ func TestRunAsksOnTheTerminal(t *testing.T) {
 					}
 				}
 			}()
-			question := "Run this command?\n\ntouch asked\n\nin " + dir + "\n\nno rule allows `touch asked`\n\nrun this command? [y/N] "
+			question := "Run this command?\n\ntouch asked\n\nin " + dir + "\n\nno rule allows `touch asked`\n\n[y/N] "
 			for !strings.HasSuffix(scr.String(), question) {
 				select {
 				case <-ctx.Done():
 					t.Fatalf("no question on the terminal; it shows %q", scr.String())
 				case <-time.After(10 * time.Millisecond):
 				}
+			}
+			// Asked once: the prompt does not ask the question again.
+			if n := strings.Count(strings.ToLower(scr.String()), "run this command?"); n != 1 {
+				t.Errorf("the question shows %d times: %q", n, scr.String())
 			}
 			if _, err := master.WriteString(tc.input); err != nil {
 				t.Fatal(err)

@@ -20,7 +20,7 @@ func TestPromptAsker(t *testing.T) {
 		if err != nil || got.Choice != want || got.Remember {
 			t.Errorf("answer %q: %+v, %v; want %v", in, got, err, want)
 		}
-		if out.String() != q.Message+"\n\nrun this command? [y/N] " {
+		if out.String() != q.Message+"\n\n[y/N] " {
 			t.Errorf("prompt %q", out.String())
 		}
 	}

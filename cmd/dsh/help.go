@@ -63,7 +63,7 @@ user's home.
 
 A "full output" path it prints stays after dsh exits: dsh run's spill files go to
 dsh-run-<uid>/ under local.spillDir (default: the OS temp dir) and are removed by a later
-dsh run once they are 24 hours old.
+dsh run once they are 24 hours old, or at once by dsh clean.
 
 Reads the whole config: executor, local.* (timeoutMs, spillDir, sandbox, ...), ssh.*,
 bash.*, tasks.* (with --background), permissions, hooks, redact.
@@ -81,7 +81,8 @@ bash.*, tasks.* (with --background), permissions, hooks, redact.
 	"mcp": {
 		long: `Serves MCP over stdin and stdout: one session, until stdin reaches EOF or dsh gets
 SIGINT or SIGTERM. Every request read before EOF is answered before dsh exits, so a whole
-session can be piped in from a file. Logs go to stderr (--log-level).
+session can be piped in from a file. Logs go to stderr (--log-level). Started on a
+terminal, it says in one line on stderr how to try it, then serves as usual.
 
 A session's working directory is --workdir, else the client's first file:// root (when it
 is a directory on this machine), else the config's local.cwd, else the current
@@ -154,6 +155,21 @@ claudeHooks.
 		exit: `  0      printed
   1      over SSH: the host cannot be reached or logged in to, or lacks a program
 ` + usageExits + `; also a sandbox that cannot be enforced here`,
+	},
+	"clean": {
+		long: `Removes the spill files dsh run kept (the "full output" files whose paths it printed)
+and says how many it removed and their bytes. They are in dsh-run-<uid>/ under
+local.spillDir (default: the OS temp dir); only the spill directories dsh made there are
+removed, not those of a dsh run still running, and nothing a symlink points to.
+A dsh-run-<uid> that is a symlink, another user's or open to others is refused.
+
+Reads local.spillDir from the config.
+` + configPointer,
+		example: `  dsh clean
+  dsh clean --config dsh.yaml`,
+		exit: `  0      removed (possibly nothing); the amount printed
+  1      the directory is refused, or a file could not be removed
+` + usageExits,
 	},
 	"policy": {
 		long:    `Inspects the command policy (the permissions section and Claude Code settings files).`,

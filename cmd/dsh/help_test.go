@@ -84,7 +84,7 @@ func TestHelpNamesConfigAndWorkdir(t *testing.T) {
 		if !strings.Contains(long, "docs/config.md") {
 			t.Errorf("dsh %s: the help does not point to docs/config.md", path)
 		}
-		if path != "tools" && path != "doctor" && !strings.Contains(long, "is --workdir, else") {
+		if path != "tools" && path != "doctor" && path != "clean" && !strings.Contains(long, "is --workdir, else") {
 			t.Errorf("dsh %s: the help does not give --workdir's fallbacks", path)
 		}
 	}
@@ -165,5 +165,32 @@ __start_dsh 2>/dev/null; printf '%s\n' "${COMPREPLY[@]}"`
 		if got := dsh(t, nil, "completion", shell); got.code != 0 || !strings.Contains(got.stdout, "__complete") {
 			t.Errorf("dsh completion %s: %+v", shell, got)
 		}
+	}
+}
+
+// TestCompletionUnsupportedShell: a shell dsh has no completion script for
+// is a usage error naming the ones it has, on one stderr line (exit 2);
+// powershell is not offered while dsh does not build on Windows
+// (docs/spec.md §6.1).
+func TestCompletionUnsupportedShell(t *testing.T) {
+	for _, shell := range []string{"tcsh", "powershell"} {
+		var out, errOut bytes.Buffer
+		code := execute([]string{"completion", shell}, streams{out: &out, err: &errOut})
+		want := `dsh: completion: unsupported shell "` + shell + `" (supported: bash, zsh, fish)` + "\n"
+		if code != exitUsage || errOut.String() != want || out.Len() != 0 {
+			t.Errorf("dsh completion %s: exit %d, stderr %q, stdout %q; want exit 2, stderr %q", shell, code, errOut.String(), out.String(), want)
+		}
+	}
+	var names []string
+	for _, c := range newRoot(streams{out: new(bytes.Buffer), err: new(bytes.Buffer)}).Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		for _, sub := range c.Commands() {
+			names = append(names, sub.Name())
+		}
+	}
+	if got := strings.Join(names, " "); got != "bash fish zsh" {
+		t.Errorf("dsh completion offers %q, want bash fish zsh", got)
 	}
 }

@@ -11,7 +11,8 @@
 //	dsh doctor [--config FILE]                                 the executor (shell and containment, or the SSH host), rule sources
 //	dsh policy check [--config FILE] [--workdir DIR] [--json] -- COMMAND
 //	                                                           what the command policy decides, part by part
-//	dsh completion bash|zsh|fish|powershell                    a shell completion script
+//	dsh clean [--config FILE]                                  remove dsh run's kept spill files
+//	dsh completion bash|zsh|fish                               a shell completion script
 //
 // Every command's --help gives examples, its exit statuses, the config
 // keys it reads and its --workdir fallbacks (help.go, golden-tested in
@@ -126,7 +127,9 @@
 // start-up sweep removes the directories of every executor that exited.
 // Neither the session's end nor the executor's close removes them there
 // (host.WithKeptSpills); each dsh run removes the spill directories in it
-// last modified more than 24 hours ago. A sandboxed run spills into a
+// last modified more than 24 hours ago; dsh clean removes them at once
+// (but a running dsh run's), saying how many files and bytes it removed.
+// A sandboxed run spills into a
 // "kept" directory of its private one, which outlives the session's
 // sandbox scope. With executor ssh the files are the remote host's and go
 // when dsh exits, as before.
@@ -197,7 +200,9 @@
 // gets SIGINT/SIGTERM; either way the session ends (its tasks are killed and
 // awaited), the app closes, and dsh exits 0. At EOF every request read is
 // answered first, so `dsh mcp < session.jsonl` gets every answer
-// (mcpserver's line transport holds the end of input back).
+// (mcpserver's line transport holds the end of input back). Started with
+// stdin on a terminal, it first says on stderr, in one line, that it speaks
+// MCP to a client and how to try it (mcpTerminalHint), then serves as usual.
 //
 // dsh serve listens on --addr and serves MCP at /mcp. Every request must
 // carry the bearer token, read from --token-file (surrounding whitespace
@@ -374,11 +379,48 @@ func newRoot(s streams) *cobra.Command {
 		root.AddCommand(mk(s))
 	}
 	// Made now rather than when the command runs, so that describe and
-	// the help tests see them: help, and completion bash|zsh|fish|powershell.
+	// the help tests see them: help, and completion bash|zsh|fish.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	limitCompletion(root)
 	describe(root)
 	return root
+}
+
+// completionShells are the shells dsh completion writes a script for, in
+// the order its error names them. Cobra's powershell is left out while dsh
+// does not build on Windows.
+var completionShells = []string{"bash", "zsh", "fish"}
+
+// limitCompletion keeps cobra's completion subcommands for
+// completionShells only, and makes any other argument a usage error
+// (cobra would print the help and exit 0).
+func limitCompletion(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		for _, sub := range c.Commands() {
+			if !slices.Contains(completionShells, sub.Name()) {
+				c.RemoveCommand(sub)
+			}
+		}
+		c.Use, c.DisableFlagsInUseLine = "completion "+strings.Join(completionShells, "|"), true
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return usageError("%s", unsupportedShell(args[0]))
+		}
+	}
+}
+
+// unsupportedShell is the error for dsh completion SHELL of another shell
+// (exact, docs/spec.md §8): `completion: unsupported shell "tcsh"
+// (supported: bash, zsh, fish)`.
+func unsupportedShell(shell string) string {
+	return "completion: unsupported shell " + strconv.Quote(shell) + " (supported: " + strings.Join(completionShells, ", ") + ")"
 }
 
 // newLogger is dsh's logger: text on stderr at INFO and above, also the

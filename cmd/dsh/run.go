@@ -162,10 +162,7 @@ func (r *runner) finish() {
 // every executor that exited. The directory must be a real one of this
 // user's that no one else can enter.
 func runSpillBase(base string, log *slog.Logger) (string, error) {
-	if base == "" {
-		base = os.TempDir()
-	}
-	dir := filepath.Join(base, fmt.Sprintf("dsh-run-%d", os.Getuid()))
+	dir := runSpillDir(base)
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", failure("run: spill directory %s: %v", dir, pathErr(err))
 	}
@@ -173,9 +170,8 @@ func runSpillBase(base string, log *slog.Logger) (string, error) {
 	if err != nil {
 		return "", failure("run: spill directory %s: %v", dir, pathErr(err))
 	}
-	st, _ := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || st == nil || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		return "", failure("run: spill directory %s: not a directory of this user's with mode 0700", dir)
+	if !privateDir(fi) {
+		return "", failure("run: spill directory %s: %s", dir, notPrivateDir)
 	}
 	removed, err := capture.SweepOlder(dir, time.Now().Add(-runSpillAge))
 	if err != nil {
@@ -185,6 +181,26 @@ func runSpillBase(base string, log *slog.Logger) (string, error) {
 		log.Info("run: removed spill directories older than 24h", "dirs", removed)
 	}
 	return dir, nil
+}
+
+// runSpillDir is dsh run's spill base under base (the OS temp dir when
+// empty): "dsh-run-<uid>".
+func runSpillDir(base string) string {
+	if base == "" {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, fmt.Sprintf("dsh-run-%d", os.Getuid()))
+}
+
+// notPrivateDir says why dsh run's spill base is refused.
+const notPrivateDir = "not a directory of this user's with mode 0700"
+
+// privateDir reports whether fi (of Lstat) is a real directory of this
+// user's that no one else can enter: the only dsh-run-<uid> dsh writes
+// into or removes from.
+func privateDir(fi os.FileInfo) bool {
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	return fi.IsDir() && st != nil && int(st.Uid) == os.Getuid() && fi.Mode().Perm()&0o077 == 0
 }
 
 func (r *runner) call(ctx context.Context, name string, args map[string]any) tool.Result {

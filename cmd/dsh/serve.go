@@ -40,6 +40,12 @@ func init() {
 	extraCommands = append(extraCommands, newMCPCmd, newServeCmd)
 }
 
+// mcpTerminalHint is the line dsh mcp prints on stderr when its stdin is a
+// terminal, before it serves as usual: a person who started it by hand is
+// told what it is and how to try it (exact, docs/spec.md §6.1).
+const mcpTerminalHint = `dsh: dsh mcp speaks MCP (JSON-RPC) on stdin/stdout for an MCP client, not a person: ` +
+	`try it with npx @modelcontextprotocol/inspector dsh mcp, or add it to a client (README: "Adding dsh to an MCP client"); Ctrl-D ends it`
+
 func newMCPCmd(s streams) *cobra.Command {
 	var configPath, workdir string
 	var level func() (slog.Level, error)
@@ -57,6 +63,10 @@ func newMCPCmd(s streams) *cobra.Command {
 				return err
 			}
 			defer fe.close()
+			if isTerminal(os.Stdin) {
+				// Once the config is good: a usage error stays its one line.
+				fmt.Fprintln(s.err, mcpTerminalHint)
+			}
 			if err := fe.srv.RunStdio(fe.ctx); err != nil && !errors.Is(err, io.EOF) {
 				return failure("mcp: %v", err)
 			}

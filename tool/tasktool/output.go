@@ -79,13 +79,18 @@ func (o output) execute(ctx context.Context, call tool.Call) (tool.Result, error
 	if args.WaitFor != "" || args.Screen {
 		return o.watch(ctx, call, id, args.WaitFor, args.Screen, args.TimeoutMs)
 	}
+	var waited time.Duration // how long a wait that ran out waited
 	if args.Wait {
 		d, err := o.wait(args.TimeoutMs)
 		if err != nil {
 			return tool.Result{}, err
 		}
-		if _, err := o.svc.Wait(ctx, call.Session, id, d); err != nil {
+		snap, err := o.svc.Wait(ctx, call.Session, id, d)
+		if err != nil {
 			return tool.Result{}, toolError(err)
+		}
+		if !snap.Status.Terminal() {
+			waited = d
 		}
 	}
 	text, snap, err := o.svc.Read(call.Session, id)
@@ -93,7 +98,7 @@ func (o output) execute(ctx context.Context, call tool.Call) (tool.Result, error
 		return tool.Result{}, toolError(err)
 	}
 	withdrawStale(call.Session, snap)
-	res := tool.TextResult(outputText(text, snap))
+	res := tool.TextResult(outputText(text, waited, snap))
 	res.Structured = snap
 	return res, nil
 }

@@ -3,6 +3,7 @@ package tasktool
 import (
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/dsh-go/dsh/internal/marker"
@@ -70,13 +71,25 @@ func listLine(s tasks.Snapshot) string {
 	return s.ID + " [" + kind + "] " + string(s.Status) + " — " + ShortLabel(s.Label)
 }
 
-// outputText renders task_output's text.
-func outputText(text string, s tasks.Snapshot) string {
+// StillRunningLine is the line task_output adds before the status line
+// when its wait ran out after d with the task still running (exact):
+// "[still running after <N> ms]".
+func StillRunningLine(d time.Duration) string {
+	return marker.YieldOpen + strconv.FormatInt(d.Milliseconds(), 10) + " ms]"
+}
+
+// outputText renders task_output's text: the still-running line comes
+// before the status line when a wait ran out after waited (0: no wait, or
+// one that saw the end) and the task has not ended since.
+func outputText(text string, waited time.Duration, s tasks.Snapshot) string {
 	if text == "" {
 		text = noNewOutputText
 	}
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
+	}
+	if waited > 0 && !s.Status.Terminal() {
+		text += StillRunningLine(waited) + "\n"
 	}
 	return text + StatusLine(s)
 }

@@ -9,7 +9,8 @@
 //
 // Texts the model reads (exact; docs/spec.md):
 //
-//	task_output  <read text or "(no new output)">\n[status: <status>, <detail>]
+//	task_output  <read text or "(no new output)">\n[still running after <N> ms]?\n[status: <status>, <detail>]
+//	             (the still-running line when a wait ran out before the task ended)
 //	task_list    <id> [<kind>] <status> — <label>     one line per task, or "(no background tasks)";
 //	             <kind> is "bash, tty 80x24" for a task with a terminal
 //	task_input   <new output or "(no new output)">\n[waitFor: no match after <N> ms]?\n[status: …]

@@ -320,22 +320,25 @@ func TestOutputWaitTimeouts(t *testing.T) {
 		r := newRig(t, config.Tasks{WaitTimeout: time.Second, MaxWaitTimeout: 5 * time.Second})
 		a := session.New("a", "")
 		r.start(t, "bash", "sleep 60", a, &producer{stream: true})
+		// A wait that runs out says how long it waited, before the status
+		// line (docs/spec.md §4.2, exact).
 		for _, tc := range []struct {
 			args string
 			want time.Duration
+			text string
 		}{
-			{`{"task_id":"bash-1","wait":true}`, time.Second},
-			{`{"task_id":"bash-1","wait":true,"timeout_ms":50}`, 50 * time.Millisecond},
-			{`{"task_id":"bash-1","wait":true,"timeout_ms":0.5}`, time.Millisecond},
-			{`{"task_id":"bash-1","wait":true,"timeout_ms":86400000}`, 5 * time.Second},
-			{`{"task_id":"bash-1","wait":true,"timeout_ms":1e400}`, 5 * time.Second},
-			{`{"task_id":"bash-1","wait":true,"timeout_ms":null}`, time.Second},
-			{`{"task_id":"bash-1","timeout_ms":50}`, 0},
+			{`{"task_id":"bash-1","wait":true}`, time.Second, "(no new output)\n[still running after 1000 ms]\n[status: running]"},
+			{`{"task_id":"bash-1","wait":true,"timeout_ms":50}`, 50 * time.Millisecond, "(no new output)\n[still running after 50 ms]\n[status: running]"},
+			{`{"task_id":"bash-1","wait":true,"timeout_ms":0.5}`, time.Millisecond, "(no new output)\n[still running after 1 ms]\n[status: running]"},
+			{`{"task_id":"bash-1","wait":true,"timeout_ms":86400000}`, 5 * time.Second, "(no new output)\n[still running after 5000 ms]\n[status: running]"},
+			{`{"task_id":"bash-1","wait":true,"timeout_ms":1e400}`, 5 * time.Second, "(no new output)\n[still running after 5000 ms]\n[status: running]"},
+			{`{"task_id":"bash-1","wait":true,"timeout_ms":null}`, time.Second, "(no new output)\n[still running after 1000 ms]\n[status: running]"},
+			{`{"task_id":"bash-1","timeout_ms":50}`, 0, "(no new output)\n[status: running]"},
 		} {
 			t0 := time.Now()
 			res := r.call(a, "task_output", tc.args)
-			if res.IsError || res.Text() != "(no new output)\n[status: running]" || time.Since(t0) != tc.want {
-				t.Errorf("%s: %q after %v, want %v", tc.args, res.Text(), time.Since(t0), tc.want)
+			if res.IsError || res.Text() != tc.text || time.Since(t0) != tc.want {
+				t.Errorf("%s: %q after %v, want %q after %v", tc.args, res.Text(), time.Since(t0), tc.text, tc.want)
 			}
 		}
 		for _, tc := range []struct{ ms, want string }{
@@ -592,9 +595,26 @@ func TestNoticeWithdrawnWhenReadBeforeDelivery(t *testing.T) {
 func TestEveryMarkerIsGuarded(t *testing.T) {
 	done := tasks.Snapshot{ID: "bash-1", Kind: "bash", Label: "make", Status: tasks.Completed, Detail: "exit code: 0"}
 	running := tasks.Snapshot{ID: "bash-2", Kind: "bash", Label: "make", Status: tasks.Running}
-	for _, line := range []string{tasktool.StatusLine(done), tasktool.StatusLine(running), tasktool.Notice(done)} {
+	for _, line := range []string{tasktool.StatusLine(done), tasktool.StatusLine(running), tasktool.Notice(done), tasktool.StillRunningLine(time.Second)} {
 		if !marker.Is(line) {
 			t.Errorf("%q is not guarded: add its opening to package marker", line)
+		}
+	}
+}
+
+// TestStillRunningLine: the line of a task_output wait that ran out, byte
+// for byte (docs/spec.md §4.2, exact).
+func TestStillRunningLine(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{30 * time.Second, "[still running after 30000 ms]"},
+		{time.Millisecond, "[still running after 1 ms]"},
+		{600 * time.Second, "[still running after 600000 ms]"},
+	} {
+		if got := tasktool.StillRunningLine(tc.d); got != tc.want {
+			t.Errorf("StillRunningLine(%v) = %q, want %q", tc.d, got, tc.want)
 		}
 	}
 }
