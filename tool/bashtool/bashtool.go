@@ -290,6 +290,7 @@ func (t *Tool) Definition() tool.Definition {
 		Annotations:  tool.Annotations{Destructive: true, OpenWorld: true},
 		Execute:      t.execute,
 		Presenters:   tool.Presenters{Call: presentCall, Result: presentResult},
+		MissingHints: map[string]string{"description": DescriptionHint},
 	}
 }
 
@@ -324,7 +325,7 @@ func request(a Args, s *session.Session) (bash.Request, error) {
 		return bash.Request{}, invalid(invalidBlank("command"))
 	}
 	if strings.TrimSpace(a.Description) == "" {
-		return bash.Request{}, invalid(invalidBlank("description"))
+		return bash.Request{}, invalid(invalidBlank("description") + "\n" + DescriptionHint)
 	}
 	req := bash.Request{Command: a.Command, Workdir: a.ResolveWorkdir(s)}
 	if s != nil {
