@@ -378,7 +378,7 @@ type SpillRemover interface {
 // ReadResult is one consuming read of a background process.
 type ReadResult struct {
 	// Delta is the new stdout, then the new stderr after a "[stderr]"
-	// line, joined by [JoinStreams].
+	// line, joined by [JoinStreams]: each stream's Text, without its Head.
 	Delta string
 	// Lossy reports that unread bytes were dropped from memory since the
 	// previous read; the spill files still hold them (up to their cap).

@@ -34,9 +34,10 @@
 //   - Text is valid UTF-8: each invalid byte becomes U+FFFD, one for one.
 //   - Consuming reads never split a character between two reads (an
 //     incomplete character at the end is held back until it completes or the
-//     stream ends) and report when unread bytes were dropped. They are meant
-//     for collectors without a head: with one, they see the head only while
-//     nothing between it and the tail was dropped.
+//     stream ends) and report when unread bytes were dropped. With a head,
+//     a read that lost bytes from inside it also returns the head's unread
+//     part, cut as Close cuts it, and counts the bytes between it and the
+//     tail ([Collector.ReadNewHead]).
 //   - A Consumed collector (a background stream, read only by ReadNew) is
 //     parked when it closes: memory keeps at most ParkedBytes of its
 //     unread bytes, and reads take the rest (and a lossy read's before)
