@@ -378,7 +378,7 @@ type SpillRemover interface {
 // ReadResult is one consuming read of a background process.
 type ReadResult struct {
 	// Delta is the new stdout, then the new stderr after a "[stderr]"
-	// line, joined by [JoinStreams].
+	// line, joined by [JoinStreams]: each stream's Text, without its Head.
 	Delta string
 	// Lossy reports that unread bytes were dropped from memory since the
 	// previous read; the spill files still hold them (up to their cap).
@@ -400,6 +400,13 @@ type StreamRead struct {
 	// Output.Before.
 	Lossy  bool
 	Before string
+	// Head is, for a lossy read that began inside the stream's kept head
+	// (keepHeadBytes), the part of that head it had not read, cut as
+	// Output.Head; OmittedBytes then counts the raw bytes between Head and
+	// Text. A background read keeps the start and the end of what it
+	// missed, as a foreground result does (docs/spec.md §3.5).
+	Head         string
+	OmittedBytes int64
 }
 
 // ContextBytes is what an executor keeps of a stream before the kept

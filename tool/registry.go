@@ -177,7 +177,7 @@ func (r *Registry) execute(ctx context.Context, call Call) Result {
 	if !ok {
 		return refused(ErrorResult(CodeUnknownTool, fmt.Sprintf("unknown tool %q", call.Name)), Ruling{Outcome: OutcomeInvalid})
 	}
-	if _, err := Validate(def.Parameters, call.Args); err != nil {
+	if _, err := def.validate(call.Args); err != nil {
 		return refused(errorResult(err, CodeInvalidArgs), Ruling{Outcome: OutcomeInvalid})
 	}
 
@@ -254,7 +254,7 @@ func (r *Registry) runFinal(ctx context.Context, def Definition, call, final Cal
 	if bytes.Equal(final.Args, call.Args) {
 		return r.runTool(ctx, def, call)
 	}
-	if _, err := Validate(def.Parameters, final.Args); err != nil {
+	if _, err := def.validate(final.Args); err != nil {
 		return errorResult(err, CodeInvalidArgs)
 	}
 	res := r.runTool(ctx, def, final)

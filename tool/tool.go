@@ -66,6 +66,10 @@ type Definition struct {
 	Execute func(ctx context.Context, call Call) (Result, error)
 	// Presenters shape what a UI shows; both are optional.
 	Presenters Presenters
+	// MissingHints maps a required top-level property to a line that says
+	// what to send in it: an invalid-arguments error that reports it
+	// missing ends with that line, after a "\n". Optional.
+	MissingHints map[string]string
 }
 
 // Annotations are hints about a tool's behaviour, for clients.

@@ -126,6 +126,28 @@ func TestValidationMessages(t *testing.T) {
 	}
 }
 
+// A required property's hint ends the error that reports it missing
+// (absent or null), on a line of its own; nothing else gets it.
+func TestMissingHints(t *testing.T) {
+	def := echoTool("bash", bashLikeSchema())
+	def.MissingHints = map[string]string{"description": "description: what to send", "command": "command: what to run"}
+	r := newRegistry(t, def)
+	for _, tc := range []struct{ args, want string }{
+		{`{"command": "ls"}`, "Error: invalid arguments: missing required property \"description\"\ndescription: what to send"},
+		{`{"command": "ls", "description": null}`, "Error: invalid arguments: missing required property \"description\"\ndescription: what to send"},
+		{``, "Error: invalid arguments: missing required property \"command\"; missing required property \"description\"\ncommand: what to run\ndescription: what to send"},
+		{`{"command": "ls", "description": 3}`, `Error: invalid arguments: "description" must be a string`},
+		{`{"description": "d", "timeoutMs": "x"}`, "Error: invalid arguments: missing required property \"command\"; \"timeoutMs\" must be a number\ncommand: what to run"},
+		{`[]`, `Error: invalid arguments: "arguments" must be an object`},
+		{`{"command"`, `Error: invalid arguments: arguments are not valid JSON: unexpected EOF`},
+	} {
+		res := r.Execute(context.Background(), Call{Name: "bash", Args: json.RawMessage(tc.args)})
+		if got := res.Text(); got != tc.want || res.Code != CodeInvalidArgs {
+			t.Errorf("%s:\n got %q (%s)\nwant %q", tc.args, got, res.Code, tc.want)
+		}
+	}
+}
+
 func TestUnknownToolAndToolFailures(t *testing.T) {
 	r := newRegistry(t,
 		Definition{Name: "fails", Parameters: &jsonschema.Schema{Type: "object"}, Execute: func(context.Context, Call) (Result, error) {

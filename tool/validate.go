@@ -62,6 +62,32 @@ func Validate(s *jsonschema.Schema, args json.RawMessage) (map[string]any, error
 	return obj, nil
 }
 
+// validate is [Validate] against def's parameters, with def's
+// MissingHints: a line for each required property the arguments lack.
+func (def Definition) validate(args json.RawMessage) (map[string]any, error) {
+	m, err := Validate(def.Parameters, args)
+	if err == nil || len(def.MissingHints) == 0 {
+		return m, err
+	}
+	var obj map[string]any
+	if trimmed := bytes.TrimSpace(args); len(trimmed) != 0 && string(trimmed) != "null" {
+		if json.Unmarshal(trimmed, &obj) != nil {
+			return nil, err // not an object: nothing is missing yet
+		}
+	}
+	te, ok := err.(*Error)
+	if !ok {
+		return nil, err
+	}
+	for _, name := range propertyOrder(def.Parameters) {
+		hint, ok := def.MissingHints[name]
+		if ok && slices.Contains(def.Parameters.Required, name) && obj[name] == nil {
+			te.Message += "\n" + hint
+		}
+	}
+	return nil, te
+}
+
 func invalidArgs(problems []string) error {
 	return &Error{Code: CodeInvalidArgs, Message: InvalidArgsPrefix + strings.Join(problems, "; ")}
 }

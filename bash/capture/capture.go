@@ -34,9 +34,10 @@
 //   - Text is valid UTF-8: each invalid byte becomes U+FFFD, one for one.
 //   - Consuming reads never split a character between two reads (an
 //     incomplete character at the end is held back until it completes or the
-//     stream ends) and report when unread bytes were dropped. They are meant
-//     for collectors without a head: with one, they see the head only while
-//     nothing between it and the tail was dropped.
+//     stream ends) and report when unread bytes were dropped. With a head,
+//     a read that lost bytes from inside it also returns the head's unread
+//     part, cut as Close cuts it, and counts the bytes between it and the
+//     tail ([Collector.ReadNewHead]).
 //   - A Consumed collector (a background stream, read only by ReadNew) is
 //     parked when it closes: memory keeps at most ParkedBytes of its
 //     unread bytes, and reads take the rest (and a lossy read's before)
@@ -513,6 +514,31 @@ func (c *Collector) ReadNew() (data []byte, lossy bool) {
 // ReadNewAfter is ReadNew that also returns, for a lossy read, before:
 // what came just before data, up to ContextBytes (as Result.Before).
 func (c *Collector) ReadNewAfter() (data, before []byte, lossy bool) {
+	r := c.ReadNewHead()
+	return r.Data, r.Before, r.Lossy
+}
+
+// NewRead is one consuming read ([Collector.ReadNewHead]).
+type NewRead struct {
+	// Data is the new output; Before, for a lossy read, what came just
+	// before it (as Result.Before).
+	Data, Before []byte
+	// Head is, for a lossy read, the unread part of the stream's head
+	// (HeadBytes, cut as Result.Head), when the dropped bytes began inside
+	// it: a lossy read then shows the start and the end of what it missed,
+	// as Close does for a foreground stream. Empty otherwise.
+	Head []byte
+	// Omitted counts the raw bytes between Head and Data, when Head is set.
+	Omitted int64
+	// Lossy reports that unread bytes were dropped before Data.
+	Lossy bool
+}
+
+// ReadNewHead is ReadNewAfter that also returns, for a lossy read that
+// began inside the stream's head, that head's unread part (NewRead.Head):
+// a Consumed stream with a head keeps its start for the read that missed
+// it.
+func (c *Collector) ReadNewHead() (r NewRead) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.markRead()
@@ -522,22 +548,44 @@ func (c *Collector) ReadNewAfter() (data, before []byte, lossy bool) {
 	kept := c.keptFrom()
 	from := c.readPos
 	if from < kept {
-		lossy, from = true, kept
+		r.Lossy, from = true, kept
 	}
 	if from == c.total {
-		return nil, nil, lossy
+		return r
 	}
-	data = c.copyFrom(from)
-	if lossy {
+	data := c.copyFrom(from)
+	if r.Lossy {
 		cut := skipContinuation(data)
-		before = append(c.before(from), data[:cut]...)
+		r.Before = append(c.before(from), data[:cut]...)
 		data, from = data[cut:], from+int64(cut)
+		r.Head = c.unreadHead(c.readPos)
+		r.Omitted = omittedAfter(c.readPos, r.Head, from)
 	}
 	if !c.closed {
 		data = data[:len(data)-incompleteSuffix(data)]
 	}
+	r.Data = data
 	c.readPos = from + int64(len(data))
-	return data, before, lossy
+	return r
+}
+
+// unreadHead is the part of the head, cut as Close cuts it, from stream
+// offset pos on; nil when pos is at or past the cut. Called with mu held.
+func (c *Collector) unreadHead(pos int64) []byte {
+	end := int64(headCut(c.head))
+	if pos >= end {
+		return nil
+	}
+	return append([]byte(nil), c.head[pos:end]...)
+}
+
+// omittedAfter counts the bytes a lossy read that began at pos leaves
+// out between head (from pos on; none when empty) and its data at from.
+func omittedAfter(pos int64, head []byte, from int64) int64 {
+	if len(head) == 0 {
+		return 0
+	}
+	return from - pos - int64(len(head))
 }
 
 // Close ends the stream: it closes the spill file and computes the final

@@ -839,3 +839,28 @@ func TestContextCostsOnlyOverflowingStreams(t *testing.T) {
 		t.Fatalf("Before %d bytes, head and tail %d", len(r.Before), len(r.Head)+len(r.Text))
 	}
 }
+
+// TestReadNewHeadOfARunningStream: a consumed stream with a head, read
+// while it runs: a read that missed bytes from inside the head gets the
+// head's unread part, cut to a line end, and the count of the bytes
+// between it and the tail; a read that missed bytes after the head gets
+// none.
+func TestReadNewHeadOfARunningStream(t *testing.T) {
+	c := New(Options{Stream: "stdout", MaxBytes: 20, HeadBytes: 8, MaxSpillBytes: 1 << 20, Consumed: true})
+	write := func(s string) {
+		if _, err := c.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("err1\nerr2\n")
+	write(strings.Repeat("x", 40))
+	r := c.ReadNewHead()
+	if !r.Lossy || string(r.Head) != "err1\n" || string(r.Data) != strings.Repeat("x", 12) || r.Omitted != 50-5-12 {
+		t.Fatalf("first read: lossy %v head %q data %q omitted %d", r.Lossy, r.Head, r.Data, r.Omitted)
+	}
+	write(strings.Repeat("y", 40))
+	if r := c.ReadNewHead(); !r.Lossy || r.Head != nil || r.Omitted != 0 || string(r.Data) != strings.Repeat("y", 12) {
+		t.Fatalf("second read: lossy %v head %q data %q omitted %d", r.Lossy, r.Head, r.Data, r.Omitted)
+	}
+	c.Close()
+}

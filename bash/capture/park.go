@@ -26,6 +26,9 @@ type parked struct {
 	keep   int64 // the first byte kept: from, or its context's first
 	fileTo int64
 	tail   []byte // the stream's bytes [fileTo, total)
+	// head is the head's unread part, for the next read when it is lossy
+	// (NewRead.Head).
+	head []byte
 }
 
 // parkStream closes a Consumed stream: the Result without texts, and the
@@ -41,9 +44,12 @@ func (c *Collector) parkStream() {
 	}
 	from := max(c.readPos, c.keptFrom())
 	keep := from
+	var head []byte
 	if c.readPos < from { // the next read is lossy: keep its before too
 		keep = from - int64(len(c.before(from)))
+		head = c.unreadHead(c.readPos)
 	}
+	defer func() { c.park.head = head }()
 	if c.total-keep <= ParkedBytes {
 		c.parkAt(from, keep, keep)
 		return
@@ -102,17 +108,34 @@ func (c *Collector) spillWhole() bool {
 	return true
 }
 
-// readParked is ReadNewAfter on a parked stream: the unread bytes, from
+// readParked is ReadNewHead on a parked stream: the unread bytes, from
 // the spill file and the tail in memory. A spill file that cannot be read
 // back (deleted meanwhile) makes the read lossy: it returns the tail, with
 // no before. Called with mu held.
-func (c *Collector) readParked() (data, before []byte, lossy bool) {
+func (c *Collector) readParked() NewRead {
+	data, before, lossy, from := c.readParkedData()
+	r := NewRead{Data: data, Before: before, Lossy: lossy}
+	if lossy && from >= 0 {
+		r.Head = c.park.head
+		r.Omitted = omittedAfter(c.readPos, r.Head, from)
+	}
+	c.park.head = nil
+	if from >= 0 {
+		c.readPos = c.total // all read
+	}
+	return r
+}
+
+// readParkedData reads a parked stream's unread bytes: from is the
+// stream offset of data, -1 when there was nothing to read. Called with
+// mu held; leaves readPos to its caller.
+func (c *Collector) readParkedData() (data, before []byte, lossy bool, from int64) {
 	from, lo := c.readPos, c.readPos
 	if from < c.park.from {
 		lossy, from, lo = true, c.park.from, c.park.keep
 	}
 	if from == c.total {
-		return nil, nil, lossy
+		return nil, nil, lossy, -1
 	}
 	var all []byte
 	if lo < c.park.fileTo {
@@ -128,9 +151,10 @@ func (c *Collector) readParked() (data, before []byte, lossy bool) {
 		cut := skipContinuation(data)
 		before, data = all[:from-lo+int64(cut)], data[cut:]
 		before = before[skipContinuation(before):]
+		from += int64(cut)
 	}
-	c.readPos, c.park.tail = c.total, nil // all read: nothing to keep
-	return data, before, lossy
+	c.park.tail = nil // all read: nothing to keep
+	return data, before, lossy, from
 }
 
 // readSpill reads the bytes [from, to) of the stream from its spill file.

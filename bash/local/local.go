@@ -6,11 +6,10 @@
 // group can be signalled at once. Its stdin is /dev/null unless the spec
 // carries bytes; stdout and stderr are separate pipes, each collected by a
 // [capture.Collector] that keeps the tail in memory and spills the stream to
-// a private file. A foreground run's collectors keep the first
-// keepHeadBytes of the stream too, out of the same maxOutputBytes
-// (docs/spec.md §3.4a); a background process keeps a tail of the whole
-// maxOutputBytes and no head, since its reads consume the stream as it
-// comes. If this process dies, the kernel kills the group leader
+// a private file. The collectors keep the first keepHeadBytes of the
+// stream too, out of the same maxOutputBytes (docs/spec.md §3.4a): a
+// foreground result shows it, and a background process's read that
+// missed output shows what it missed of the head (§3.5). If this process dies, the kernel kills the group leader
 // (parent-death signal).
 //
 // A background command may run under a terminal instead (terminal.go,
@@ -188,7 +187,7 @@ type Executor struct {
 	timeoutMs      int64
 	maxTimeoutMs   int64
 	maxOutputBytes int64
-	keepHeadBytes  int64 // of maxOutputBytes, for foreground runs
+	keepHeadBytes  int64 // of maxOutputBytes
 	maxSpillBytes  int64
 	spillBudget    *capture.Budget // maxSpillTotalBytes, over every command's files
 	grace          time.Duration

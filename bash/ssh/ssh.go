@@ -174,7 +174,7 @@ type Executor struct {
 	timeoutMs      int64
 	maxTimeoutMs   int64
 	maxOutputBytes int64
-	keepHeadBytes  int64 // of maxOutputBytes, for foreground runs
+	keepHeadBytes  int64 // of maxOutputBytes
 	maxSpillBytes  int64
 	grace          time.Duration
 	keepalive      time.Duration

@@ -33,21 +33,23 @@ const doctorTimeout = 30 * time.Second
 // that exist, dsh's own files, the spill base, /run, the host sockets it
 // covers); for the SSH executor the
 // host, the login, the remote programs, the round trips and the spill
-// directory base; then where the command policy's rules come from. A
+// directory base; then the config file in use and where its name came
+// from (config.go), and where the command policy's rules come from. A
 // sandbox that cannot be enforced is exit 2, as for dsh mcp, serve and
 // run.
 func newDoctorCmd(s streams) *cobra.Command {
-	return configCommand("doctor", "Report the executor dsh uses: the shell, process containment and sandbox here, or the remote host over SSH", s, func(cfg config.File, path string, log *slog.Logger) error {
+	return configCommand("doctor", "Report the executor dsh uses: the shell, process containment and sandbox here, or the remote host over SSH", s, func(cfg config.File, src configSource, log *slog.Logger) error {
 		var err error
 		if cfg.Executor == config.ExecutorSSH {
 			fmt.Fprintf(s.out, "version: %s\n", readBuildFacts())
 			err = doctorSSH(cfg.SSH, log, s.out)
 		} else {
-			cfg.Local.Sandbox, err = doctorLocal(cfg, path, log, s.out)
+			cfg.Local.Sandbox, err = doctorLocal(cfg, src.Path, log, s.out)
 		}
 		if err != nil {
 			return err
 		}
+		fmt.Fprintf(s.out, "config: %s\n", src)
 		fmt.Fprintf(s.out, "permissions: %s\n", permissionsLine(cfg, permissions.Options{Logger: log}))
 		return printHooks(cfg, log, s.out)
 	})

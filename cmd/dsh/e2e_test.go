@@ -50,6 +50,11 @@ func sdkCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 	return res
 }
 
+// descriptionHint is the line that ends the error of a bash call without
+// a description (exact, docs/spec.md §3.2), written out here: the test
+// holds the constant to it byte for byte.
+const descriptionHint = "description: a 5-10 word summary of the command, for display"
+
 // examples are docs/spec.md §3–§4 examples as the model reads them.
 func checkExamples(t *testing.T, cs *mcp.ClientSession) {
 	t.Helper()
@@ -65,6 +70,11 @@ func checkExamples(t *testing.T, cs *mcp.ClientSession) {
 		{map[string]any{"command": "", "description": "d"}, "Error: invalid command: expected a non-empty string"},
 		{map[string]any{"command": "ls", "description": "d", "timeoutMs": -1}, "Error: invalid timeoutMs: expected a positive number, got -1"},
 		{map[string]any{"command": 1, "description": "d"}, `Error: invalid arguments: "command" must be a string`},
+		// A call without a description says what to send (docs/spec.md §3.2).
+		{map[string]any{"command": "ls"}, "Error: invalid arguments: missing required property \"description\"\n" + descriptionHint},
+		{map[string]any{"command": "ls", "description": nil}, "Error: invalid arguments: missing required property \"description\"\n" + descriptionHint},
+		{map[string]any{"command": "ls", "description": " "}, "Error: invalid description: expected a non-empty string\n" + descriptionHint},
+		{map[string]any{}, "Error: invalid arguments: missing required property \"command\"; missing required property \"description\"\n" + descriptionHint},
 	} {
 		if got := sdkText(t, sdkCall(t, cs, "bash", tc.args)); got != tc.want {
 			t.Errorf("bash %v:\n got %q\nwant %q", tc.args, got, tc.want)

@@ -32,7 +32,9 @@ const usageExits = `  2      bad flags, a missing or malformed config file, an u
 
 // configPointer ends the description of a command that reads a config
 // file.
-const configPointer = "Every key, its default, bounds and an example: docs/config.md."
+const configPointer = `The config file is --config, else $DSH_CONFIG, else $XDG_CONFIG_HOME/dsh/config.yaml
+(~/.config/dsh/config.yaml), else none; never one from the working directory.
+Every key, its default, bounds and an example: docs/config.md.`
 
 // helpText is what --help adds to one command.
 type helpText struct {
@@ -93,7 +95,7 @@ Reads the whole config: executor, local.*, ssh.*, tools, bash.* (yieldAfterMs, .
 tasks.*, permissions, hooks, redact, audit.
 ` + configPointer,
 		example: `  dsh mcp --workdir ~/project
-  dsh mcp --config ~/.config/dsh/dsh.yaml --log-level debug
+  dsh mcp --config /etc/dsh/dsh.yaml --log-level debug
   dsh mcp < session.jsonl              # a recorded session, answered in full`,
 		exit: `  0      stdin reached EOF, or SIGINT/SIGTERM: the session ended, its tasks killed
   1      a failure to start, or the transport failed
@@ -144,8 +146,8 @@ Reads tools, bash.*, tasks.*, local.sandbox and executor from the config.
 		long: `Prints dsh's version, then what the executor would run with: the shell, the process
 containment (a cgroup per command, or the marker and why) and the sandbox; with
 executor: ssh it connects and prints the host, user, login key, host key, remote bash and
-programs and round-trip times. Then where the command policy's rules and the hooks come
-from.
+programs and round-trip times. Then the config file in use and where its name came from,
+and where the command policy's rules and the hooks come from.
 
 Reads executor, local.* (shell, containment, sandbox), ssh.*, permissions, hooks and
 claudeHooks.

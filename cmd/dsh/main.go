@@ -28,8 +28,13 @@
 //
 // # Config file
 //
-// --config names a YAML file; without one the defaults apply. Every key is
-// optional, and an unknown key is refused by name:
+// The config file is --config, else $DSH_CONFIG (a file it names must
+// exist), else $XDG_CONFIG_HOME/dsh/config.yaml (~/.config/dsh/config.yaml)
+// when it exists; without one the defaults apply. Never a file of the
+// working directory: a cloned repository must not configure dsh. dsh
+// doctor names the file and where its name came from (config.go). Every
+// key is optional, and an unknown key is refused by name
+// (docs/examples/config.yaml has every section):
 //
 //	executor: local          # the executor to load: local, or ssh (an ssh: section, docs/config.md)
 //	local:                   # the local executor (docs/spec.md §2.1)
@@ -359,6 +364,10 @@ func newRoot(s streams) *cobra.Command {
 		Args: subcommandArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError("missing command: try dsh --help")
+		},
+		// Every command with --config finds its file the same way.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return resolveConfigFlag(cmd)
 		},
 		SuggestionsMinimumDistance: 2,
 	}

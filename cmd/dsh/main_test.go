@@ -58,10 +58,17 @@ type outcome struct {
 // waits for it (at most 30 s, then it is killed and the test fails).
 func dsh(t *testing.T, env []string, args ...string) outcome {
 	t.Helper()
+	return dshIn(t, "", env, args...)
+}
+
+// dshIn is dsh run in the directory dir ("" for the test's).
+func dshIn(t *testing.T, dir string, env []string, args ...string) outcome {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), proctest.Scale(30*time.Second))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, dshBin, args...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -139,22 +146,23 @@ func TestDoctor(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	claudeEnv := []string{"HOME=" + home, "CLAUDE_PROJECT_DIR=" + project}
 	noSection := "permissions: " + permissionsLine(config.File{}, permissions.Options{Home: home, ProjectDir: project})
-	got := dsh(t, claudeEnv, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: marker, sandbox: {mode: off}}\n"))
+	marker := writeFile(t, "dsh.yaml", "local: {containment: marker, sandbox: {mode: off}}\n")
+	got := dsh(t, claudeEnv, "doctor", "--config", marker)
 	lines := strings.Split(got.stdout, "\n")
 	self := "self: not dumpable: commands cannot read dsh's environment, memory or descriptors ("
 	if os.Geteuid() == 0 {
 		self = "self: " + rootExposed
 	}
-	if got.code != 0 || len(lines) != 10 || lines[0] != "sandbox: off (local.sandbox.mode: off)" ||
+	if got.code != 0 || len(lines) != 11 || lines[0] != "sandbox: off (local.sandbox.mode: off)" ||
 		!strings.HasPrefix(lines[1], "version: dsh ") || !strings.HasPrefix(lines[2], "shell: /") ||
 		lines[3] != "containment: marker: the DSH_RUN_ID variable and the parent chain (chosen by the config)" ||
 		!strings.HasPrefix(lines[4], "limits: pids 4096 per command not in force (containment is the marker)") ||
 		lines[5] != "sessions: "+notIsolated || !strings.HasPrefix(lines[6], self) ||
-		lines[7] != noSection || lines[8] != "hooks: none" {
+		lines[7] != "config: "+marker+" (from --config)" || lines[8] != noSection || lines[9] != "hooks: none" {
 		t.Errorf("doctor with the marker: %+v", got)
 	}
 	got = dsh(t, nil, "doctor", "--config", writeFile(t, "dsh.yaml", "local: {containment: group, sandbox: {mode: off}}\n"))
-	if lines = strings.Split(got.stdout, "\n"); got.code != 0 || len(lines) != 10 ||
+	if lines = strings.Split(got.stdout, "\n"); got.code != 0 || len(lines) != 11 ||
 		lines[3] != "containment: group: the process group and its descendants by the parent chain (chosen by the config)" ||
 		!strings.HasPrefix(lines[4], "limits: pids 4096 per command not in force (containment is the group)") {
 		t.Errorf("doctor with the group: %+v", got)

@@ -48,7 +48,7 @@ func newPolicyCmd(s streams) *cobra.Command {
 	}
 	fl := check.Flags()
 	fl.SetInterspersed(false)
-	fl.StringVar(&configPath, "config", "", "config file (YAML)")
+	fl.StringVar(&configPath, "config", "", configFlagHelp)
 	fl.StringVar(&workdir, "workdir", "", "the session's working directory (default: the config's local.cwd, else the current directory)")
 	fl.BoolVar(&asJSON, "json", false, "print the decision as one JSON object")
 	cmd := &cobra.Command{Use: "policy", Short: "Inspect the command policy", Args: subcommandArgs,

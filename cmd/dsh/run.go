@@ -60,7 +60,7 @@ func newRunCmd(s streams) *cobra.Command {
 	fl := cmd.Flags()
 	// Everything after the first argument is the command's, flags included.
 	fl.SetInterspersed(false)
-	fl.StringVar(&f.config, "config", "", "config file (YAML)")
+	fl.StringVar(&f.config, "config", "", configFlagHelp)
 	fl.StringVar(&f.workdir, "workdir", "", "working directory of the command (default: the config's local.cwd, else the current directory; with executor ssh: ssh.cwd, else the remote home)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "timeout of the command, a Go duration such as 100ms or 2m (default: the config's local.timeoutMs)")
 	fl.BoolVar(&f.background, "background", false, "start the command as a background task and wait for it with task_output")

@@ -74,7 +74,7 @@ func newMCPCmd(s streams) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&configPath, "config", "", "config file (YAML)")
+	fl.StringVar(&configPath, "config", "", configFlagHelp)
 	fl.StringVar(&workdir, "workdir", "", "working directory of every session (default: the client's first root, else the current directory)")
 	level = addLogLevel(cmd)
 	return cmd
@@ -106,7 +106,7 @@ func newServeCmd(s streams) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "", "address to listen on, HOST:PORT or unix:PATH (a socket only you can open; no token needed) (required)")
-	fl.StringVar(&f.config, "config", "", "config file (YAML)")
+	fl.StringVar(&f.config, "config", "", configFlagHelp)
 	fl.StringVar(&f.workdir, "workdir", "", "working directory of every session (default: the client's first root, else the current directory)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the bearer token (default: $"+tokenEnv+")")
 	fl.BoolVar(&f.noAuth, "no-auth", false, "serve without a token; only on a loopback address")

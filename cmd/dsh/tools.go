@@ -33,7 +33,7 @@ type annotationsJSON struct {
 }
 
 func newToolsCmd(s streams) *cobra.Command {
-	return configCommand("tools", "Print the tool schemas as JSON, then the assembled prompt", s, func(cfg config.File, _ string, log *slog.Logger) error {
+	return configCommand("tools", "Print the tool schemas as JSON, then the assembled prompt", s, func(cfg config.File, _ configSource, log *slog.Logger) error {
 		st, err := host.Standard(cfg, host.WithLogger(log))
 		if err != nil {
 			return failure("%v", err)
@@ -49,23 +49,23 @@ func newToolsCmd(s streams) *cobra.Command {
 }
 
 // configCommand is a command whose only flag is --config: run gets the
-// loaded config and its file's path ("" without one), with the logger on
-// stderr set up.
-func configCommand(use, short string, s streams, run func(cfg config.File, path string, log *slog.Logger) error) *cobra.Command {
+// loaded config and its file (Path "" without one) and where it was
+// found, with the logger on stderr set up.
+func configCommand(use, short string, s streams, run func(cfg config.File, src configSource, log *slog.Logger) error) *cobra.Command {
 	var configPath string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, _, err := setup(configPath, "")
 			if err != nil {
 				return err
 			}
-			return run(cfg, configPath, newLogger(s.err))
+			return run(cfg, configSourceOf(cmd), newLogger(s.err))
 		},
 	}
-	cmd.Flags().StringVar(&configPath, "config", "", "config file (YAML)")
+	cmd.Flags().StringVar(&configPath, "config", "", configFlagHelp)
 	return cmd
 }
 

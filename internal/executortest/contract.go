@@ -37,7 +37,7 @@ var contract = []struct {
 	{"OutputOfExactlyTheCap", testOutputOfExactlyTheCap},
 	{"LongOutputKeepsTailAndSpills", testLongOutputKeepsTailAndSpills},
 	{"ForegroundKeepsTheHead", testForegroundKeepsTheHead},
-	{"BackgroundKeepsNoHead", testBackgroundKeepsNoHead},
+	{"BackgroundKeepsTheHead", testBackgroundKeepsTheHead},
 	{"SpillCapped", testSpillCapped},
 	{"HugeHeredocCommand", testHugeHeredocCommand},
 	{"EscapedGrandchildHoldingStdout", testEscapedGrandchildHoldingStdout},
@@ -358,15 +358,23 @@ func testForegroundKeepsTheHead(t *testing.T, h Harness) {
 	}
 }
 
-// testBackgroundKeepsNoHead: a background process's reads consume the
-// stream as it comes, so its collectors keep a tail of the whole
-// maxOutputBytes and no head.
-func testBackgroundKeepsNoHead(t *testing.T, h Harness) {
+// testBackgroundKeepsTheHead: a background process keeps the head of
+// each stream too, out of maxOutputBytes, as a foreground run does: a
+// read that missed output from inside the head returns the head's unread
+// part (cut back to a line end) and counts what lies between it and the
+// tail; the delta is the tail (docs/spec.md §3.5). A read after the head
+// gets no head.
+func testBackgroundKeepsTheHead(t *testing.T, h Harness) {
 	e := h.newExecutor(t, Limits{MaxOutputBytes: 104, KeepHeadBytes: new(int64(50))})
 	p := Start(t, e, "seq 1 100")
 	Wait(t, p)
-	if r := p.Read(); !r.Lossy || r.Delta != "\n"+SeqLines(67, 100) {
+	// 292 bytes: a 48-byte head (1 to 19), 190 omitted, a 54-byte tail.
+	r := p.Read()
+	if !r.Lossy || r.Delta != "3\n"+SeqLines(84, 100) || r.Stdout.Head != SeqLines(1, 19) || r.Stdout.OmittedBytes != 190 {
 		t.Fatalf("read %+v", r)
+	}
+	if r := p.Read(); r.Lossy || r.Delta != "" || r.Stdout.Head != "" {
+		t.Fatalf("second read %+v", r)
 	}
 }
 

@@ -553,3 +553,35 @@ func wantFile(t *testing.T, path string, size int64) {
 		t.Errorf("%s: %v, size %v; want %d bytes", path, err, fi, size)
 	}
 }
+
+// A background task's read that missed output keeps the start of what it
+// missed and its end, with the omitted line between them, exactly as the
+// same command's foreground result shows them: an early error is not only
+// in the spill file.
+func TestBackgroundReadKeepsHeadAndTail(t *testing.T) {
+	s := newStack(t, nil)
+	a := session.New("a", "")
+	defer a.End()
+	const command = "echo 'error: early failure'; seq 1 30000; echo 'last line'"
+	fg := s.call(t, a, "bash", map[string]any{"command": command, "description": "print a lot"}).Text()
+	fgKept, _, ok := strings.Cut(fg, "\n\n[output truncated; full output: ")
+	if !ok || !strings.HasPrefix(fgKept, "error: early failure\n1\n") || !strings.Contains(fgKept, " bytes omitted …]\n") {
+		t.Fatalf("foreground: %q", fg)
+	}
+	id := s.start(t, a, command)
+	bg := s.output(t, a, id)
+	bgKept, rest, ok := strings.Cut(bg, "\n[some output was dropped from memory; full output: ")
+	if !ok || !strings.HasSuffix(rest, "-stdout.log]\n[status: completed, exit code: 0]") {
+		t.Fatalf("background: %q", bg)
+	}
+	if bgKept != fgKept {
+		i := 0
+		for i < min(len(bgKept), len(fgKept)) && bgKept[i] == fgKept[i] {
+			i++
+		}
+		t.Errorf("background read and foreground differ at byte %d:\n%.200q\n%.200q", i, bgKept[max(0, i-50):], fgKept[max(0, i-50):])
+	}
+	if !strings.HasSuffix(bgKept, "29999\n30000\nlast line") {
+		t.Errorf("background read ends %q", bgKept[len(bgKept)-40:])
+	}
+}

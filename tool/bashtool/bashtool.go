@@ -290,6 +290,7 @@ func (t *Tool) Definition() tool.Definition {
 		Annotations:  tool.Annotations{Destructive: true, OpenWorld: true},
 		Execute:      t.execute,
 		Presenters:   tool.Presenters{Call: presentCall, Result: presentResult},
+		MissingHints: map[string]string{"description": DescriptionHint},
 	}
 }
 
@@ -324,7 +325,7 @@ func request(a Args, s *session.Session) (bash.Request, error) {
 		return bash.Request{}, invalid(invalidBlank("command"))
 	}
 	if strings.TrimSpace(a.Description) == "" {
-		return bash.Request{}, invalid(invalidBlank("description"))
+		return bash.Request{}, invalid(invalidBlank("description") + "\n" + DescriptionHint)
 	}
 	req := bash.Request{Command: a.Command, Workdir: a.ResolveWorkdir(s)}
 	if s != nil {
@@ -595,9 +596,21 @@ func (t *Tool) newStream() stream {
 func (t *Tool) newStreams() *streams { return &streams{t.newStream(), t.newStream()} }
 
 // read is r as the model may read it: after a loss with what came before
-// it as context; the end of a secret, and an escape sequence cut short,
-// are held back unless end.
+// it as context, and the head it missed (r.Head) before the omitted
+// line, as a foreground result's (keptText); the end of a secret, and
+// an escape sequence cut short, are held back unless end.
 func (st stream) read(r bash.StreamRead, end bool) string {
+	if r.Lossy && r.Head != "" {
+		// The head continues what was read before; it ends at a cut.
+		head := st.readPart(bash.StreamRead{Text: r.Head}, true)
+		r.Head = ""
+		return keptText(bash.Output{Head: head, OmittedBytes: r.OmittedBytes, Text: st.readPart(r, end)})
+	}
+	return st.readPart(r, end)
+}
+
+// readPart is read of one part, without a head.
+func (st stream) readPart(r bash.StreamRead, end bool) string {
 	text := *st.unfinished + r.Text
 	if r.Lossy {
 		text = r.Text

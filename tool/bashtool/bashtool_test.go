@@ -250,7 +250,7 @@ func TestValueValidation(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
 		{`{"command": "", "description": "d"}`, "Error: invalid command: expected a non-empty string"},
 		{`{"command": "  \n", "description": ""}`, "Error: invalid command: expected a non-empty string"},
-		{`{"command": "ls", "description": " "}`, "Error: invalid description: expected a non-empty string"},
+		{`{"command": "ls", "description": " "}`, "Error: invalid description: expected a non-empty string\n" + bashtool.DescriptionHint},
 		{`{"command": "ls", "description": "d", "timeoutMs": -1}`, "Error: invalid timeoutMs: expected a positive number, got -1"},
 		{`{"command": "ls", "description": "d", "timeoutMs": 0}`, "Error: invalid timeoutMs: expected a positive number, got 0"},
 		{`{"command": "ls", "description": "d", "timeoutMs": 1e400}`, "Error: invalid timeoutMs: expected a positive number, got 1e400"},

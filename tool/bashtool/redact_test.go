@@ -181,9 +181,10 @@ func TestSecretCutByTheCommand(t *testing.T) {
 
 // TestSecretAtALossyReadsStart: a background stream outgrows its tail
 // unread, and the tail starts inside a token: the read, lossy, starts
-// with the token's placeholder, not its end.
+// with the token's placeholder, not its end. No head is kept, so the
+// tail is the whole 2000 bytes.
 func TestSecretAtALossyReadsStart(t *testing.T) {
-	s := newStack(t, func(c *config.Local) { c.MaxOutputBytes = 2000 })
+	s := newStack(t, func(c *config.Local) { c.MaxOutputBytes, c.KeepHeadBytes = 2000, new(int64(0)) })
 	a := session.New("a", "")
 	defer a.End()
 	// 1979 bytes after the token: the 2000-byte tail starts 21 into it.

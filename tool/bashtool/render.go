@@ -58,6 +58,11 @@ func droppedNotice(paths []string) string {
 
 func invalidBlank(name string) string { return "invalid " + name + ": expected a non-empty string" }
 
+// DescriptionHint is the line that ends the error of a call without a
+// description, or with a blank one: what to send (exact, docs/spec.md
+// §3.2).
+const DescriptionHint = "description: a 5-10 word summary of the command, for display"
+
 func invalidTimeout(raw string) string {
 	return "invalid timeoutMs: expected a positive number, got " + raw
 }

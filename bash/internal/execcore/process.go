@@ -55,8 +55,9 @@ func (p process) SpillPaths() (stdout, stderr string) {
 }
 
 func readStream(c *capture.Collector) bash.StreamRead {
-	data, before, lossy := c.ReadNewAfter()
-	return bash.StreamRead{Text: capture.Text(data), Lossy: lossy, Before: capture.Text(before)}
+	r := c.ReadNewHead()
+	return bash.StreamRead{Text: capture.Text(r.Data), Lossy: r.Lossy, Before: capture.Text(r.Before),
+		Head: capture.Text(r.Head), OmittedBytes: r.Omitted}
 }
 
 // processState is the State of a background process: running until
@@ -101,17 +102,16 @@ func outputOf(c capture.Result) bash.Output {
 
 // Collectors are a run's stdout and stderr collectors, made from opts,
 // which carries the executor's caps and spill files; the rest is set here.
-// A foreground run keeps headBytes of each stream's start besides the
-// tail; a background one, consumed by reads, keeps none and is parked when
-// it ends (capture.Options.Consumed). Both keep bash.ContextBytes before
-// the tail. observe, when set, sees every chunk with its stream's name.
+// Both keep headBytes of each stream's start besides the tail: a
+// foreground run's result shows it, and a background run's read that
+// missed output shows what it missed of it (bash.StreamRead.Head). A
+// background run is consumed by reads and parked when it ends
+// (capture.Options.Consumed). Both keep bash.ContextBytes before the
+// tail. observe, when set, sees every chunk with its stream's name.
 func Collectors(opts capture.Options, foreground bool, headBytes int64, observe func(stream string, p []byte)) (stdout, stderr *capture.Collector) {
 	opts.ContextBytes = bash.ContextBytes
 	opts.Consumed = !foreground
-	opts.HeadBytes = 0
-	if foreground {
-		opts.HeadBytes = headBytes
-	}
+	opts.HeadBytes = headBytes
 	collector := func(stream string) *capture.Collector {
 		o := opts
 		o.Stream = stream
