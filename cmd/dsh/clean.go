@@ -21,7 +21,7 @@ func init() {
 }
 
 func newCleanCmd(s streams) *cobra.Command {
-	return configCommand("clean", "Remove the spill files dsh run kept, and say how much was removed", s, func(cfg config.File, _ string, _ *slog.Logger) error {
+	return configCommand("clean", "Remove the spill files dsh run kept, and say how much was removed", s, func(cfg config.File, _ configSource, _ *slog.Logger) error {
 		dir := runSpillDir(cfg.Local.SpillDir)
 		removed, err := cleanRunSpills(dir)
 		if err != nil {
