@@ -63,7 +63,7 @@ type File struct {
 	// no scanner's full rule set fits the budget.
 	Redact string `yaml:"redact,omitempty"`
 	// Otel exports traces, logs and metrics over OTLP/HTTP (docs/spec.md
-	// §15.4); off unless it or the OTEL_EXPORTER_OTLP_* variables name a
+	// §15.5); off unless it or the OTEL_EXPORTER_OTLP_* variables name a
 	// receiver.
 	Otel Otel `yaml:"otel,omitempty"`
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Otel is the OpenTelemetry section (docs/spec.md §15.4): traces of the
+// Otel is the OpenTelemetry section (docs/spec.md §15.5): traces of the
 // tool calls, the audit records as logs and the metrics, sent over
 // OTLP/HTTP. The standard OTEL_EXPORTER_OTLP_* variables configure what
 // the section leaves out; the section wins where both say.
@@ -44,6 +44,11 @@ func (o Otel) Validate() error {
 	}
 	return nil
 }
+
+// ValidHeader reports whether HTTP can carry a header of this name and
+// value (the OTEL_EXPORTER_OTLP_HEADERS variables are checked as the
+// section's headers are).
+func ValidHeader(name, value string) bool { return checkHeader("", name, value, 0) == nil }
 
 // checkHeader refuses a header HTTP cannot carry.
 func checkHeader(key, name, value string, line int) *Error {

@@ -50,7 +50,7 @@ type Stack struct {
 	Audit *audit.Log
 	// Telemetry exports spans, the audit records and the metrics over
 	// OTLP; nil when the otel section and the OTEL_* variables name no
-	// receiver (docs/spec.md §15.4).
+	// receiver (docs/spec.md §15.5).
 	Telemetry *telemetry.Telemetry
 	audit     atomic.Pointer[audit.Log] // Audit, for the gateway's goroutines
 
@@ -366,8 +366,10 @@ func (s *Stack) Close() error {
 		// Last: the tasks ended above have written their lines.
 		err = errors.Join(err, s.Audit.Close())
 	}
-	// Likewise: the spans and records of the tasks are flushed.
-	return errors.Join(err, s.Telemetry.Shutdown())
+	// Likewise: the spans and records of the tasks are flushed. Its
+	// failures are the exports', which log themselves.
+	_ = s.Telemetry.Shutdown()
+	return err
 }
 
 // Started waits until the start-up of each local executor of the stack

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"errors"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
@@ -73,4 +74,33 @@ func StartSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (c
 		return ctx, trace.SpanFromContext(context.Background())
 	}
 	return parent.TracerProvider().Tracer(Scope).Start(ctx, name, trace.WithAttributes(attrs...))
+}
+
+// SpanAsk is the span of a question to the user (the policy's, a
+// network access's), AttrAskAnswer how it ended: accepted, declined,
+// dismissed (timed out or cancelled), unavailable (nobody could be
+// asked), suspended (asked between requests), aborted (the call was),
+// failed.
+const (
+	SpanAsk       = "dsh.ask"
+	AttrAskAnswer = "dsh.ask.answer"
+)
+
+// AnswerName is AttrAskAnswer's value for an asker's answer and error.
+func AnswerName(a Answer, err error) string {
+	switch {
+	case errors.Is(err, ErrCannotAsk):
+		return "unavailable"
+	case errors.Is(err, ErrSuspend):
+		return "suspended"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "aborted"
+	case err != nil:
+		return "failed"
+	case a.Choice == Accepted:
+		return "accepted"
+	case a.Choice == Declined:
+		return "declined"
+	}
+	return "dismissed"
 }

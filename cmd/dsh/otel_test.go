@@ -1,103 +1,30 @@
 package main
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	collogs "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
+
+	"github.com/dsh-go/dsh/internal/otlp/otlptest"
 )
 
-// otlpReceiver is an OTLP/HTTP receiver on loopback that decodes what it
-// is sent with the protocol's own Go types.
-type otlpReceiver struct {
-	*httptest.Server
-	mu      sync.Mutex
-	spans   []*tracepb.Span
-	logs    *collogs.ExportLogsServiceRequest
-	metrics []*colmetrics.ExportMetricsServiceRequest
-	auth    []string
-}
-
-func newOTLPReceiver(t *testing.T) *otlpReceiver {
-	r := &otlpReceiver{logs: &collogs.ExportLogsServiceRequest{}}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, err := io.ReadAll(req.Body)
-		if err != nil || req.Header.Get("Content-Type") != "application/x-protobuf" {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.auth = append(r.auth, req.Header.Get("X-Api-Key"))
-		switch req.URL.Path {
-		case "/v1/traces":
-			var m coltrace.ExportTraceServiceRequest
-			err = proto.Unmarshal(body, &m)
-			for _, rs := range m.ResourceSpans {
-				for _, ss := range rs.ScopeSpans {
-					r.spans = append(r.spans, ss.Spans...)
-				}
-			}
-		case "/v1/logs":
-			var m collogs.ExportLogsServiceRequest
-			err = proto.Unmarshal(body, &m)
-			r.logs.ResourceLogs = append(r.logs.ResourceLogs, m.ResourceLogs...)
-		case "/v1/metrics":
-			m := &colmetrics.ExportMetricsServiceRequest{}
-			err = proto.Unmarshal(body, m)
-			r.metrics = append(r.metrics, m)
-		default:
-			http.NotFound(w, req)
-			return
-		}
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-		}
-	}))
-	t.Cleanup(r.Close)
-	return r
-}
-
-// attrs is a span's or a record's attributes by key, as text.
-func attrs(kvs []*commonpb.KeyValue) map[string]string {
-	m := map[string]string{}
-	for _, kv := range kvs {
-		v := kv.Value
-		switch {
-		case v.GetValue() == nil:
-		case v.GetStringValue() != "" || v.GetValue() == (&commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{}}).Value:
-			m[kv.Key] = v.GetStringValue()
-		default:
-			m[kv.Key] = strings.TrimSpace(strings.SplitN(v.String(), ":", 2)[1])
-		}
-	}
-	return m
-}
-
 // TestOpenTelemetry drives dsh mcp with the Go SDK's client through an
-// allowed, a denied, an asked and a timed-out call, with a PreToolUse
-// hook, and reads what a loopback OTLP/HTTP receiver got once the session
-// ended: a span per call named as GenAI's conventions say, with the
-// decision, exit code, bytes and error type; the policy's check, the
-// question and the hook as its children; the audit records as log
-// records of the same trace; the metrics; and no command text anywhere,
-// since otel.logCommands is off.
+// allowed, a denied, an asked and a timed-out call, and one a hook
+// blocks, and reads what a loopback OTLP/HTTP receiver got once the
+// session ended: a span per call named as GenAI's conventions say, with
+// the decision, exit code, bytes and error type; the policy's check, the
+// question and the hooks as its children; the audit records as log
+// records of the same trace; the metrics; and no command text, hook
+// command line or error text quoting a command anywhere, since
+// otel.logCommands is off.
 func TestOpenTelemetry(t *testing.T) {
 	t.Parallel()
-	r := newOTLPReceiver(t)
+	r := otlptest.New(t)
 	dir := t.TempDir()
 	cfg := writeFile(t, "dsh.yaml", `permissions:
   allow: ["echo *", "sleep *"]
@@ -109,7 +36,7 @@ hooks:
     - matcher: Bash
       hooks:
         - type: command
-          command: "true"
+          command: "HOOKSECRET=hook-secret; grep -q blockme && { echo nope >&2; exit 2; }; exit 0"
 otel:
   endpoint: `+r.URL+`
   headers: {X-Api-Key: k1}
@@ -129,8 +56,9 @@ otel:
 	}
 	for _, c := range []struct{ command, want string }{
 		{"echo allowed-secret", "allowed-secret\n"},
-		{"rm -rf /nonexistent", "Error: denied by policy"},
+		{"rm -rf /denied-secret", "Error: denied by policy"},
 		{"touch asked", "(no output)"},
+		{"echo blockme", "Error: "},
 	} {
 		if got := bash(c.command, 0); !strings.HasPrefix(got, c.want) {
 			t.Errorf("%s: %q", c.command, got)
@@ -144,13 +72,13 @@ otel:
 	}
 	_ = cmd.Wait()
 
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	spans := r.Spans()
 	calls := map[string]*tracepb.Span{}
 	children := map[string][]*tracepb.Span{}
-	for _, s := range r.spans {
+	for _, s := range spans {
+		a := otlptest.Attrs(s.Attributes)
 		if s.Name == "execute_tool bash" {
-			calls[attrs(s.Attributes)["dsh.decision"]+"/"+attrs(s.Attributes)["dsh.timed_out"]] = s
+			calls[a["dsh.decision"]+"/"+a["dsh.timed_out"]] = s
 		} else {
 			children[string(s.ParentSpanId)] = append(children[string(s.ParentSpanId)], s)
 		}
@@ -159,10 +87,13 @@ otel:
 		t.Helper()
 		s := calls[key]
 		if s == nil {
-			t.Errorf("no span of the %s call among %d spans", key, len(r.spans))
+			t.Errorf("no span of the %s call among %d spans", key, len(spans))
 			return
 		}
-		got := attrs(s.Attributes)
+		got := otlptest.Attrs(s.Attributes)
+		for k, v := range map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "bash", "gen_ai.tool.type": "function"} {
+			want[k] = v
+		}
 		for k, v := range want {
 			if got[k] != v {
 				t.Errorf("%s: %s = %q, want %q (all: %v)", key, k, got[k], v, got)
@@ -176,82 +107,74 @@ otel:
 			if !slices.Equal(c.TraceId, s.TraceId) {
 				t.Errorf("%s: child %s in another trace", key, c.Name)
 			}
-			names = append(names, c.Name+":"+attrs(c.Attributes)["dsh.policy.decision"]+attrs(c.Attributes)["dsh.ask.answer"]+attrs(c.Attributes)["dsh.hook.outcome"])
+			a := otlptest.Attrs(c.Attributes)
+			names = append(names, c.Name+":"+a["dsh.policy.decision"]+a["dsh.ask.answer"]+a["dsh.hook.outcome"])
 		}
 		slices.Sort(names)
 		if !slices.Equal(names, kids) {
 			t.Errorf("%s: children %v, want %v", key, names, kids)
 		}
 	}
-	base := map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "bash", "gen_ai.tool.type": "function"}
-	with := func(m map[string]string) map[string]string {
-		for k, v := range base {
-			m[k] = v
-		}
-		return m
-	}
-	check("allow/", with(map[string]string{"process.exit.code": "0", "dsh.stdout.bytes": "15", "dsh.stderr.bytes": "0"}),
+	check("allow/", map[string]string{"process.exit.code": "0", "dsh.stdout.bytes": "15", "dsh.stderr.bytes": "0"},
 		tracepb.Status_STATUS_CODE_UNSET, "dsh.hook:ok", "dsh.policy:allow")
-	check("deny/", with(map[string]string{"error.type": "DENIED", "dsh.decided_by": `deny rule "rm -rf *" (dsh config)`}),
+	check("deny/", map[string]string{"error.type": "DENIED", "dsh.decided_by": `deny rule "rm -rf *" (dsh config)`},
 		tracepb.Status_STATUS_CODE_ERROR, "dsh.hook:ok", "dsh.policy:deny")
-	check("ask:accepted/", with(map[string]string{"process.exit.code": "0"}),
+	check("ask:accepted/", map[string]string{"process.exit.code": "0"},
 		tracepb.Status_STATUS_CODE_UNSET, "dsh.ask:accepted", "dsh.hook:ok", "dsh.policy:ask", "dsh.policy:ask")
-	check("allow/true", with(map[string]string{"error.type": "timeout", "dsh.signal": "SIGTERM"}),
+	check("allow/true", map[string]string{"error.type": "timeout", "dsh.signal": "SIGTERM"},
 		tracepb.Status_STATUS_CODE_ERROR, "dsh.hook:ok", "dsh.policy:allow")
+	check("blocked/", map[string]string{"dsh.decided_by": "hook (dsh config)"},
+		tracepb.Status_STATUS_CODE_ERROR, "dsh.hook:block")
 
-	// The audit records: one per call, in its span's trace.
+	// The audit records: one per call, in its span.
 	var records int
-	for _, rl := range r.logs.ResourceLogs {
-		for _, sl := range rl.ScopeLogs {
-			for _, lr := range sl.LogRecords {
-				a := attrs(lr.Attributes)
-				if lr.EventName != "dsh.audit.call" || lr.Body.GetStringValue() != "call" || a["tool"] != "bash" {
-					t.Errorf("log record %v", lr)
-					continue
-				}
-				records++
-				if s := calls[a["decision"]+"/"+map[bool]string{true: "true"}[a["timedOut"] == "true"]]; s == nil ||
-					!slices.Equal(lr.TraceId, s.TraceId) || !slices.Equal(lr.SpanId, s.SpanId) {
-					t.Errorf("log record %v is not in its call's span", a)
-				}
-				if _, ok := a["command"]; ok {
-					t.Errorf("log record has the command: %v", a)
-				}
-			}
+	for _, lr := range r.Logs() {
+		a := otlptest.Attrs(lr.Attributes)
+		if lr.EventName != "dsh.audit.call" || lr.Body.GetStringValue() != "call" || a["tool"] != "bash" {
+			t.Errorf("log record %v", lr)
+			continue
+		}
+		records++
+		timedOut := map[bool]string{true: "true"}[a["timedOut"] == "true"]
+		if s := calls[a["decision"]+"/"+timedOut]; s == nil || !slices.Equal(lr.TraceId, s.TraceId) || !slices.Equal(lr.SpanId, s.SpanId) {
+			t.Errorf("log record %v is not in its call's span", a)
 		}
 	}
-	if records != 4 {
-		t.Errorf("%d call records, want 4", records)
+	if records != 5 {
+		t.Errorf("%d call records, want 5", records)
 	}
 	// The metrics, sent once more at the end.
-	var calls4 bool
-	for _, m := range r.metrics {
-		for _, mt := range m.ResourceMetrics[0].ScopeMetrics[0].Metrics {
-			if mt.Name != "dsh_tool_calls_total" {
-				continue
-			}
+	var counted bool
+	for _, mt := range r.Metrics() {
+		if mt.Name == "dsh_tool_calls_total" {
 			var n float64
 			for _, p := range mt.GetSum().DataPoints {
 				n += p.GetAsDouble()
 			}
-			calls4 = calls4 || n == 4
+			counted = counted || n == 5
 		}
 	}
-	if !calls4 {
-		t.Errorf("no dsh_tool_calls_total of 4 in %d metric requests", len(r.metrics))
+	if !counted {
+		t.Error("no dsh_tool_calls_total of 5 among the metrics received")
 	}
-	for _, a := range r.auth {
-		if a != "k1" {
-			t.Errorf("a request without the configured header: %q", a)
+	for _, h := range r.Headers() {
+		if h.Get("X-Api-Key") != "k1" {
+			t.Errorf("a request without the configured header: %v", h)
 		}
 	}
-	// No command text anywhere: logCommands is off.
-	for _, s := range r.spans {
-		if strings.Contains(s.String(), "allowed-secret") {
-			t.Errorf("span %s holds the command", s.Name)
+	// No command text, hook command line or quoted command anywhere.
+	for _, s := range spans {
+		for _, secret := range []string{"allowed-secret", "denied-secret", "hook-secret"} {
+			if strings.Contains(s.String(), secret) {
+				t.Errorf("span %s holds %s", s.Name, secret)
+			}
 		}
 	}
-	if strings.Contains(r.logs.String(), "allowed-secret") {
-		t.Error("a log record holds the command")
+	for _, lr := range r.Logs() {
+		for _, secret := range []string{"allowed-secret", "denied-secret", "hook-secret", "nope"} {
+			if strings.Contains(lr.String(), secret) {
+				t.Errorf("log record holds %s: %v", secret, lr)
+			}
+		}
 	}
 }

@@ -40,12 +40,15 @@ type outcome struct {
 }
 
 // run runs hd with payload on its stdin, in workdir, for session s, in
-// a span of its own under the call's (docs/spec.md §15.4).
+// a span of its own under the call's (docs/spec.md §15.5).
 func (h *Hooks) run(ctx context.Context, hd Handler, payload []byte, workdir string, s *session.Session) outcome {
-	ctx, span := tool.StartSpan(ctx, SpanHook, attribute.String(AttrHookEvent, hd.Event), attribute.String(AttrHookSource, hd.Source))
+	ctx, span := tool.StartSpan(ctx, SpanHook)
 	o := h.runHook(ctx, hd, payload, workdir, s)
-	span.SetAttributes(attribute.String(AttrHookOutcome, o.name()))
-	span.End()
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String(AttrHookEvent, hd.Event), attribute.String(AttrHookSource, hd.Source),
+			attribute.String(AttrHookOutcome, o.name()))
+		span.End()
+	}
 	return o
 }
 

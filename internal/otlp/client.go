@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -36,6 +38,9 @@ type ClientConfig struct {
 	Timeout time.Duration
 	// Logger receives failures; nil is slog.Default().
 	Logger *slog.Logger
+	// TLS configures https receivers; nil is Go's default (the system's
+	// roots).
+	TLS *tls.Config
 }
 
 // Client posts one signal's requests to an OTLP/HTTP receiver. A request
@@ -53,6 +58,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	closed   bool
+	final    bool // Final was called: one attempt, no retries
 	failing  bool // since the last export that went through
 	lost     int  // exports lost since the last report
 	reported time.Time
@@ -66,7 +72,11 @@ func NewClient(cfg ClientConfig) *Client {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	c := &Client{cfg: cfg, http: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if cfg.TLS != nil {
+		tr.TLSClientConfig = cfg.TLS
+	}
+	c := &Client{cfg: cfg, http: &http.Client{Transport: tr}}
 	c.life, c.kill = context.WithCancel(context.Background())
 	return c
 }
@@ -93,7 +103,7 @@ func (c *Client) Post(ctx context.Context, body []byte) error {
 			c.recovered()
 			return nil
 		}
-		if retryAfter < 0 {
+		if retryAfter < 0 || c.isFinal() {
 			return c.failed(err)
 		}
 		if retryAfter == 0 {
@@ -137,7 +147,10 @@ func (c *Client) send(ctx context.Context, body []byte, enc string) (retryAfter 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, err
+		if retryable(err) {
+			return 0, err
+		}
+		return -1, err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
@@ -164,11 +177,38 @@ func (c *Client) failed(err error) error {
 	return err
 }
 
-// recovered forgets the failures counted.
+// recovered forgets the failures counted, and logs those not yet
+// reported.
 func (c *Client) recovered() {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failing && c.lost > 0 {
+		c.cfg.Logger.Warn("otel: exports resumed", "url", c.cfg.URL, "lost", c.lost)
+	}
 	c.failing, c.lost = false, 0
+}
+
+// Final makes every post from now on one attempt: at exit a receiver that
+// is down must not hold dsh for the whole flush.
+func (c *Client) Final() {
+	c.mu.Lock()
+	c.final = true
 	c.mu.Unlock()
+}
+
+func (c *Client) isFinal() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.final
+}
+
+// retryable reports whether a request that got no response may get one
+// when sent again: the network failed (refused, reset, timed out, cut
+// short), not the request (a header HTTP cannot carry, a certificate
+// not trusted).
+func retryable(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // Close ends the client: a post under way is cut, and a later one fails.

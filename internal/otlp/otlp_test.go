@@ -317,3 +317,29 @@ func sortBy[T any](xs []T, key func(int) string) {
 	}
 	copy(xs, sorted)
 }
+
+// TestFinalAndFinalErrors: after Final a post is one attempt; a request
+// HTTP cannot send is not retried either.
+func TestFinalAndFinalErrors(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	var logged bytes.Buffer
+	c := otlp.NewClient(otlp.ClientConfig{URL: srv.URL, Logger: newLogger(&logged)})
+	c.Final()
+	if err := c.Post(context.Background(), []byte{}); err == nil || n != 1 {
+		t.Errorf("after Final: %v, %d attempts", err, n)
+	}
+	bad := otlp.NewClient(otlp.ClientConfig{URL: srv.URL, Headers: map[string]string{"X-Key": "a\nb"}, Logger: newLogger(&logged), Timeout: time.Hour})
+	if err := bad.Post(context.Background(), []byte{}); err == nil || !strings.Contains(err.Error(), "invalid header") || n != 1 {
+		t.Errorf("a header HTTP cannot carry: %v, %d attempts", err, n)
+	}
+	c.Close()
+	bad.Close()
+}

@@ -110,8 +110,10 @@ func ruled(d tool.Decision, outcome tool.Outcome, by string) tool.Decision {
 func (c check) policy(ctx context.Context) policy.Result {
 	_, span := tool.StartSpan(ctx, SpanPolicy)
 	res := c.st.check(c.args.Command)
-	span.SetAttributes(attribute.String(AttrDecision, string(res.Decision)), attribute.String(AttrDecidedBy, decidedBy(res)))
-	span.End()
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String(AttrDecision, string(res.Decision)), attribute.String(AttrDecidedBy, decidedBy(res)))
+		span.End()
+	}
 	return res
 }
 
@@ -217,20 +219,25 @@ func (c check) run(ctx context.Context, next tool.PreNext) tool.Decision {
 	return d
 }
 
-// askUser asks through the call's asker, for at most askTimeoutMs.
-func (c check) askUser(ctx context.Context, q tool.Question) (tool.Answer, error) {
+// askUser asks through the call's asker, for at most askTimeoutMs, in a
+// span of its own under the call's.
+func (c check) askUser(ctx context.Context, q tool.Question) (answer tool.Answer, err error) {
+	actx, span := tool.StartSpan(ctx, tool.SpanAsk)
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String(tool.AttrAskAnswer, tool.AnswerName(answer, err)))
+			span.End()
+		}
+	}()
 	if c.call.Asker == nil {
 		return tool.Answer{}, tool.ErrCannotAsk
 	}
-	actx, cancel := context.WithTimeout(ctx, c.g.cfg.AskTimeout)
+	actx, cancel := context.WithTimeout(actx, c.g.cfg.AskTimeout)
 	defer cancel()
-	actx, span := tool.StartSpan(actx, SpanAsk)
-	defer span.End()
-	answer, err := c.call.Asker.Ask(actx, q)
+	answer, err = c.call.Asker.Ask(actx, q)
 	if err != nil && ctx.Err() == nil && actx.Err() != nil {
-		answer, err = tool.Answer{Choice: tool.Dismissed}, nil // askTimeoutMs passed
+		return tool.Answer{Choice: tool.Dismissed}, nil // askTimeoutMs passed
 	}
-	span.SetAttributes(attribute.String(AttrAnswer, answerName(answer, err)))
 	return answer, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -19,7 +20,7 @@ import (
 )
 
 // The attributes dsh puts on a call's span besides the registry's
-// (docs/spec.md §15.4). OpenTelemetry's names where its conventions have
+// (docs/spec.md §15.5). OpenTelemetry's names where its conventions have
 // one (process.*, session.id, error.type), dsh.* where they have none.
 const (
 	AttrDecision     = "dsh.decision"
@@ -41,8 +42,9 @@ const (
 )
 
 // commandFields are the audit line's fields that hold a command's text
-// or place: on log records only with otel.logCommands.
-var commandFields = []string{"command", "originalCommand", "workdir"}
+// or place, or may (an error result quotes the command; a hook's block
+// reason is its output): on log records only with otel.logCommands.
+var commandFields = []string{"command", "originalCommand", "workdir", "error"}
 
 // Call completes the call's span on ctx with how the call ended, and
 // sends the call's audit record as a log record; it is a tool observer.
@@ -51,6 +53,9 @@ func (t *Telemetry) Call(ctx context.Context, call tool.Call, res tool.Result) {
 		return
 	}
 	line := audit.RenderCall(t.red, call, res, time.Now())
+	if !t.settings.LogCommands {
+		line.DecidedBy = withoutCommand(line.DecidedBy)
+	}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(t.callAttrs(line)...)
 		switch {
@@ -62,7 +67,24 @@ func (t *Telemetry) Call(ctx context.Context, call tool.Call, res tool.Result) {
 			span.SetStatus(codes.Error, "timed out")
 		}
 	}
-	t.emit(ctx, audit.EventCall, call.Started, line)
+	var extra []attribute.KeyValue
+	if res.IsError {
+		extra = append(extra, attribute.String(AttrErrorType, res.Code))
+	}
+	t.emit(ctx, audit.EventCall, call.Started, line, extra...)
+}
+
+// withoutCommand is what decided a call without a hook's command line,
+// which may hold a token: "hook: CMD (SOURCE)" is "hook (SOURCE)".
+func withoutCommand(by string) string {
+	rest, ok := strings.CutPrefix(by, "hook: ")
+	if !ok {
+		return by
+	}
+	if i := strings.LastIndex(rest, " ("); i >= 0 {
+		return "hook" + rest[i:]
+	}
+	return "hook"
 }
 
 // callAttrs are the span attributes of an audit line.
@@ -118,7 +140,7 @@ func (t *Telemetry) Net(owner string, r gateway.Record) {
 // the event name dsh.audit.<event>, its fields (but event and time) as
 // attributes under their names in the audit log. ctx carries the call's
 // span, whose ids the record takes.
-func (t *Telemetry) emit(ctx context.Context, event string, at time.Time, line any) {
+func (t *Telemetry) emit(ctx context.Context, event string, at time.Time, line any, extra ...attribute.KeyValue) {
 	if t.logger == nil {
 		return
 	}
@@ -130,6 +152,7 @@ func (t *Telemetry) emit(ctx context.Context, event string, at time.Time, line a
 	rec.SetEventName("dsh.audit." + event)
 	rec.SetBody(attribute.StringValue(event))
 	rec.AddAttributes(t.lineAttrs(line)...)
+	rec.AddAttributes(extra...)
 	t.logger.Emit(ctx, rec)
 }
 

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -15,9 +16,12 @@ import (
 // and how.
 type Signal struct {
 	URL     string
-	Headers map[string]string
+	Headers map[string]string // by canonical name
 	Timeout time.Duration
 	Gzip    bool
+	// Certificate is a PEM file of the CAs to trust instead of the
+	// system's; ClientCertificate and ClientKey a client's pair (mTLS).
+	Certificate, ClientCertificate, ClientKey string
 }
 
 // Settings are the signals to export, resolved from the config's otel
@@ -120,11 +124,16 @@ func (r *resolver) signal(sig, path string, on *bool) *Signal {
 	default:
 		r.warn("%s=%q: not gzip or none; sending uncompressed", k, v)
 	}
-	r.headers(out.Headers, "OTEL_EXPORTER_OTLP_HEADERS")
-	r.headers(out.Headers, "OTEL_EXPORTER_OTLP_"+sig+"_HEADERS")
+	// The signal's variable replaces the general one, as the
+	// specification says: its headers may be for another receiver.
+	k, _ := r.env(sig, "HEADERS")
+	r.headers(out.Headers, k)
 	for k, v := range r.cfg.Headers {
-		out.Headers[k] = v
+		out.Headers[http.CanonicalHeaderKey(k)] = v
 	}
+	_, out.Certificate = r.env(sig, "CERTIFICATE")
+	_, out.ClientCertificate = r.env(sig, "CLIENT_CERTIFICATE")
+	_, out.ClientKey = r.env(sig, "CLIENT_KEY")
 	return out
 }
 
@@ -174,10 +183,10 @@ func (r *resolver) headers(dst map[string]string, key string) {
 		name, value, ok := strings.Cut(pair, "=")
 		name = strings.TrimSpace(name)
 		dec, err := url.PathUnescape(strings.TrimSpace(value))
-		if !ok || name == "" || err != nil {
-			r.warn("%s: %q is not name=value; left out", key, pair)
+		if !ok || name == "" || err != nil || !config.ValidHeader(name, dec) {
+			r.warn("%s: %q is not name=value of a valid header; left out", key, pair)
 			continue
 		}
-		dst[name] = dec
+		dst[http.CanonicalHeaderKey(name)] = dec
 	}
 }

@@ -1,5 +1,5 @@
 // Package telemetry exports what dsh does as OpenTelemetry (docs/spec.md
-// §15.4): a span for every tool call, with the policy's check, the
+// §15.5): a span for every tool call, with the policy's check, the
 // questions to the user and the hooks as its children; the audit log's
 // records as log records; and the metrics of internal/metrics. It sends
 // them over OTLP/HTTP to the receiver the config's otel section or the
@@ -31,6 +31,8 @@ package telemetry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"log/slog"
 	"os"
@@ -143,9 +145,37 @@ func newResource(version string, log *slog.Logger) *resource.Resource {
 }
 
 func (t *Telemetry) client(s *Signal) *otlp.Client {
-	c := otlp.NewClient(otlp.ClientConfig{URL: s.URL, Headers: s.Headers, Gzip: s.Gzip, Timeout: s.Timeout, Logger: t.log})
+	c := otlp.NewClient(otlp.ClientConfig{URL: s.URL, Headers: s.Headers, Gzip: s.Gzip, Timeout: s.Timeout, Logger: t.log, TLS: t.tlsConfig(s)})
 	t.clients = append(t.clients, c) // under t.mu, or before New returns
 	return c
+}
+
+// tlsConfig is s's certificates as a TLS config; nil when it names none.
+// A file that cannot be read is a warning: the system's roots, no client
+// certificate.
+func (t *Telemetry) tlsConfig(s *Signal) *tls.Config {
+	if s.Certificate == "" && s.ClientCertificate == "" {
+		return nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if s.Certificate != "" {
+		pem, err := os.ReadFile(s.Certificate)
+		pool := x509.NewCertPool()
+		if err != nil || !pool.AppendCertsFromPEM(pem) {
+			t.log.Warn("otel: no CA certificate read; trusting the system's", "file", s.Certificate, "err", err)
+		} else {
+			cfg.RootCAs = pool
+		}
+	}
+	if s.ClientCertificate != "" {
+		pair, err := tls.LoadX509KeyPair(s.ClientCertificate, s.ClientKey)
+		if err != nil {
+			t.log.Warn("otel: no client certificate", "file", s.ClientCertificate, "err", err)
+		} else {
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+	}
+	return cfg
 }
 
 // Tracer is the tracer of the tool calls' spans; nil when traces are off.
@@ -172,6 +202,9 @@ func (t *Telemetry) Shutdown() error {
 	}
 	t.closed = true
 	p := t.metrics
+	for _, c := range t.clients {
+		c.Final()
+	}
 	t.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/dsh-go/dsh/bash"
 	"github.com/dsh-go/dsh/internal/marker"
 	"github.com/dsh-go/dsh/tool"
@@ -38,8 +40,14 @@ func netCall(call tool.Call, command string) *bash.NetCall {
 	asker := call.Asker
 	n.Ask = func(ctx context.Context, host string, port int) bash.NetAnswer {
 		q := netQuestion(host, port, command)
-		a, err := asker.Ask(ctx, tool.Question{Message: q, Reason: "network access to " + host + ":" + strconv.Itoa(port),
+		actx, span := tool.StartSpan(ctx, tool.SpanAsk)
+		a, err := asker.Ask(actx, tool.Question{Message: q, Reason: "network access to " + host + ":" + strconv.Itoa(port),
 			Title: "Allow network access?", ForSession: true})
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String(tool.AttrAskAnswer, tool.AnswerName(a, err)),
+				attribute.String("server.address", host), attribute.Int("server.port", port))
+			span.End()
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return bash.NetDismissed
