@@ -1,6 +1,9 @@
 package docs
 
 import (
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"os"
 	"regexp"
 	"testing"
@@ -37,5 +40,45 @@ func TestExampleConfig(t *testing.T) {
 				t.Errorf("examples/config.yaml lacks the %s section", key)
 			}
 		}
+	}
+}
+
+// TestExampleConfigIsTheDefaults: the example's values are the defaults,
+// as its first lines say, but where a comment says otherwise (the
+// permissions section shows rules; local.env.set a variable), and but for
+// the defaults spelt out (shell bash, containment auto, otel's signals
+// true), which mean what leaving them out means.
+func TestExampleConfigIsTheDefaults(t *testing.T) {
+	data, err := os.ReadFile("examples/config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := config.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, _ := config.Parse(nil)
+	ex, def = ex.WithDefaults(), def.WithDefaults()
+	ex.Permissions = def.Permissions
+	ex.Local.Env.Set = def.Local.Env.Set
+	for _, spelt := range []struct {
+		v       *string
+		dflt    string
+		meaning string
+	}{{&ex.Local.Shell, "", "bash"}, {&ex.Local.Containment, "", "auto"}} {
+		if *spelt.v == spelt.meaning {
+			*spelt.v = spelt.dflt
+		}
+	}
+	for _, b := range []**bool{&ex.Otel.Traces, &ex.Otel.Logs, &ex.Otel.Metrics} {
+		if *b != nil && **b {
+			*b = nil
+		}
+	}
+	if ex.Local.Sandbox.Network != nil && def.Local.Sandbox.Network != nil {
+		ex.Local.Sandbox.Network.Implied = def.Local.Sandbox.Network.Implied // written out or not
+	}
+	if diff := cmp.Diff(def, ex, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("examples/config.yaml differs from the defaults (-defaults +example):\n%s", diff)
 	}
 }

@@ -72,6 +72,39 @@ func discoverConfig(flag string, flagSet bool) (configSource, error) {
 	return configSource{Path: p, From: from}, nil
 }
 
+// insideWorkdir is the text (exact) of a discovered config file that is
+// not read: it lies in the working directory, where the commands dsh runs
+// (sandboxed ones included) could have written it for the next start.
+const insideWorkdir = "dsh: not reading %s (from %s): it is inside the working directory %s, where commands can write; give --config to use it\n"
+
+// withinWorkdir reports whether the discovered file p lies in the
+// command's working directory (--workdir, else the current one), symlinks
+// resolved.
+func withinWorkdir(cmd *cobra.Command, p string) (string, bool) {
+	wd := ""
+	if fl := cmd.Flags().Lookup("workdir"); fl != nil {
+		wd = fl.Value.String()
+	}
+	if wd == "" {
+		wd, _ = os.Getwd()
+	}
+	if wd == "" {
+		return "", false
+	}
+	real := func(x string) string {
+		abs, err := filepath.Abs(x)
+		if err != nil {
+			return x
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			return r
+		}
+		return abs
+	}
+	rel, err := filepath.Rel(real(wd), real(p))
+	return wd, err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // resolveConfigFlag runs before every command: one that has --config gets
 // the discovered file in it when the flag was not given, so each reads
 // and passes on (to the sandbox, local.WithConfigFile) the same path;
@@ -84,6 +117,12 @@ func resolveConfigFlag(cmd *cobra.Command) error {
 	src, err := discoverConfig(fl.Value.String(), fl.Changed)
 	if err != nil {
 		return err
+	}
+	if src.From == fromXDG || src.From == fromHome {
+		if wd, in := withinWorkdir(cmd, src.Path); in {
+			fmt.Fprintf(cmd.ErrOrStderr(), insideWorkdir, src.Path, src.From, wd)
+			src = configSource{}
+		}
 	}
 	if err := fl.Value.Set(src.Path); err != nil {
 		return err

@@ -141,4 +141,21 @@ func TestConfigNeverFromTheWorkdir(t *testing.T) {
 	if got, want := doctorConfigLine(t, project, env), "config: none (the defaults)"; got != want {
 		t.Errorf("doctor in the project: %q, want %q", got, want)
 	}
+	// A home that is the working directory (a service whose state
+	// directory is both): its ~/.config is the workdir's, which commands
+	// write. It is not read, and dsh says so.
+	home := []string{"HOME=" + project, "XDG_CONFIG_HOME=", "DSH_CONFIG="}
+	p := filepath.Join(project, ".config", "dsh", "config.yaml")
+	want := "dsh: not reading " + p + " (from ~/.config): it is inside the working directory " + project + ", where commands can write; give --config to use it\n"
+	got := dshIn(t, project, home, "tools")
+	if got.code != 0 || !strings.Contains(got.stdout, `"name": "task_output"`) || got.stderr != want {
+		t.Errorf("home in the workdir: status %d, task tools %v, stderr %q; want %q",
+			got.code, strings.Contains(got.stdout, `"name": "task_output"`), got.stderr, want)
+	}
+	if got := dshIn(t, "", home, "policy", "check", "--workdir", project, "--", "true"); got.stderr != want {
+		t.Errorf("policy check --workdir: stderr %q", got.stderr)
+	}
+	if toolsLoaded(t, project, home, "--config", p) {
+		t.Error("--config naming the file in the workdir was not read")
+	}
 }
