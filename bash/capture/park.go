@@ -27,8 +27,11 @@ type parked struct {
 	fileTo int64
 	tail   []byte // the stream's bytes [fileTo, total)
 	// head is the head's unread part, for the next read when it is lossy
-	// (NewRead.Head).
-	head []byte
+	// (NewRead.Head); headTo its end in the spill file instead, when the
+	// file holds it (it is the stream from byte 0): a finished stream
+	// keeps at most ParkedBytes in memory, not its head too.
+	head   []byte
+	headTo int64
 }
 
 // parkStream closes a Consumed stream: the Result without texts, and the
@@ -49,7 +52,13 @@ func (c *Collector) parkStream() {
 		keep = from - int64(len(c.before(from)))
 		head = c.unreadHead(c.readPos)
 	}
-	defer func() { c.park.head = head }()
+	defer func() {
+		if _, ok := c.opts.Spill.(Reopener); ok && c.path != "" && len(head) > 0 && c.spillBytes >= c.readPos+int64(len(head)) {
+			c.park.headTo = c.readPos + int64(len(head)) // read back from the file
+			return
+		}
+		c.park.head = head
+	}()
 	if c.total-keep <= ParkedBytes {
 		c.parkAt(from, keep, keep)
 		return
@@ -117,9 +126,12 @@ func (c *Collector) readParked() NewRead {
 	r := NewRead{Data: data, Before: before, Lossy: lossy}
 	if lossy && from >= 0 {
 		r.Head = c.park.head
+		if c.park.headTo > c.readPos {
+			r.Head, _ = c.readSpill(c.readPos, c.park.headTo) // gone meanwhile: no head
+		}
 		r.Omitted = omittedAfter(c.readPos, r.Head, from)
 	}
-	c.park.head = nil
+	c.park.head, c.park.headTo = nil, 0
 	if from >= 0 {
 		c.readPos = c.total // all read
 	}

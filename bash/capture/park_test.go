@@ -129,3 +129,33 @@ func TestNoReopenerKeepsTheRing(t *testing.T) {
 		t.Fatalf("read %d bytes, lossy %v", len(got), lossy)
 	}
 }
+
+// TestParkedHeadStaysInTheFile: a finished stream that overflowed keeps
+// its unread head in its spill file, not in memory (at most ParkedBytes
+// there), and its lossy read still returns the head, as it would have
+// running.
+func TestParkedHeadStaysInTheFile(t *testing.T) {
+	opts := Options{Stream: "stdout", MaxBytes: 64000, HeadBytes: 16000, MaxSpillBytes: 1 << 20, ContextBytes: 1, Spill: spillDir(t), Consumed: true}
+	c, running := New(opts), New(opts)
+	head := strings.Repeat("early error\n", 1000) // 12000 bytes
+	for _, s := range []string{head, strings.Repeat("x", 200000)} {
+		for _, w := range []*Collector{c, running} {
+			if _, err := w.Write([]byte(s)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := running.ReadNewHead()
+	running.Close()
+	c.Close()
+	c.mu.Lock()
+	kept := len(c.park.tail) + len(c.park.head) + len(c.head) + len(c.tail)
+	c.mu.Unlock()
+	if kept > ParkedBytes {
+		t.Errorf("a parked stream keeps %d bytes in memory, more than %d", kept, ParkedBytes)
+	}
+	r := c.ReadNewHead()
+	if !r.Lossy || !strings.HasPrefix(string(r.Head), head) || string(r.Head) != string(want.Head) || r.Omitted != want.Omitted {
+		t.Fatalf("read: lossy %v, head %d bytes (running: %d), omitted %d (running: %d)", r.Lossy, len(r.Head), len(want.Head), r.Omitted, want.Omitted)
+	}
+}

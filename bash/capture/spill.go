@@ -454,7 +454,7 @@ func RemoveFinished(base string) (Removed, error) {
 	var errs []error
 	for _, e := range entries {
 		path := filepath.Join(base, e.Name())
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), spillPrefix) || !ours(path) || running(e.Name()) {
+		if !e.IsDir() || !stamped(e.Name()) || !ours(path) || running(e.Name()) {
 			continue
 		}
 		errs = append(errs, removeTree(path, &r))
@@ -517,6 +517,17 @@ func removeDirs(base string, remove func(os.DirEntry) bool) ([]string, error) {
 		removed = append(removed, path)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// stamped reports whether name is a spill directory's: the prefix, then
+// an owner stamp.
+func stamped(name string) bool {
+	rest, ok := strings.CutPrefix(name, spillPrefix)
+	if !ok {
+		return false
+	}
+	_, _, ok = procfs.CutStamp(rest)
+	return ok
 }
 
 // running reports whether name is that of a spill directory whose stamp

@@ -41,10 +41,11 @@ func TestCleanRemovesRunSpills(t *testing.T) {
 	victim := t.TempDir()
 	victimFile := filepath.Join(victim, "keep.txt")
 	live := filepath.Join(base, "dsh-out-"+procfs.Owner().String()+"-0123456789abcdef")
-	keep := []string{filepath.Join(base, "notes.txt"), filepath.Join(base, "other"), live, victimFile}
+	keep := []string{filepath.Join(base, "notes.txt"), filepath.Join(base, "other"), live, victimFile, filepath.Join(base, "dsh-out-garbage")}
 	for _, err := range []error{
 		os.WriteFile(keep[0], []byte("mine"), 0o600),
 		os.Mkdir(keep[1], 0o700),
+		os.Mkdir(keep[4], 0o700), // the prefix, but no owner stamp: not dsh's
 		os.Mkdir(live, 0o700),
 		os.WriteFile(filepath.Join(live, "000001-x-stdout.log"), []byte("in use"), 0o600),
 		os.WriteFile(victimFile, []byte("not dsh's"), 0o600),
@@ -74,6 +75,19 @@ func TestCleanRemovesRunSpills(t *testing.T) {
 	}
 	if got := dsh(t, nil, "clean", "--config", cfg); got.code != 0 || got.stdout != "removed 0 spill files (0 bytes) from "+base+"\n" {
 		t.Errorf("dsh clean again: %+v", got)
+	}
+	one := dsh(t, nil, "run", "--config", cfg, "--", "seq 100")
+	m := regexp.MustCompile(`full output: (\S+)\]$`).FindStringSubmatch(one.stdout)
+	if m == nil {
+		t.Fatalf("dsh run: %+v", one)
+	}
+	fi, err := os.Stat(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = fmt.Sprintf("removed 1 spill file (%d bytes) from %s\n", fi.Size(), base)
+	if got := dsh(t, nil, "clean", "--config", cfg); got.code != 0 || got.stdout != want {
+		t.Errorf("dsh clean of one file: %+v, want %q", got, want)
 	}
 }
 
