@@ -279,8 +279,8 @@ func testStdin(t *testing.T, h Harness) {
 	// A command that neither reads nor exits is still timed out, and the
 	// writer blocked on the full pipe does not outlive the run.
 	spec, _ = e.Resolve(bash.Request{Command: "sleep 60", Stdin: unread, TimeoutMs: new(100.0)})
-	if r, _ := bash.Run(context.Background(), e, spec); !r.TimedOut {
-		t.Fatalf("got %+v", r)
+	if r, err := bash.Run(context.Background(), e, spec); err != nil || !r.TimedOut {
+		t.Fatalf("got %+v, %v", r, err)
 	}
 }
 
