@@ -303,21 +303,8 @@ func TestManifestStartsOnKubelet(t *testing.T) {
 
 	// unshare(1) enters the network namespace itself; its child is the
 	// pod's PID 1.
-	self, _ := os.Readlink("/proc/self/ns/net")
+	initPid, pidns = unshareChild(t, cmd.Process.Pid)
 	netns := fmt.Sprintf("/proc/%d/ns/net", cmd.Process.Pid)
-	proctest.Eventually(t, proctest.Scale(5*time.Second), func() error {
-		ns, err := os.Readlink(netns)
-		if err != nil || ns == self {
-			return fmt.Errorf("unshare has no network namespace yet: %v", err)
-		}
-		children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", cmd.Process.Pid, cmd.Process.Pid))
-		if err != nil || len(strings.Fields(string(children))) == 0 {
-			return fmt.Errorf("unshare has no child yet: %v", err)
-		}
-		initPid, _ = strconv.Atoi(strings.Fields(string(children))[0])
-		pidns, err = os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", initPid))
-		return err
-	})
 	// The network namespace is pinned open: unshare may end first.
 	nsFile, err := os.Open(netns)
 	if err != nil {
@@ -391,18 +378,7 @@ func TestManifestStartsOnKubelet(t *testing.T) {
 	}
 	exited <- nil
 	initPid = 0
-	proctest.Eventually(t, proctest.Scale(5*time.Second), func() error {
-		entries, err := os.ReadDir("/proc")
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if ns, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && ns == pidns {
-				return fmt.Errorf("process %s of the pod's pid namespace still runs", e.Name())
-			}
-		}
-		return nil
-	})
+	pidnsEmpty(t, pidns)
 }
 
 // mcpClient speaks MCP's streamable HTTP transport to dsh serve, one

@@ -185,15 +185,7 @@ func TestSystemdExecStart(t *testing.T) {
 		t.Fatalf("still running after SIGTERM:\n%s", out.String())
 	}
 	child = 0
-	proctest.Eventually(t, proctest.Scale(5*time.Second), func() error {
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			if ns, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && ns == pidns {
-				return fmt.Errorf("process %s still runs", e.Name())
-			}
-		}
-		return nil
-	})
+	pidnsEmpty(t, pidns)
 }
 
 // unitArgv is the unit's ExecStart with the built dsh and the test's
@@ -273,6 +265,23 @@ func unshareChild(t *testing.T, pid int) (child int, pidns string) {
 		return err
 	})
 	return child, pidns
+}
+
+// pidnsEmpty waits until no process of the pid namespace pidns runs.
+func pidnsEmpty(t *testing.T, pidns string) {
+	t.Helper()
+	proctest.Eventually(t, proctest.Scale(5*time.Second), func() error {
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if ns, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && ns == pidns {
+				return fmt.Errorf("process %s of pid namespace %s still runs", e.Name(), pidns)
+			}
+		}
+		return nil
+	})
 }
 
 // flagValue is the value after name in argv.
