@@ -43,25 +43,8 @@ func EncodeLogs(records []sdklog.Record) []byte {
 	groups := group(ptrs, func(r *sdklog.Record) (*resource.Resource, instrumentation.Scope) {
 		return r.Resource(), r.InstrumentationScope()
 	})
-	var b buf
-	for _, r := range groups {
-		b.msg(1, func(rl *buf) {
-			if r.res.Len() > 0 {
-				rl.msg(1, func(m *buf) { m.resource(r.res) })
-			}
-			for _, sc := range r.scopes {
-				rl.msg(2, func(sl *buf) {
-					sl.scope(1, sc.scope)
-					for _, rec := range sc.items {
-						sl.msg(2, func(m *buf) { m.logRecord(rec) })
-					}
-					sl.str(3, sc.scope.SchemaURL)
-				})
-			}
-			rl.str(3, r.res.SchemaURL())
-		})
-	}
-	return b
+	// The official exporter leaves out a resource without attributes.
+	return encodeGroups(groups, false, (*buf).logRecord)
 }
 
 // logRecord writes the fields of a LogRecord message.

@@ -2,9 +2,7 @@ package otlp_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -31,53 +29,17 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/dsh-go/dsh/internal/otlp"
+	"github.com/dsh-go/dsh/internal/otlp/otlptest"
 )
 
-// receiver is an OTLP/HTTP receiver on loopback: it keeps each request's
-// body by path, gunzipped.
-type receiver struct {
-	*httptest.Server
-	mu     sync.Mutex
-	bodies map[string][][]byte
-	types  []string
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{bodies: map[string][][]byte{}}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		var body io.Reader = req.Body
-		if req.Header.Get("Content-Encoding") == "gzip" {
-			zr, err := gzip.NewReader(req.Body)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			body = zr
-		}
-		b, err := io.ReadAll(body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.mu.Lock()
-		r.bodies[req.URL.Path] = append(r.bodies[req.URL.Path], b)
-		r.types = append(r.types, req.Header.Get("Content-Type"))
-		r.mu.Unlock()
-	}))
-	t.Cleanup(r.Close)
-	return r
-}
-
-func (r *receiver) take(t *testing.T, path string) []byte {
+// only is the body of the one request r got at path.
+func only(t *testing.T, r *otlptest.Receiver, path string) []byte {
 	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.bodies[path]) != 1 {
-		t.Fatalf("%s: %d requests, want 1", path, len(r.bodies[path]))
+	bodies := r.Bodies(path)
+	if len(bodies) != 1 {
+		t.Fatalf("%s: %d requests, want 1", path, len(bodies))
 	}
-	b := r.bodies[path][0]
-	delete(r.bodies, path)
-	return b
+	return bodies[0]
 }
 
 // spans are spans with everything a span can carry: every attribute
@@ -121,21 +83,21 @@ func spans() []sdktrace.ReadOnlySpan {
 // the same request the official OTLP/HTTP exporter sends for them.
 func TestSpansAsOfficialExporter(t *testing.T) {
 	ctx := context.Background()
-	r := newReceiver(t)
-	official, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(r.URL+"/official"), otlptracehttp.WithCompression(otlptracehttp.NoCompression))
+	theirs, mine := otlptest.New(t), otlptest.New(t)
+	official, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(theirs.URL+otlp.TracesPath), otlptracehttp.WithCompression(otlptracehttp.NoCompression))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := official.ExportSpans(ctx, spans()); err != nil {
 		t.Fatal(err)
 	}
-	ours := otlp.NewSpanExporter(otlp.NewClient(otlp.ClientConfig{URL: r.URL + "/ours", Gzip: true}))
+	ours := otlp.NewSpanExporter(otlp.NewClient(otlp.ClientConfig{URL: mine.URL + otlp.TracesPath, Gzip: true}))
 	if err := ours.ExportSpans(ctx, spans()); err != nil {
 		t.Fatal(err)
 	}
 	var want, got coltrace.ExportTraceServiceRequest
-	decode(t, r.take(t, "/official"), &want)
-	decode(t, r.take(t, "/ours"), &got)
+	decode(t, only(t, theirs, otlp.TracesPath), &want)
+	decode(t, only(t, mine, otlp.TracesPath), &got)
 	// The official exporter groups through a map: its order varies.
 	sortBy(want.ResourceSpans, func(i int) string { return want.ResourceSpans[i].Resource.String() })
 	sortBy(got.ResourceSpans, func(i int) string { return got.ResourceSpans[i].Resource.String() })
@@ -151,21 +113,21 @@ func TestSpansAsOfficialExporter(t *testing.T) {
 func TestLogsAsOfficialExporter(t *testing.T) {
 	ctx := context.Background()
 	records := logRecords(t)
-	r := newReceiver(t)
-	official, err := otlploghttp.New(ctx, otlploghttp.WithEndpointURL(r.URL+"/official"), otlploghttp.WithCompression(otlploghttp.NoCompression))
+	theirs, mine := otlptest.New(t), otlptest.New(t)
+	official, err := otlploghttp.New(ctx, otlploghttp.WithEndpointURL(theirs.URL+otlp.LogsPath), otlploghttp.WithCompression(otlploghttp.NoCompression))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := official.Export(ctx, records); err != nil {
 		t.Fatal(err)
 	}
-	ours := otlp.NewLogExporter(otlp.NewClient(otlp.ClientConfig{URL: r.URL + "/ours"}))
+	ours := otlp.NewLogExporter(otlp.NewClient(otlp.ClientConfig{URL: mine.URL + otlp.LogsPath}))
 	if err := ours.Export(ctx, records); err != nil {
 		t.Fatal(err)
 	}
 	var want, got collogs.ExportLogsServiceRequest
-	decode(t, r.take(t, "/official"), &want)
-	decode(t, r.take(t, "/ours"), &got)
+	decode(t, only(t, theirs, otlp.LogsPath), &want)
+	decode(t, only(t, mine, otlp.LogsPath), &got)
 	if !proto.Equal(&want, &got) {
 		t.Fatalf("requests differ\nofficial: %v\nours:     %v", &want, &got)
 	}

@@ -38,15 +38,25 @@ func EncodeSpans(spans []sdktrace.ReadOnlySpan) []byte {
 	groups := group(spans, func(s sdktrace.ReadOnlySpan) (*resource.Resource, instrumentation.Scope) {
 		return s.Resource(), s.InstrumentationScope()
 	})
+	return encodeGroups(groups, true, (*buf).span)
+}
+
+// encodeGroups is an export request of groups: per resource a
+// Resource{Spans,Logs} (its resource left out when it has no attributes
+// unless always), per scope a Scope{Spans,Logs} of items written by item.
+// Spans and logs share the field numbers.
+func encodeGroups[T any](groups []*resourceGroup[T], always bool, item func(*buf, T)) []byte {
 	var b buf
 	for _, r := range groups {
 		b.msg(1, func(rs *buf) {
-			rs.msg(1, func(m *buf) { m.resource(r.res) })
+			if always || r.res.Len() > 0 {
+				rs.msg(1, func(m *buf) { m.resource(r.res) })
+			}
 			for _, sc := range r.scopes {
 				rs.msg(2, func(ss *buf) {
 					ss.scope(1, sc.scope)
-					for _, s := range sc.items {
-						ss.msg(2, func(m *buf) { m.span(s) })
+					for _, it := range sc.items {
+						ss.msg(2, func(m *buf) { item(m, it) })
 					}
 					ss.str(3, sc.scope.SchemaURL)
 				})

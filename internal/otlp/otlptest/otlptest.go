@@ -30,11 +30,12 @@ type Receiver struct {
 	logs    []*logspb.LogRecord
 	metrics []*metricspb.Metric
 	headers []http.Header
+	bodies  map[string][][]byte // by path, gunzipped
 }
 
 // New starts a receiver, closed at the test's end.
 func New(t testing.TB) *Receiver {
-	r := &Receiver{}
+	r := &Receiver{bodies: map[string][][]byte{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.Close)
 	return r
@@ -58,6 +59,7 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.headers = append(r.headers, req.Header.Clone())
+	r.bodies[req.URL.Path] = append(r.bodies[req.URL.Path], b)
 	switch req.URL.Path {
 	case "/v1/traces":
 		var m coltrace.ExportTraceServiceRequest
@@ -111,6 +113,13 @@ func (r *Receiver) Metrics() []*metricspb.Metric {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*metricspb.Metric(nil), r.metrics...)
+}
+
+// Bodies are the bodies of the requests to path so far, uncompressed.
+func (r *Receiver) Bodies(path string) [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([][]byte(nil), r.bodies[path]...)
 }
 
 // Headers are the headers of every request received so far.
