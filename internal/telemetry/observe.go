@@ -1,10 +1,11 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -156,14 +157,17 @@ func (t *Telemetry) emit(ctx context.Context, event string, at time.Time, line a
 	t.logger.Emit(ctx, rec)
 }
 
-// lineAttrs are an audit line's fields as attributes, sorted by name.
+// lineAttrs are an audit line's fields as attributes, sorted by name: a
+// string, a bool, an integer, else a float.
 func (t *Telemetry) lineAttrs(line any) []attribute.KeyValue {
 	b, err := json.Marshal(line)
 	if err != nil {
 		return nil
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(b, &fields) != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var fields map[string]any
+	if dec.Decode(&fields) != nil {
 		return nil
 	}
 	delete(fields, "event")
@@ -173,33 +177,20 @@ func (t *Telemetry) lineAttrs(line any) []attribute.KeyValue {
 			delete(fields, k)
 		}
 	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]attribute.KeyValue, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, jsonAttr(k, fields[k]))
+	out := make([]attribute.KeyValue, 0, len(fields))
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		switch v := fields[k].(type) {
+		case string:
+			out = append(out, attribute.String(k, v))
+		case bool:
+			out = append(out, attribute.Bool(k, v))
+		case json.Number:
+			if i, err := v.Int64(); err == nil {
+				out = append(out, attribute.Int64(k, i))
+			} else if f, err := v.Float64(); err == nil {
+				out = append(out, attribute.Float64(k, f))
+			}
+		}
 	}
 	return out
-}
-
-// jsonAttr is a JSON scalar as an attribute: a string, a bool, an
-// integer, else a float.
-func jsonAttr(k string, raw json.RawMessage) attribute.KeyValue {
-	var v any
-	_ = json.Unmarshal(raw, &v)
-	switch x := v.(type) {
-	case string:
-		return attribute.String(k, x)
-	case bool:
-		return attribute.Bool(k, x)
-	case float64:
-		if i, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-			return attribute.Int64(k, i)
-		}
-		return attribute.Float64(k, x)
-	}
-	return attribute.String(k, string(raw))
 }
